@@ -1,0 +1,269 @@
+/*
+ * bk_format.c -- the bloomkit container: one header design for every
+ * structure, and the one validator every loader goes through.
+ *
+ * A structure's state is ONE buffer: a fixed little-endian header, the
+ * structure's parameters, then its payload.  The same bytes live in memory
+ * (the C objects work directly on them), in a file, in an mmap shared by
+ * processes, and in a Redis string.  docs/FORMAT.md is the spec; this
+ * comment is its summary.
+ *
+ *   offset  size  field
+ *   +-----+------+--------------------------------------------------------+
+ *   |   0 |   8  | magic  89 42 4B 46 0D 0A 1A 0A  ("\x89BKF\r\n\x1a\n")   |
+ *   |   8 |   2  | version_major (1)    readers refuse other majors       |
+ *   |  10 |   2  | version_minor (0)    newer minors stay readable        |
+ *   |  12 |   2  | kind                 bk_kind (1 = classic Bloom, ...)  |
+ *   |  14 |   2  | flags                bit0 DIRTY, bit1 KEYED; bits 0-7  |
+ *   |     |      |                      incompatible, 8-15 compatible     |
+ *   |  16 |   2  | hash_alg             1 = XXH3-64, 2 = SipHash-2-4      |
+ *   |  18 |   2  | reserved (0)                                           |
+ *   |  20 |   4  | header_len           payload offset; multiple of 64    |
+ *   |  24 |   8  | seed                                                   |
+ *   |  32 |   8  | payload_len          header_len + payload_len == size  |
+ *   |  40 |   8  | checksum             see bk_format_checksum            |
+ *   |  48 |   4  | params_len           kind parameters at offset 64      |
+ *   |  52 |   4  | reserved (0)                                           |
+ *   |  56 |   8  | key_check            keyed: SipHash("bloomkit-key")    |
+ *   +-----+------+--------------------------------------------------------+
+ *   |  64 |  ... | kind parameters (params_len bytes), zero padding up to |
+ *   |     |      | header_len                                             |
+ *   +-----+------+--------------------------------------------------------+
+ *   | header_len | payload (payload_len bytes), 64-byte aligned for mmap  |
+ *   +------------+--------------------------------------------------------+
+ *
+ * Forward compatibility: a later minor version may append parameters
+ * (params_len grows; readers use the prefix they know and skip the rest
+ * thanks to header_len) and define compatible flags (bits 8-15).
+ * Anything a reader cannot safely ignore needs a new major version.
+ *
+ * Checksum: XXH3-64(payload, seed = XXH3-64(header with the checksum
+ * field zeroed and the DIRTY flag cleared, seed 0)).  Two calls and no
+ * streaming state; the DIRTY bit is excluded so that marking a mapped file
+ * open or closed does not invalidate it.  The checksum detects corruption
+ * in transit and on disk; it is not a MAC (use a keyed filter plus your
+ * own signature for that).
+ *
+ * Validation order (bk_format_validate): lengths first, with overflow-
+ * checked arithmetic against the real buffer size, so that nothing is
+ * allocated or read on the strength of an untrusted field; then version,
+ * kind and flags; then the checksum; then the kind's own validator.
+ */
+#include "bk_format.h"
+#include "bk_endian.h"
+#include "bk_hash.h"
+#include "bk_bloom.h"
+#ifdef BK_HAVE_COUNTING
+#include "bk_counting.h"
+#endif
+#ifdef BK_HAVE_SCALABLE
+#include "bk_scalable.h"
+#endif
+#ifdef BK_HAVE_CUCKOO
+#include "bk_cuckoo.h"
+#endif
+#ifdef BK_HAVE_QUOTIENT
+#include "bk_quotient.h"
+#endif
+#ifdef BK_HAVE_SKETCH
+#include "bk_sketch.h"
+#endif
+
+typedef struct {
+    const char *name;
+    bk_kind_validator validate;  /* NULL: kind known but not built in */
+} bk_format_kind_entry;
+
+/* Indexed by bk_kind. */
+static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
+    [0] = {NULL, NULL},
+    [BK_KIND_BLOOM] = {"BloomFilter", bk_bloom_validate},
+    [BK_KIND_BLOCKED_BLOOM] = {"BlockedBloomFilter", bk_bloom_validate},
+#ifdef BK_HAVE_COUNTING
+    [BK_KIND_COUNTING_BLOOM] = {"CountingBloomFilter", bk_counting_validate},
+#else
+    [BK_KIND_COUNTING_BLOOM] = {"CountingBloomFilter", NULL},
+#endif
+#ifdef BK_HAVE_SCALABLE
+    [BK_KIND_SCALABLE_BLOOM] = {"ScalableBloomFilter", bk_scalable_validate},
+#else
+    [BK_KIND_SCALABLE_BLOOM] = {"ScalableBloomFilter", NULL},
+#endif
+#ifdef BK_HAVE_CUCKOO
+    [BK_KIND_CUCKOO] = {"CuckooFilter", bk_cuckoo_validate},
+#else
+    [BK_KIND_CUCKOO] = {"CuckooFilter", NULL},
+#endif
+#ifdef BK_HAVE_QUOTIENT
+    [BK_KIND_QUOTIENT] = {"QuotientFilter", bk_quotient_validate},
+#else
+    [BK_KIND_QUOTIENT] = {"QuotientFilter", NULL},
+#endif
+#ifdef BK_HAVE_SKETCH
+    [BK_KIND_COUNT_MIN] = {"CountMinSketch", bk_cms_validate},
+    [BK_KIND_TINYLFU] = {"TinyLFU", bk_tinylfu_validate},
+#else
+    [BK_KIND_COUNT_MIN] = {"CountMinSketch", NULL},
+    [BK_KIND_TINYLFU] = {"TinyLFU", NULL},
+#endif
+    [BK_KIND_SCALABLE_CUCKOO] = {"ScalableCuckooFilter", NULL},
+};
+
+const char *bk_kind_name(unsigned kind)
+{
+    if (kind == 0 || kind >= BK_KIND_MAX_)
+        return NULL;
+    return bk_format_kinds[kind].name;
+}
+
+uint64_t bk_format_align(uint64_t n)
+{
+    uint64_t r;
+    if (bk_add_overflow(n, BK_ALIGN - 1, &r))
+        return 0;
+    return r & ~(uint64_t)(BK_ALIGN - 1);
+}
+
+bk_rc bk_format_parse(const uint8_t *buf, uint64_t len, bk_header *h,
+                      const char **reason)
+{
+    uint64_t end;
+
+    if (len < BK_FIXED_HEADER) {
+        *reason = "truncated: shorter than the 64-byte header";
+        return BK_ERR_FORMAT;
+    }
+    if (memcmp(buf + BK_OFF_MAGIC, BK_MAGIC, BK_MAGIC_LEN) != 0) {
+        *reason = "bad magic: not a bloomkit file";
+        return BK_ERR_FORMAT;
+    }
+    h->version_major = bk_load_u16le(buf + BK_OFF_VMAJOR);
+    h->version_minor = bk_load_u16le(buf + BK_OFF_VMINOR);
+    h->kind = bk_load_u16le(buf + BK_OFF_KIND);
+    h->flags = bk_load_u16le(buf + BK_OFF_FLAGS);
+    h->hash_alg = bk_load_u16le(buf + BK_OFF_HASH);
+    h->header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+    h->seed = bk_load_u64le(buf + BK_OFF_SEED);
+    h->payload_len = bk_load_u64le(buf + BK_OFF_PAYLOAD_LEN);
+    h->checksum = bk_load_u64le(buf + BK_OFF_CHECKSUM);
+    h->params_len = bk_load_u32le(buf + BK_OFF_PARAMS_LEN);
+    h->key_check = bk_load_u64le(buf + BK_OFF_KEY_CHECK);
+
+    if (h->version_major != BK_VERSION_MAJOR) {
+        *reason = "unsupported format version";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if (h->header_len < BK_FIXED_HEADER || h->header_len % BK_ALIGN != 0 ||
+        h->header_len > BK_MAX_HEADER) {
+        *reason = "bad header_len (must be a multiple of 64 in [64, 4096])";
+        return BK_ERR_FORMAT;
+    }
+    if ((uint64_t)h->params_len > h->header_len - BK_FIXED_HEADER) {
+        *reason = "params_len exceeds header_len";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_add_overflow(h->header_len, h->payload_len, &end)) {
+        *reason = "payload_len overflows";
+        return BK_ERR_FORMAT;
+    }
+    if (end > len) {
+        *reason = "truncated: payload_len exceeds the data";
+        return BK_ERR_FORMAT;
+    }
+    if (end < len) {
+        *reason = "trailing bytes after the payload";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u16le(buf + BK_OFF_RESERVED0) != 0 ||
+        bk_load_u32le(buf + BK_OFF_RESERVED1) != 0) {
+        *reason = "reserved header field is not zero";
+        return BK_ERR_FORMAT;
+    }
+    return BK_OK;
+}
+
+bk_rc bk_format_validate(const uint8_t *buf, uint64_t len, int checks,
+                         bk_header *h, const char **reason)
+{
+    bk_rc rc = bk_format_parse(buf, len, h, reason);
+    const bk_format_kind_entry *entry;
+
+    if (rc != BK_OK)
+        return rc;
+    if (h->kind == 0 || h->kind >= BK_KIND_MAX_) {
+        *reason = "unknown structure kind";
+        return BK_ERR_UNSUPPORTED;
+    }
+    entry = &bk_format_kinds[h->kind];
+    if (entry->validate == NULL) {
+        *reason = "structure kind not supported by this build";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if ((h->flags & BK_FLAGS_INCOMPAT_MASK & ~BK_FLAGS_KNOWN) != 0) {
+        *reason = "unknown incompatible flag";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if (h->hash_alg != BK_HASH_XXH3_64 && h->hash_alg != BK_HASH_SIPHASH24) {
+        *reason = "unknown hash algorithm";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if ((h->hash_alg == BK_HASH_SIPHASH24) != ((h->flags & BK_FLAG_KEYED) != 0)) {
+        *reason = "KEYED flag and hash algorithm disagree";
+        return BK_ERR_FORMAT;
+    }
+    if (!(h->flags & BK_FLAG_KEYED) && h->key_check != 0) {
+        *reason = "key_check set on an unkeyed filter";
+        return BK_ERR_FORMAT;
+    }
+    if ((h->flags & BK_FLAG_DIRTY) && !(checks & BK_ALLOW_DIRTY)) {
+        *reason = "file is marked open for writing (a writer is active or "
+                  "crashed); open it with bloomkit.open() to recover";
+        return BK_ERR_UNCLEAN;
+    }
+    if ((checks & BK_CHECK_CHECKSUM) && bk_format_checksum(buf, len) != h->checksum) {
+        *reason = "checksum mismatch: the data is corrupt";
+        return BK_ERR_CHECKSUM;
+    }
+    return entry->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len, checks,
+                           reason);
+}
+
+void bk_format_write_header(uint8_t *buf, const bk_header *h)
+{
+    memcpy(buf + BK_OFF_MAGIC, BK_MAGIC, BK_MAGIC_LEN);
+    bk_store_u16le(buf + BK_OFF_VMAJOR, h->version_major);
+    bk_store_u16le(buf + BK_OFF_VMINOR, h->version_minor);
+    bk_store_u16le(buf + BK_OFF_KIND, h->kind);
+    bk_store_u16le(buf + BK_OFF_FLAGS, h->flags);
+    bk_store_u16le(buf + BK_OFF_HASH, h->hash_alg);
+    bk_store_u16le(buf + BK_OFF_RESERVED0, 0);
+    bk_store_u32le(buf + BK_OFF_HEADER_LEN, h->header_len);
+    bk_store_u64le(buf + BK_OFF_SEED, h->seed);
+    bk_store_u64le(buf + BK_OFF_PAYLOAD_LEN, h->payload_len);
+    bk_store_u64le(buf + BK_OFF_CHECKSUM, h->checksum);
+    bk_store_u32le(buf + BK_OFF_PARAMS_LEN, h->params_len);
+    bk_store_u32le(buf + BK_OFF_RESERVED1, 0);
+    bk_store_u64le(buf + BK_OFF_KEY_CHECK, h->key_check);
+}
+
+uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len)
+{
+    /* The caller has run bk_format_parse, so header_len <= 4096 <= len. */
+    uint8_t head[BK_MAX_HEADER];
+    uint32_t header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+    uint64_t hseed;
+
+    if (header_len < BK_FIXED_HEADER || header_len > BK_MAX_HEADER || header_len > len)
+        return 0;
+    memcpy(head, buf, header_len);
+    bk_store_u64le(head + BK_OFF_CHECKSUM, 0);
+    bk_store_u16le(head + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(head + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    hseed = bk_xxh3_64(head, header_len, 0);
+    return bk_xxh3_64(buf + header_len, (size_t)(len - header_len), hseed);
+}
+
+void bk_format_seal(uint8_t *buf, uint64_t len)
+{
+    bk_store_u64le(buf + BK_OFF_CHECKSUM, bk_format_checksum(buf, len));
+}

@@ -1,0 +1,111 @@
+/*
+ * bk_format.h -- the one container every bloomkit structure is stored in.
+ *
+ * See bk_format.c for the byte layout and docs/FORMAT.md for the spec.
+ */
+#ifndef BK_FORMAT_H
+#define BK_FORMAT_H
+
+#include "bk_common.h"
+
+#define BK_MAGIC "\x89" "BKF\r\n\x1a\n"   /* 8 bytes, PNG-style */
+#define BK_MAGIC_LEN 8
+#define BK_VERSION_MAJOR 1
+#define BK_VERSION_MINOR 0
+#define BK_FIXED_HEADER 64                  /* fixed part of every header */
+#define BK_ALIGN 64                         /* header_len and payload alignment */
+#define BK_MAX_HEADER 4096                  /* header_len limit (params area) */
+
+/* Field offsets in the fixed header (all little-endian). */
+#define BK_OFF_MAGIC 0
+#define BK_OFF_VMAJOR 8
+#define BK_OFF_VMINOR 10
+#define BK_OFF_KIND 12
+#define BK_OFF_FLAGS 14
+#define BK_OFF_HASH 16
+#define BK_OFF_RESERVED0 18
+#define BK_OFF_HEADER_LEN 20
+#define BK_OFF_SEED 24
+#define BK_OFF_PAYLOAD_LEN 32
+#define BK_OFF_CHECKSUM 40
+#define BK_OFF_PARAMS_LEN 48
+#define BK_OFF_RESERVED1 52
+#define BK_OFF_KEY_CHECK 56
+#define BK_OFF_PARAMS 64
+
+/* Structure kinds.  Ids are fixed forever; new kinds take new ids. */
+typedef enum {
+    BK_KIND_BLOOM = 1,
+    BK_KIND_BLOCKED_BLOOM = 2,
+    BK_KIND_COUNTING_BLOOM = 3,
+    BK_KIND_SCALABLE_BLOOM = 4,
+    BK_KIND_CUCKOO = 5,
+    BK_KIND_QUOTIENT = 6,
+    BK_KIND_COUNT_MIN = 7,
+    BK_KIND_TINYLFU = 8,
+    BK_KIND_SCALABLE_CUCKOO = 9,
+    BK_KIND_MAX_ = 10
+} bk_kind;
+
+/* Hash algorithms. */
+#define BK_HASH_XXH3_64 1    /* unkeyed: XXH3-64 seeded with the header seed */
+#define BK_HASH_SIPHASH24 2  /* keyed: SipHash-2-4, key from the user's secret */
+
+/* Flags.  Bits 0-7 are "incompatible": a reader that does not know a set
+ * bit must refuse the file.  Bits 8-15 are "compatible": a reader ignores
+ * the ones it does not know (room for a later minor version). */
+#define BK_FLAG_DIRTY 0x0001u  /* mapped "r+" by a writer that has not closed */
+#define BK_FLAG_KEYED 0x0002u  /* hashed with SipHash under a secret */
+#define BK_FLAGS_INCOMPAT_MASK 0x00FFu
+#define BK_FLAGS_KNOWN (BK_FLAG_DIRTY | BK_FLAG_KEYED)
+
+typedef struct {
+    uint16_t version_major, version_minor;
+    uint16_t kind, flags, hash_alg;
+    uint32_t header_len;     /* bytes before the payload; multiple of 64 */
+    uint32_t params_len;     /* bytes of kind parameters from offset 64 */
+    uint64_t seed;
+    uint64_t payload_len;
+    uint64_t checksum;
+    uint64_t key_check;      /* keyed filters: SipHash of a fixed message */
+} bk_header;
+
+/* Validation levels for bk_format_validate. */
+#define BK_CHECK_CHECKSUM 1  /* verify the checksum (O(payload)) */
+#define BK_CHECK_DEEP 2      /* kind validators may scan the payload */
+#define BK_ALLOW_DIRTY 4     /* accept a file marked open for writing */
+
+/* Parse and bound-check the fixed header of buf[0..len): magic, version,
+ * lengths (overflow-checked, header_len + payload_len == len exactly).
+ * Does not look at kind parameters.  On error *reason names the problem. */
+bk_rc bk_format_parse(const uint8_t *buf, uint64_t len, bk_header *h,
+                      const char **reason);
+
+/* The one validator: bk_format_parse, then the flags, the checksum (when
+ * asked), then the kind's own validator on its parameters and payload. */
+bk_rc bk_format_validate(const uint8_t *buf, uint64_t len, int checks,
+                         bk_header *h, const char **reason);
+
+/* Write the fixed header fields of h into buf[0..64) (checksum included
+ * as given; params are the caller's). */
+void bk_format_write_header(uint8_t *buf, const bk_header *h);
+
+/* The checksum: XXH3-64 of the payload, seeded with the XXH3-64 of the
+ * header (checksum field read as zero, DIRTY flag read as clear). */
+uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len);
+
+/* Recompute and store the checksum. */
+void bk_format_seal(uint8_t *buf, uint64_t len);
+
+/* Round up to the 64-byte alignment; returns 0 on overflow. */
+uint64_t bk_format_align(uint64_t n);
+
+/* Per-kind validator: checks params (length >= what the kind needs) and
+ * payload length and, with BK_CHECK_DEEP, payload invariants. */
+typedef bk_rc (*bk_kind_validator)(const bk_header *h, const uint8_t *params,
+                                   const uint8_t *payload, int checks,
+                                   const char **reason);
+
+const char *bk_kind_name(unsigned kind);
+
+#endif /* BK_FORMAT_H */

@@ -1,0 +1,59 @@
+/*
+ * bk_hash.h - byte hashing primitives for the bloomkit C core.
+ *
+ * Three digest functions plus one cheap mixer:
+ *
+ *   bk_xxh3_64    XXH3-64 (seeded), the default hash for keys.
+ *   bk_xxh64      classic XXH64 (seeded), kept for compatibility/interop.
+ *   bk_siphash24  SipHash-2-4 with a 128-bit key, for the keyed mode
+ *                 (hostile / attacker-chosen input).
+ *   bk_mix64      bijective 64-bit finalizer, used to derive a second,
+ *                 independent-looking hash from the first one
+ *                 (double hashing: h_i = h1 + i * h2).
+ *
+ * All digests are defined on bytes and are identical on every platform
+ * (little- or big-endian, 32- or 64-bit).  They match the reference
+ * implementations bit for bit; see docs/hashing.md and
+ * tests/hash_vectors.json.
+ *
+ * C11, no Python.h.  `data` may be NULL when `len` is 0.
+ */
+#ifndef BK_HASH_H
+#define BK_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* XXH3-64 with a 64-bit seed (== XXH3_64bits_withSeed). */
+uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed);
+
+/* Classic XXH64 with a 64-bit seed (== XXH64). */
+uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed);
+
+/* SipHash-2-4, 64-bit output.  k0/k1 are the two little-endian 64-bit
+ * halves of the 16-byte key (k0 = bytes 0..7, k1 = bytes 8..15).  The
+ * published test vectors are the little-endian bytes of the result. */
+uint64_t bk_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
+
+/* Bijective 64-bit finalizer (splitmix64 / Stafford "Mix13" shape:
+ * xorshift-multiply-xorshift-multiply-xorshift).  Every step is invertible,
+ * so distinct inputs give distinct outputs; full avalanche. */
+static inline uint64_t bk_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94D049BB133111EB);
+    x ^= x >> 31;
+    return x;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BK_HASH_H */

@@ -1,0 +1,285 @@
+/*
+ * module.c -- bloomkit._core: registration only.
+ *
+ * Each structure's CPython type lives in py_<structure>.c and exposes
+ * bkpy_init_<structure>(module).  setup.py defines BK_HAVE_<STRUCTURE> for
+ * every py_<structure>.c present, so adding a structure needs no edit
+ * here beyond its line in the table below.
+ *
+ * Module-level helpers: the hash functions (for tests against independent
+ * implementations and for tools that must agree with the filters), the
+ * key encoding, and the container header parser and validator.
+ */
+#include "py_common.h"
+
+#include "bk_endian.h"
+#include "bk_hash.h"
+
+int bkpy_init_bloom(PyObject *m);
+#ifdef BK_HAVE_COUNTING
+int bkpy_init_counting(PyObject *m);
+#endif
+#ifdef BK_HAVE_SCALABLE
+int bkpy_init_scalable(PyObject *m);
+#endif
+#ifdef BK_HAVE_CUCKOO
+int bkpy_init_cuckoo(PyObject *m);
+#endif
+#ifdef BK_HAVE_QUOTIENT
+int bkpy_init_quotient(PyObject *m);
+#endif
+#ifdef BK_HAVE_SKETCH
+int bkpy_init_sketch(PyObject *m);
+#endif
+
+typedef int (*bkpy_init_fn)(PyObject *m);
+
+static const bkpy_init_fn bkpy_inits[] = {
+    bkpy_init_bloom,
+#ifdef BK_HAVE_COUNTING
+    bkpy_init_counting,
+#endif
+#ifdef BK_HAVE_SCALABLE
+    bkpy_init_scalable,
+#endif
+#ifdef BK_HAVE_CUCKOO
+    bkpy_init_cuckoo,
+#endif
+#ifdef BK_HAVE_QUOTIENT
+    bkpy_init_quotient,
+#endif
+#ifdef BK_HAVE_SKETCH
+    bkpy_init_sketch,
+#endif
+};
+
+static int bkmod_get_bytes(PyObject *obj, Py_buffer *view)
+{
+    if (PyUnicode_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected bytes-like data, not str");
+        return -1;
+    }
+    return PyObject_GetBuffer(obj, view, PyBUF_SIMPLE);
+}
+
+static int bkmod_seed(PyObject *obj, uint64_t *seed)
+{
+    if (obj == NULL) {
+        *seed = 0;
+        return 0;
+    }
+    *seed = PyLong_AsUnsignedLongLongMask(obj);
+    return (*seed == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *bkmod_xxh3_64(PyObject *mod, PyObject *args)
+{
+    PyObject *data, *seed_obj = NULL;
+    Py_buffer v;
+    uint64_t seed, h;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O|O:xxh3_64", &data, &seed_obj) || bkmod_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkmod_get_bytes(data, &v) < 0)
+        return NULL;
+    h = bk_xxh3_64(v.buf, (size_t)v.len, seed);
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bkmod_xxh64(PyObject *mod, PyObject *args)
+{
+    PyObject *data, *seed_obj = NULL;
+    Py_buffer v;
+    uint64_t seed, h;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O|O:xxh64", &data, &seed_obj) || bkmod_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkmod_get_bytes(data, &v) < 0)
+        return NULL;
+    h = bk_xxh64(v.buf, (size_t)v.len, seed);
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bkmod_siphash24(PyObject *mod, PyObject *args)
+{
+    PyObject *data, *key;
+    Py_buffer v, k;
+    uint64_t h;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO:siphash24", &data, &key))
+        return NULL;
+    if (bkmod_get_bytes(key, &k) < 0)
+        return NULL;
+    if (k.len != 16) {
+        PyBuffer_Release(&k);
+        PyErr_SetString(PyExc_ValueError, "SipHash key must be 16 bytes");
+        return NULL;
+    }
+    if (bkmod_get_bytes(data, &v) < 0) {
+        PyBuffer_Release(&k);
+        return NULL;
+    }
+    h = bk_siphash24(v.buf, (size_t)v.len, bk_load_u64le(k.buf), bk_load_u64le((char *)k.buf + 8));
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&k);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* key_hash(key, seed=0, secret=None): the 64-bit hash every structure
+ * derives its probes from (the documented key encoding). */
+static PyObject *bkmod_key_hash(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"key", "seed", "secret", NULL};
+    PyObject *key, *seed_obj = NULL, *secret = Py_None;
+    uint64_t seed, h;
+    uint8_t k16[16];
+    int has;
+    bk_hasher hs;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:key_hash", kwlist, &key, &seed_obj, &secret))
+        return NULL;
+    if (bkmod_seed(seed_obj, &seed) < 0 || bkpy_parse_secret(secret, k16, &has) < 0)
+        return NULL;
+    bk_hasher_init(&hs, seed, has ? k16 : NULL);
+    if (bkpy_hash_key(key, NULL, &hs, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bkmod_header_dict(const bk_header *h)
+{
+    const char *name = bk_kind_name(h->kind);
+    return Py_BuildValue(
+        "{s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:K}", "version_major",
+        (unsigned)h->version_major, "version_minor", (unsigned)h->version_minor, "kind",
+        (unsigned)h->kind, "kind_name", name ? name : "unknown", "flags", (unsigned)h->flags,
+        "hash_alg", (unsigned)h->hash_alg, "header_len", (unsigned)h->header_len,
+        "params_len", (unsigned)h->params_len, "seed", (unsigned long long)h->seed,
+        "payload_len", (unsigned long long)h->payload_len, "checksum",
+        (unsigned long long)h->checksum, "key_check", (unsigned long long)h->key_check);
+}
+
+/* peek_header(data): the fixed header as a dict, after the length checks
+ * only (no kind, checksum or payload validation).  `data` may be just the
+ * beginning of a file when `total_len` gives the real size. */
+static PyObject *bkmod_peek_header(PyObject *mod, PyObject *args)
+{
+    PyObject *data, *res;
+    long long total = -1;
+    Py_buffer v;
+    bk_header h;
+    const char *reason = "invalid";
+    bk_rc rc;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O|L:peek_header", &data, &total))
+        return NULL;
+    if (bkmod_get_bytes(data, &v) < 0)
+        return NULL;
+    if (total < 0)
+        total = (long long)v.len;
+    if (v.len < BK_FIXED_HEADER && total >= BK_FIXED_HEADER) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_ValueError, "peek_header needs at least the first 64 bytes");
+        return NULL;
+    }
+    /* Parse against the declared total size: the fixed header only reads
+     * the first 64 bytes. */
+    rc = bk_format_parse((const uint8_t *)v.buf, (uint64_t)total, &h, &reason);
+    PyBuffer_Release(&v);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    res = bkmod_header_dict(&h);
+    return res;
+}
+
+/* validate(data, checksum=True, allow_dirty=False): run the one validator;
+ * returns the header dict or raises FormatError (or a subclass). */
+static PyObject *bkmod_validate(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "checksum", "allow_dirty", NULL};
+    PyObject *data;
+    int checksum = 1, allow_dirty = 0;
+    Py_buffer v;
+    bk_header h;
+    const char *reason = "invalid";
+    bk_rc rc;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pp:validate", kwlist, &data, &checksum, &allow_dirty))
+        return NULL;
+    if (bkmod_get_bytes(data, &v) < 0)
+        return NULL;
+    rc = bk_format_validate((const uint8_t *)v.buf, (uint64_t)v.len,
+                            BK_CHECK_DEEP | (checksum ? BK_CHECK_CHECKSUM : 0) |
+                                (allow_dirty ? BK_ALLOW_DIRTY : 0),
+                            &h, &reason);
+    PyBuffer_Release(&v);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    return bkmod_header_dict(&h);
+}
+
+/* checksum(data): the container checksum of a full state buffer. */
+static PyObject *bkmod_checksum(PyObject *mod, PyObject *data)
+{
+    Py_buffer v;
+    bk_header h;
+    const char *reason = "invalid";
+    bk_rc rc;
+    uint64_t c;
+    (void)mod;
+    if (bkmod_get_bytes(data, &v) < 0)
+        return NULL;
+    rc = bk_format_parse((const uint8_t *)v.buf, (uint64_t)v.len, &h, &reason);
+    if (rc != BK_OK) {
+        PyBuffer_Release(&v);
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    c = bk_format_checksum((const uint8_t *)v.buf, (uint64_t)v.len);
+    PyBuffer_Release(&v);
+    return PyLong_FromUnsignedLongLong(c);
+}
+
+static PyMethodDef bkmod_methods[] = {
+    {"xxh3_64", bkmod_xxh3_64, METH_VARARGS, "xxh3_64(data, seed=0, /)\n--\n\nXXH3-64 of bytes-like data."},
+    {"xxh64", bkmod_xxh64, METH_VARARGS, "xxh64(data, seed=0, /)\n--\n\nXXH64 of bytes-like data."},
+    {"siphash24", bkmod_siphash24, METH_VARARGS, "siphash24(data, key, /)\n--\n\nSipHash-2-4 (64-bit) under a 16-byte key."},
+    {"key_hash", (PyCFunction)(void (*)(void))bkmod_key_hash, METH_VARARGS | METH_KEYWORDS,
+     "key_hash(key, seed=0, secret=None)\n--\n\nThe 64-bit hash of a key under bloomkit's key encoding."},
+    {"peek_header", bkmod_peek_header, METH_VARARGS,
+     "peek_header(data, total_len=-1, /)\n--\n\nThe fixed container header as a dict."},
+    {"validate", (PyCFunction)(void (*)(void))bkmod_validate, METH_VARARGS | METH_KEYWORDS,
+     "validate(data, checksum=True, allow_dirty=False)\n--\n\nRun the container validator."},
+    {"checksum", bkmod_checksum, METH_O, "checksum(data, /)\n--\n\nThe container checksum of a state buffer."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef bkmod_def = {
+    PyModuleDef_HEAD_INIT, "bloomkit._core", "bloomkit's C core.", -1, bkmod_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&bkmod_def);
+    if (m == NULL)
+        return NULL;
+    if (bkpy_common_init(m) < 0)
+        goto fail;
+    for (size_t i = 0; i < sizeof bkpy_inits / sizeof bkpy_inits[0]; i++)
+        if (bkpy_inits[i](m) < 0)
+            goto fail;
+    if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_VERSION_MAJOR) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_VERSION_MINOR", BK_VERSION_MINOR) < 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

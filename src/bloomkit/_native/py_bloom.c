@@ -1,0 +1,869 @@
+/*
+ * py_bloom.c -- CPython type for the classic and blocked Bloom filters.
+ *
+ * One C type, bloomkit._core.BloomBase, serves both layouts (the layout is
+ * read from the state header); the Python facades BloomFilter and
+ * BlockedBloomFilter (bloomkit/bloom.py) subclass it with __slots__ = ()
+ * and add sizing and persistence, so `x in f` still goes straight to
+ * sq_contains and add() is METH_O: no method lookup, no temporaries.
+ *
+ * The object works directly on its state buffer (header + payload), owned
+ * or borrowed from an mmap; to_bytes() is a sealed copy of it.
+ */
+#include "py_common.h"
+
+#include <math.h>
+
+#include "bk_bloom.h"
+#include "bk_endian.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    bk_bloom bloom;
+    PyObject *weakreflist;
+} BKBloom;
+
+static PyTypeObject BKBloom_Type;
+
+#define BKBLOOM_COUNT_PTR(self) ((self)->st.buf + BK_OFF_PARAMS + BK_BLOOM_P_COUNT)
+
+static uint64_t bkbloom_get_count(const BKBloom *self)
+{
+    return bk_load_u64le(BKBLOOM_COUNT_PTR(self));
+}
+
+static void bkbloom_add_count(BKBloom *self, uint64_t n, int atomic)
+{
+    uint8_t *p = BKBLOOM_COUNT_PTR(self);
+    if (n == 0)
+        return;
+#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+    if (atomic) {
+        __atomic_fetch_add((uint64_t *)(void *)p, n, __ATOMIC_RELAXED);
+        return;
+    }
+#endif
+    (void)atomic;
+    bk_store_u64le(p, bk_load_u64le(p) + n);
+}
+
+static void bkbloom_set_count(BKBloom *self, uint64_t n)
+{
+    bk_store_u64le(BKBLOOM_COUNT_PTR(self), n);
+}
+
+static double bkbloom_param_f64(const BKBloom *self, size_t off)
+{
+    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
+}
+
+static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
+{
+    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
+}
+
+static int bkbloom_check_seed(PyObject *obj, uint64_t *seed)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLong(obj);
+    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bkbloom_check_key(PyObject *key)
+{
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return -1;
+    }
+    return 0;
+}
+
+static BKBloom *bkbloom_alloc(PyTypeObject *type)
+{
+    BKBloom *self = (BKBloom *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    memset(&self->st, 0, sizeof self->st);
+    memset(&self->bloom, 0, sizeof self->bloom);
+    self->weakreflist = NULL;
+    return self;
+}
+
+/* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
+ *           secret=None, key=None): the low-level constructor; the facades
+ * compute num_bits and num_hashes from (capacity, error_rate). */
+static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
+                             "seed", "secret", "key", NULL};
+    int layout;
+    unsigned long long num_bits, capacity;
+    unsigned int k;
+    double p;
+    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint64_t seed = 0, payload_len = 0;
+    uint8_t secret16[16];
+    int keyed;
+    const char *reason = NULL;
+    BKBloom *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OOO:BloomBase", kwlist, &layout,
+                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret, &key))
+        return NULL;
+    if (seed_obj != NULL && bkbloom_check_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkbloom_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (layout != 0 && layout != 1) {
+        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic) or 1 (blocked)");
+        return NULL;
+    }
+    if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return NULL;
+    }
+    self = bkbloom_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_BLOOM_HEADER_LEN + payload_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
+    bk_bloom_init_state(self->st.buf, layout, num_bits, k, capacity, p, seed, keyed,
+                        bk_hasher_key_check(&self->st.hasher));
+    bk_bloom_attach(&self->bloom, self->st.buf);
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static void bkbloom_dealloc(BKBloom *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bkpy_state_release(&self->st);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bkbloom_traverse(BKBloom *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->st.keyfunc);
+    Py_VISIT(self->st.view.obj);
+    return 0;
+}
+
+static int bkbloom_clear_refs(BKBloom *self)
+{
+    Py_CLEAR(self->st.keyfunc);
+    return 0;
+}
+
+/* ---- Begin logic for per-key operations ------------------------------- */
+
+static PyObject *bkbloom_add(BKBloom *self, PyObject *key)
+{
+    uint64_t h;
+    int atomic, was_new;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    atomic = bkpy_state_atomic(&self->st);
+    was_new = bk_bloom_add(&self->bloom, h, atomic);
+    if (was_new) {
+        bkbloom_add_count(self, 1, atomic);
+        Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
+static int bkbloom_contains(BKBloom *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_bloom_contains(&self->bloom, h);
+}
+
+/* ---- End logic for per-key operations --------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef struct {
+    bk_bloom *bloom;
+    int atomic;
+    uint64_t added;
+} bkbloom_add_ctx;
+
+static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
+    (void)offset;
+    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, ctx->atomic);
+}
+
+static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
+{
+    bkbloom_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    /* A batch over a buffer runs without the GIL: from here until it ends,
+     * every writer of this filter (including per-item add() in other
+     * threads, which holds the GIL and so sees this counter) uses atomic
+     * ORs.  See bk_bloom.c, Concurrency. */
+    self->st.nogil_writers++;
+    ctx.bloom = &self->bloom;
+    ctx.atomic = 1;
+    ctx.added = 0;
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk, NULL,
+                             &ctx, 1, &info);
+    self->st.nogil_writers--;
+    bkbloom_add_count(self, ctx.added, bkpy_state_atomic(&self->st));
+    if (rc < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(ctx.added);
+}
+
+static PyObject *bkbloom_update(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *r = bkbloom_add_many(self, args[i]);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const bk_bloom *bloom;
+} bkbloom_query_ctx;
+
+static void bkbloom_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkbloom_query_ctx *ctx = (bkbloom_query_ctx *)vctx;
+    bk_bloom_contains_many(ctx->bloom, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+static PyObject *bkbloom_contains_many(BKBloom *self, PyObject *keys)
+{
+    bkbloom_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.bloom = &self->bloom;
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_query_chunk,
+                            bkpy_bools_size, &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for set operations ----------------------------------- */
+
+static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char *op)
+{
+    BKBloom *b;
+    bk_header ha, hb;
+    const char *reason = NULL;
+    if (!PyObject_TypeCheck(other_obj, &BKBloom_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s needs another Bloom filter, not %.50s", op,
+                     Py_TYPE(other_obj)->tp_name);
+        return -1;
+    }
+    b = (BKBloom *)other_obj;
+    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
+    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
+    if (ha.kind != hb.kind) {
+        PyErr_Format(bkpy_IncompatibleFiltersError, "cannot %s a %s with a %s: layouts differ",
+                     op, bk_kind_name(ha.kind), bk_kind_name(hb.kind));
+        return -1;
+    }
+    if (a->bloom.num_bits != b->bloom.num_bits) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters of different sizes: num_bits %llu vs %llu", op,
+                     (unsigned long long)a->bloom.num_bits, (unsigned long long)b->bloom.num_bits);
+        return -1;
+    }
+    if (a->bloom.k != b->bloom.k) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters with different num_hashes: %u vs %u", op,
+                     a->bloom.k, b->bloom.k);
+        return -1;
+    }
+    if (ha.seed != hb.seed) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters with different seeds: %llu vs %llu", op,
+                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
+        return -1;
+    }
+    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters with different hashing (keyed vs unkeyed, or "
+                     "different secrets)", op);
+        return -1;
+    }
+    return 0;
+}
+
+static BKBloom *bkbloom_copy_impl(BKBloom *self, PyTypeObject *type)
+{
+    BKBloom *c = bkbloom_alloc(type);
+    if (c == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
+    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    c->st.hasher = self->st.hasher;
+    c->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(c->st.keyfunc);
+    bk_bloom_attach(&c->bloom, c->st.buf);
+    return c;
+}
+
+static PyObject *bkbloom_copy(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    return (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
+}
+
+static void bkbloom_recount(BKBloom *self)
+{
+    /* After a union or intersection the exact count is unknown: store the
+     * Swamidass-Baldi estimate, clamped to [0, num_bits]. */
+    double m = (double)self->bloom.num_bits, x = (double)bk_bloom_popcount(&self->bloom);
+    double est = x >= m ? m : -m / (double)self->bloom.k * log1p(-x / m);
+    if (!(est >= 0.0))
+        est = 0.0;
+    if (est > m)
+        est = m;
+    bkbloom_set_count(self, (uint64_t)llround(est));
+}
+
+static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
+{
+    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
+        return NULL;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (is_union)
+        bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, bkpy_state_atomic(&self->st));
+    else
+        bk_bloom_intersection(&self->bloom, &((BKBloom *)other)->bloom);
+    bkbloom_recount(self);
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *bkbloom_binary(BKBloom *self, PyObject *other, int is_union)
+{
+    BKBloom *c;
+    PyObject *r;
+    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
+        return NULL;
+    c = bkbloom_copy_impl(self, Py_TYPE(self));
+    if (c == NULL)
+        return NULL;
+    r = bkbloom_inplace(c, other, is_union);
+    Py_DECREF(c);
+    return r;
+}
+
+static PyObject *bkbloom_union_meth(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *acc;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (bkbloom_check_compatible(self, args[i], "union") < 0)
+            return NULL;
+    acc = (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
+    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
+        PyObject *r = bkbloom_inplace((BKBloom *)acc, args[i], 1);
+        Py_DECREF(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+static PyObject *bkbloom_intersection_meth(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *acc;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (bkbloom_check_compatible(self, args[i], "intersect") < 0)
+            return NULL;
+    acc = (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
+    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
+        PyObject *r = bkbloom_inplace((BKBloom *)acc, args[i], 0);
+        Py_DECREF(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+#define BKBLOOM_NB(name, is_union, inplace)                                     \
+    static PyObject *name(PyObject *a, PyObject *b)                              \
+    {                                                                            \
+        if (!PyObject_TypeCheck(a, &BKBloom_Type) ||                             \
+            !PyObject_TypeCheck(b, &BKBloom_Type))                               \
+            Py_RETURN_NOTIMPLEMENTED;                                            \
+        return inplace ? bkbloom_inplace((BKBloom *)a, b, is_union)              \
+                       : bkbloom_binary((BKBloom *)a, b, is_union);              \
+    }
+BKBLOOM_NB(bkbloom_nb_or, 1, 0)
+BKBLOOM_NB(bkbloom_nb_and, 0, 0)
+BKBLOOM_NB(bkbloom_nb_ior, 1, 1)
+BKBLOOM_NB(bkbloom_nb_iand, 0, 1)
+
+static PyObject *bkbloom_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKBloom *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKBloom_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKBloom *)a;
+    y = (BKBloom *)b;
+    eq = x->st.len == y->st.len &&
+         /* header fields that define the filter (not count, not checksum) */
+         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         x->bloom.num_bits == y->bloom.num_bits && x->bloom.k == y->bloom.k &&
+         memcmp(x->bloom.words, y->bloom.words, (size_t)x->bloom.num_words * 8) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+/* ---- End logic for set operations ------------------------------------- */
+
+static PyObject *bkbloom_clear(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(self->bloom.words, 0, (size_t)self->bloom.num_words * 8);
+    bkbloom_set_count(self, 0);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkbloom_to_bytes(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    return bkpy_state_to_bytes(&self->st);
+}
+
+static unsigned bkbloom_kind_mask(PyTypeObject *type)
+{
+    PyObject *k = PyObject_GetAttrString((PyObject *)type, "_bk_kind");
+    long v;
+    if (k == NULL) {
+        PyErr_Clear();
+        return (1u << BK_KIND_BLOOM) | (1u << BK_KIND_BLOCKED_BLOOM);
+    }
+    v = PyLong_AsLong(k);
+    Py_DECREF(k);
+    if (v != BK_KIND_BLOOM && v != BK_KIND_BLOCKED_BLOOM) {
+        PyErr_Clear();
+        return (1u << BK_KIND_BLOOM) | (1u << BK_KIND_BLOCKED_BLOOM);
+    }
+    return 1u << v;
+}
+
+static PyObject *bkbloom_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+                                     PyObject *key, int copy, int writable, int checks,
+                                     int shared)
+{
+    BKBloom *self;
+    bk_header h;
+    unsigned mask = bkbloom_kind_mask(type);
+    if (bkbloom_check_key(key) < 0)
+        return NULL;
+    self = bkbloom_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, data, copy, writable, checks, mask, secret, &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.shared = shared;
+    bk_bloom_attach(&self->bloom, self->st.buf);
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *bkbloom_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
+                                     &key, &verify))
+        return NULL;
+    return bkbloom_load_common(type, data, secret, key, 1, 1,
+                               BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+}
+
+/* _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
+ *              allow_dirty=False, verify=False): a filter that works in place
+ * on an exporter's memory (an mmap), keeping the exporter alive. */
+static PyObject *bkbloom_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
+                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
+        return NULL;
+    return bkbloom_load_common(type, data, secret, key, 0, writable,
+                               (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                                   (allow_dirty ? BK_ALLOW_DIRTY : 0),
+                               shared);
+}
+
+static PyObject *bkbloom_reduce(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *data, *ctor, *res;
+    if (self->st.hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed filter: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(&self->st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    res = Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                        self->st.keyfunc ? self->st.keyfunc : Py_None);
+    return res;
+}
+
+/* Seal the state in place: checksum current (mmap flush). */
+static PyObject *bkbloom_seal(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_format_seal(self->st.buf, self->st.len);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkbloom_set_dirty(BKBloom *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+/* Release a borrowed buffer (mmap close); the object becomes unusable. */
+static PyObject *bkbloom_detach(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    PyBuffer_Release(&self->st.view);
+    /* Leave a tiny owned empty filter behind so nothing dangles. */
+    self->st.buf = NULL;
+    self->st.len = 0;
+    if (bkpy_state_alloc(&self->st, BK_BLOOM_HEADER_LEN + 64) < 0)
+        return NULL;
+    bk_bloom_init_state(self->st.buf, 0, 512, 1, 1, 0.5, 0, 0, 0);
+    bk_bloom_attach(&self->bloom, self->st.buf);
+    self->st.writable = 0;
+    self->st.shared = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
+{
+    uint64_t h;
+    PyObject *list;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    list = PyList_New(self->bloom.k);
+    if (list == NULL)
+        return NULL;
+    if (self->bloom.blocked) {
+        uint64_t base = bk_mulhi64(h, self->bloom.num_blocks) * BK_BLOCK_BITS;
+        uint32_t g = (uint32_t)h;
+        for (uint32_t i = 0; i < self->bloom.k; i++)
+            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(
+                                         base + ((g * bk_bloom_salt[i]) >> 23)));
+    } else {
+        uint64_t x = h, y = bk_mix64(h);
+        for (uint32_t i = 0; i < self->bloom.k; i++) {
+            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(
+                                         bk_mulhi64(x, self->bloom.num_bits)));
+            x += y;
+            y += i;
+        }
+    }
+    for (uint32_t i = 0; i < self->bloom.k; i++)
+        if (PyList_GET_ITEM(list, i) == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+    return list;
+}
+
+static PyObject *bkbloom_key_hash(BKBloom *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    double m = (double)self->bloom.num_bits, x = (double)bk_bloom_popcount(&self->bloom);
+    if (x >= m)
+        return PyFloat_FromDouble(INFINITY);
+    return PyFloat_FromDouble(-m / (double)self->bloom.k * log1p(-x / m));
+}
+
+static PyObject *bkbloom_estimate_error_rate(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    double fill = (double)bk_bloom_popcount(&self->bloom) / (double)self->bloom.num_bits;
+    return PyFloat_FromDouble(pow(fill, (double)self->bloom.k));
+}
+
+static PyObject *bkbloom_sizeof(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t(sizeof(BKBloom) + own);
+}
+
+static Py_ssize_t bkbloom_len(BKBloom *self)
+{
+    uint64_t c = bkbloom_get_count(self);
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+/* ---- getters ---- */
+
+static PyObject *bkbloom_get_num_bits(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->bloom.num_bits);
+}
+static PyObject *bkbloom_get_num_hashes(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(self->bloom.k);
+}
+static PyObject *bkbloom_get_num_blocks(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->bloom.num_blocks);
+}
+static PyObject *bkbloom_get_capacity(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bkbloom_param_u64(self, BK_BLOOM_P_CAPACITY));
+}
+static PyObject *bkbloom_get_error_rate(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyFloat_FromDouble(bkbloom_param_f64(self, BK_BLOOM_P_ERROR_RATE));
+}
+static PyObject *bkbloom_get_seed(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->st.hasher.seed);
+}
+static PyObject *bkbloom_get_nbytes(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->bloom.num_words * 8);
+}
+static PyObject *bkbloom_get_state_nbytes(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->st.len);
+}
+static PyObject *bkbloom_get_bits_set(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bk_bloom_popcount(&self->bloom));
+}
+static PyObject *bkbloom_get_fill_ratio(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
+                              (double)self->bloom.num_bits);
+}
+static PyObject *bkbloom_get_keyed(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.hasher.keyed);
+}
+static PyObject *bkbloom_get_layout(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic");
+}
+static PyObject *bkbloom_get_key(BKBloom *self, void *c)
+{
+    (void)c;
+    if (self->st.keyfunc == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(self->st.keyfunc);
+    return self->st.keyfunc;
+}
+static PyObject *bkbloom_get_writable(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.writable);
+}
+static PyObject *bkbloom_get_mapped(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.view.obj != NULL);
+}
+static PyObject *bkbloom_get_dirty(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0);
+}
+
+static PyGetSetDef bkbloom_getset[] = {
+    {"num_bits", (getter)bkbloom_get_num_bits, NULL, "m, the number of bits.", NULL},
+    {"num_hashes", (getter)bkbloom_get_num_hashes, NULL, "k, probes per key.", NULL},
+    {"num_blocks", (getter)bkbloom_get_num_blocks, NULL, "512-bit blocks (blocked layout; 0 for classic).", NULL},
+    {"capacity", (getter)bkbloom_get_capacity, NULL, "The design capacity n.", NULL},
+    {"error_rate", (getter)bkbloom_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    {"seed", (getter)bkbloom_get_seed, NULL, "The hash seed.", NULL},
+    {"nbytes", (getter)bkbloom_get_nbytes, NULL, "Bytes of the bit array (payload).", NULL},
+    {"state_nbytes", (getter)bkbloom_get_state_nbytes, NULL, "Bytes of the whole state (header + payload), the serialized size.", NULL},
+    {"bits_set", (getter)bkbloom_get_bits_set, NULL, "Number of bits set (popcount).", NULL},
+    {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},
+    {"keyed", (getter)bkbloom_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"layout", (getter)bkbloom_get_layout, NULL, "'classic' or 'blocked'.", NULL},
+    {"key", (getter)bkbloom_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkbloom_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkbloom_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkbloom_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bkbloom_methods[] = {
+    {"add", (PyCFunction)bkbloom_add, METH_O,
+     "add($self, key, /)\n--\n\nAdd a key; return True if it was surely absent before."},
+    {"add_many", (PyCFunction)bkbloom_add_many, METH_O,
+     "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
+     "array; return how many were new.  Buffers are processed without the GIL."},
+    {"update", (PyCFunction)(void (*)(void))bkbloom_update, METH_FASTCALL,
+     "update($self, *iterables)\n--\n\nSet-style alias of add_many for one or more iterables."},
+    {"contains_many", (PyCFunction)bkbloom_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
+     "bool array for array input."},
+    {"union", (PyCFunction)(void (*)(void))bkbloom_union_meth, METH_FASTCALL,
+     "union($self, *others)\n--\n\nA new filter holding the keys of all (bitwise OR)."},
+    {"intersection", (PyCFunction)(void (*)(void))bkbloom_intersection_meth, METH_FASTCALL,
+     "intersection($self, *others)\n--\n\nA new filter approximating the common keys (bitwise "
+     "AND; its false-positive rate is at least that of either input)."},
+    {"copy", (PyCFunction)bkbloom_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
+    {"__copy__", (PyCFunction)bkbloom_copy, METH_NOARGS, NULL},
+    {"clear", (PyCFunction)bkbloom_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
+    {"to_bytes", (PyCFunction)bkbloom_to_bytes, METH_NOARGS,
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
+    {"from_bytes", (PyCFunction)(void (*)(void))bkbloom_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
+     "to_bytes() output; corrupt input raises FormatError."},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkbloom_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"__reduce__", (PyCFunction)bkbloom_reduce, METH_NOARGS, NULL},
+    {"estimate_count", (PyCFunction)bkbloom_estimate_count, METH_NOARGS,
+     "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the number of distinct keys."},
+    {"estimate_error_rate", (PyCFunction)bkbloom_estimate_error_rate, METH_NOARGS,
+     "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate estimated from the fill: "
+     "fill_ratio ** num_hashes."},
+    {"_seal", (PyCFunction)bkbloom_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkbloom_set_dirty, METH_O, NULL},
+    {"_detach", (PyCFunction)bkbloom_detach, METH_NOARGS, NULL},
+    {"_bit_positions", (PyCFunction)bkbloom_bit_positions, METH_O,
+     "_bit_positions($self, key, /)\n--\n\nThe payload bit indices a key probes (bit i is bit "
+     "i % 8 of payload byte i // 8)."},
+    {"_key_hash", (PyCFunction)bkbloom_key_hash, METH_O, NULL},
+    {"__sizeof__", (PyCFunction)bkbloom_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bkbloom_as_sequence = {
+    .sq_length = (lenfunc)bkbloom_len,
+    .sq_contains = (objobjproc)bkbloom_contains,
+};
+
+static PyNumberMethods bkbloom_as_number = {
+    .nb_or = bkbloom_nb_or,
+    .nb_and = bkbloom_nb_and,
+    .nb_inplace_or = bkbloom_nb_ior,
+    .nb_inplace_and = bkbloom_nb_iand,
+};
+
+static PyTypeObject BKBloom_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.BloomBase",
+    .tp_basicsize = sizeof(BKBloom),
+    .tp_dealloc = (destructor)bkbloom_dealloc,
+    .tp_as_number = &bkbloom_as_number,
+    .tp_as_sequence = &bkbloom_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, "
+              "secret=None, key=None)\n--\n\nC core of BloomFilter and BlockedBloomFilter.",
+    .tp_traverse = (traverseproc)bkbloom_traverse,
+    .tp_clear = (inquiry)bkbloom_clear_refs,
+    .tp_richcompare = bkbloom_richcompare,
+    .tp_weaklistoffset = offsetof(BKBloom, weakreflist),
+    .tp_methods = bkbloom_methods,
+    .tp_getset = bkbloom_getset,
+    .tp_new = bkbloom_new,
+};
+
+int bkpy_init_bloom(PyObject *m)
+{
+    if (PyType_Ready(&BKBloom_Type) < 0)
+        return -1;
+    Py_INCREF(&BKBloom_Type);
+    if (PyModule_AddObject(m, "BloomBase", (PyObject *)&BKBloom_Type) < 0) {
+        Py_DECREF(&BKBloom_Type);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,639 @@
+/*
+ * py_common.c -- shared CPython glue: exceptions, the key encoding's slow
+ * paths, batch iteration and state buffers.  See py_common.h.
+ */
+#include "py_common.h"
+
+#include "bk_endian.h"
+
+PyObject *bkpy_FormatError;
+PyObject *bkpy_UnsupportedFormatError;
+PyObject *bkpy_ChecksumError;
+PyObject *bkpy_UncleanFileError;
+PyObject *bkpy_IncompatibleFiltersError;
+PyObject *bkpy_CapacityError;
+
+static PyObject *bkpy_numpy_frombuffer; /* numpy.frombuffer, imported lazily */
+static PyObject *bkpy_numpy_bool;
+
+static int bkpy_import_error(PyObject *errors, const char *name, PyObject **slot)
+{
+    *slot = PyObject_GetAttrString(errors, name);
+    return *slot == NULL ? -1 : 0;
+}
+
+int bkpy_common_init(PyObject *module)
+{
+    PyObject *errors = PyImport_ImportModule("bloomkit.errors");
+    int rc = 0;
+    (void)module;
+    if (errors == NULL)
+        return -1;
+    if (bkpy_import_error(errors, "FormatError", &bkpy_FormatError) < 0 ||
+        bkpy_import_error(errors, "UnsupportedFormatError", &bkpy_UnsupportedFormatError) < 0 ||
+        bkpy_import_error(errors, "ChecksumError", &bkpy_ChecksumError) < 0 ||
+        bkpy_import_error(errors, "UncleanFileError", &bkpy_UncleanFileError) < 0 ||
+        bkpy_import_error(errors, "IncompatibleFiltersError", &bkpy_IncompatibleFiltersError) < 0 ||
+        bkpy_import_error(errors, "CapacityError", &bkpy_CapacityError) < 0)
+        rc = -1;
+    Py_DECREF(errors);
+    return rc;
+}
+
+void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h)
+{
+    switch (rc) {
+    case BK_ERR_UNSUPPORTED:
+        if (h != NULL && h->version_major != BK_VERSION_MAJOR)
+            PyErr_Format(bkpy_UnsupportedFormatError,
+                         "unsupported bloomkit format version %u.%u (this version reads %d.x)",
+                         (unsigned)h->version_major, (unsigned)h->version_minor,
+                         BK_VERSION_MAJOR);
+        else if (h != NULL)
+            PyErr_Format(bkpy_UnsupportedFormatError, "%s (kind %u, flags 0x%04x, hash %u)",
+                         reason, (unsigned)h->kind, (unsigned)h->flags, (unsigned)h->hash_alg);
+        else
+            PyErr_SetString(bkpy_UnsupportedFormatError, reason);
+        break;
+    case BK_ERR_CHECKSUM:
+        PyErr_SetString(bkpy_ChecksumError, reason);
+        break;
+    case BK_ERR_UNCLEAN:
+        PyErr_SetString(bkpy_UncleanFileError, reason);
+        break;
+    case BK_ERR_NOMEM:
+        PyErr_NoMemory();
+        break;
+    case BK_ERR_CAPACITY:
+        PyErr_SetString(bkpy_CapacityError, reason);
+        break;
+    case BK_ERR_INCOMPATIBLE:
+        PyErr_SetString(bkpy_IncompatibleFiltersError, reason);
+        break;
+    case BK_ERR_ARG:
+        PyErr_SetString(PyExc_ValueError, reason);
+        break;
+    case BK_ERR_NOTFOUND:
+        PyErr_SetString(PyExc_KeyError, reason);
+        break;
+    default:
+        PyErr_Format(bkpy_FormatError, "invalid bloomkit data: %s", reason);
+        break;
+    }
+}
+
+/* ---- Begin logic for key hashing -------------------------------------- */
+
+static const char bkpy_key_types_msg[] =
+    "bloomkit keys must be str, bytes-like (bytes, bytearray, memoryview, "
+    "C-contiguous buffer) or int, not %.100s; pass key= to map other objects "
+    "to one of these";
+
+/* Hash an int of any size: 8 bytes for the int64 range, else the minimal
+ * two's-complement length that keeps the sign bit. */
+static int bkpy_hash_bigint(PyObject *v, const bk_hasher *hs, uint64_t *out)
+{
+    int overflow;
+    long long small = PyLong_AsLongLongAndOverflow(v, &overflow);
+    PyObject *nbits_obj, *bytes;
+    Py_ssize_t nbits, nbytes;
+
+    if (!overflow) {
+        if (small == -1 && PyErr_Occurred())
+            return -1;
+        *out = bk_key_int64(hs, (int64_t)small);
+        return 0;
+    }
+    nbits_obj = PyObject_CallMethod(v, "bit_length", NULL);
+    if (nbits_obj == NULL)
+        return -1;
+    nbits = PyLong_AsSsize_t(nbits_obj);
+    Py_DECREF(nbits_obj);
+    if (nbits < 0)
+        return -1;
+    nbytes = (nbits + 1 + 7) / 8; /* value bits plus the sign bit */
+    if (nbytes < 9)
+        nbytes = 9;
+    bytes = PyObject_CallMethod(v, "to_bytes", "ns", nbytes, "little");
+    if (bytes == NULL) {
+        /* negative values need signed=True; retry through a kwargs call */
+        PyObject *args, *kwargs, *meth;
+        PyErr_Clear();
+        meth = PyObject_GetAttrString(v, "to_bytes");
+        if (meth == NULL)
+            return -1;
+        args = Py_BuildValue("(ns)", nbytes, "little");
+        kwargs = Py_BuildValue("{s:O}", "signed", Py_True);
+        bytes = (args && kwargs) ? PyObject_Call(meth, args, kwargs) : NULL;
+        Py_XDECREF(args);
+        Py_XDECREF(kwargs);
+        Py_DECREF(meth);
+        if (bytes == NULL)
+            return -1;
+    }
+    *out = bk_key_intbytes(hs, PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
+    Py_DECREF(bytes);
+    return 0;
+}
+
+static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out)
+{
+    if (PyUnicode_Check(key)) {
+        Py_ssize_t n;
+        const char *s = PyUnicode_AsUTF8AndSize(key, &n);
+        if (s == NULL)
+            return -1;
+        *out = bk_key_bytes(hs, s, (size_t)n);
+        return 0;
+    }
+    if (PyBytes_Check(key)) {
+        *out = bk_key_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
+        return 0;
+    }
+    if (PyLong_Check(key)) /* bool included */
+        return bkpy_hash_bigint(key, hs, out);
+    if (PyObject_CheckBuffer(key)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(key, &view, PyBUF_SIMPLE) < 0) {
+            PyErr_Clear();
+            if (PyObject_GetBuffer(key, &view, PyBUF_C_CONTIGUOUS) < 0) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError,
+                             "bloomkit keys that are buffers must be C-contiguous (got %.100s)",
+                             Py_TYPE(key)->tp_name);
+                return -1;
+            }
+        }
+        *out = bk_key_bytes(hs, view.buf, (size_t)view.len);
+        PyBuffer_Release(&view);
+        return 0;
+    }
+    if (PyIndex_Check(key) && !PyFloat_Check(key)) { /* numpy integer scalars */
+        PyObject *v = PyNumber_Index(key);
+        int rc;
+        if (v == NULL)
+            return -1;
+        rc = bkpy_hash_bigint(v, hs, out);
+        Py_DECREF(v);
+        return rc;
+    }
+    PyErr_Format(PyExc_TypeError, bkpy_key_types_msg, Py_TYPE(key)->tp_name);
+    return -1;
+}
+
+int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out)
+{
+    if (keyfunc != NULL) {
+        PyObject *mapped = PyObject_CallOneArg(keyfunc, key);
+        int rc;
+        if (mapped == NULL)
+            return -1;
+        rc = bkpy_hash_plain(mapped, hs, out);
+        Py_DECREF(mapped);
+        return rc;
+    }
+    if (PyErr_Occurred()) /* from the int fast path */
+        return -1;
+    return bkpy_hash_plain(key, hs, out);
+}
+
+/* ---- End logic for key hashing ---------------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef enum { BKPY_BUF_SIGNED, BKPY_BUF_UNSIGNED, BKPY_BUF_BYTES } bkpy_buf_kind;
+
+typedef struct {
+    const char *base;
+    Py_ssize_t n, stride, itemsize;
+    bkpy_buf_kind kind;
+} bkpy_buf_iter;
+
+/* Understand a 1-d buffer's struct format: integers of 1, 2, 4 or 8 bytes,
+ * bool, or fixed-width bytes ("10s", numpy's S dtype). */
+static int bkpy_buffer_kind(const Py_buffer *v, bkpy_buf_kind *kind)
+{
+    const char *f = v->format ? v->format : "B";
+    char c;
+    if (*f == '<' || *f == '=' || *f == '@' || *f == '|')
+        f++;
+    else if (*f == '>' || *f == '!')
+        return v->itemsize == 1 ? (*kind = BKPY_BUF_UNSIGNED, 0) : -1; /* big-endian: no */
+    c = *f;
+    if (c >= '0' && c <= '9') {
+        while (*f >= '0' && *f <= '9')
+            f++;
+        if (*f == 's' && f[1] == '\0') {
+            *kind = BKPY_BUF_BYTES;
+            return 0;
+        }
+        return -1;
+    }
+    if (f[0] == '\0' || f[1] != '\0')
+        return -1;
+    switch (c) {
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+        *kind = BKPY_BUF_SIGNED;
+        break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': case '?':
+        *kind = BKPY_BUF_UNSIGNED;
+        break;
+    case 's':
+        *kind = BKPY_BUF_BYTES;
+        break;
+    default:
+        return -1;
+    }
+    if (*kind != BKPY_BUF_BYTES && v->itemsize != 1 && v->itemsize != 2 &&
+        v->itemsize != 4 && v->itemsize != 8)
+        return -1;
+    return 0;
+}
+
+static uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
+                                      const bk_hasher *hs)
+{
+    const char *p = it->base + i * it->stride;
+    switch (it->kind) {
+    case BKPY_BUF_SIGNED: {
+        int64_t v;
+        switch (it->itemsize) {
+        case 1: { int8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { int16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { int32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { int64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_key_int64(hs, v);
+    }
+    case BKPY_BUF_UNSIGNED: {
+        uint64_t v;
+        switch (it->itemsize) {
+        case 1: { uint8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { uint64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_key_uint64(hs, v);
+    }
+    default: {
+        /* numpy's bytes_ drops trailing NULs: so do we, so that arr[i] and
+         * the array itself give the same keys. */
+        Py_ssize_t n = it->itemsize;
+        while (n > 0 && p[n - 1] == '\0')
+            n--;
+        return bk_key_bytes(hs, p, (size_t)n);
+    }
+    }
+}
+
+static int bkpy_is_single_key(PyObject *keys)
+{
+    return PyUnicode_Check(keys) || PyBytes_Check(keys) || PyByteArray_Check(keys);
+}
+
+int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                        bkpy_batch_info *info)
+{
+    uint64_t hbuf[BKPY_CHUNK];
+    size_t fill = 0, offset = 0;
+
+    info->count = 0;
+    info->from_buffer = 0;
+    if (bkpy_is_single_key(keys)) {
+        PyErr_Format(PyExc_TypeError,
+                     "expected an iterable of keys, got a single %.50s; use add()/`in` "
+                     "for one key, or wrap it in a list",
+                     Py_TYPE(keys)->tp_name);
+        return -1;
+    }
+    /* 1-d buffers of ints, bools or fixed-width bytes (numpy arrays). */
+    if (keyfunc == NULL && PyObject_CheckBuffer(keys)) {
+        Py_buffer view;
+        bkpy_buf_iter it;
+        if (PyObject_GetBuffer(keys, &view, PyBUF_RECORDS_RO) < 0)
+            return -1;
+        if (view.ndim != 1 || bkpy_buffer_kind(&view, &it.kind) < 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "buffer keys must be a 1-d array of integers, bools or fixed-width "
+                         "bytes (got format '%.20s', ndim %d); convert it first",
+                         view.format ? view.format : "B", view.ndim);
+            PyBuffer_Release(&view);
+            return -1;
+        }
+        it.base = (const char *)view.buf;
+        it.n = view.shape ? view.shape[0] : view.len / view.itemsize;
+        it.stride = view.strides ? view.strides[0] : view.itemsize;
+        it.itemsize = view.itemsize;
+        info->from_buffer = 1;
+        info->count = it.n;
+        if (size_fn != NULL && size_fn(ctx, it.n, 1) < 0) {
+            PyBuffer_Release(&view);
+            return -1;
+        }
+        {
+            PyThreadState *ts = nogil ? PyEval_SaveThread() : NULL;
+            for (Py_ssize_t i = 0; i < it.n; i += BKPY_CHUNK) {
+                size_t n = (size_t)(it.n - i < BKPY_CHUNK ? it.n - i : BKPY_CHUNK);
+                for (size_t j = 0; j < n; j++)
+                    hbuf[j] = bkpy_hash_buffer_item(&it, i + (Py_ssize_t)j, hs);
+                fn(ctx, hbuf, n, (size_t)i);
+            }
+            if (ts != NULL)
+                PyEval_RestoreThread(ts);
+        }
+        PyBuffer_Release(&view);
+        return 0;
+    }
+    if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(keys);
+        PyObject **items = PySequence_Fast_ITEMS(keys);
+        if (size_fn != NULL && size_fn(ctx, n, 0) < 0)
+            return -1;
+        /* A list may be mutated by key= callbacks: re-read size and items. */
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(keys); i++) {
+            items = PySequence_Fast_ITEMS(keys);
+            if (bkpy_hash_key(items[i], keyfunc, hs, &hbuf[fill]) < 0)
+                return -1;
+            if (++fill == BKPY_CHUNK) {
+                fn(ctx, hbuf, fill, offset);
+                offset += fill;
+                fill = 0;
+            }
+            info->count++;
+        }
+    } else {
+        PyObject *iter = PyObject_GetIter(keys), *item;
+        if (iter == NULL)
+            return -1;
+        if (size_fn != NULL && size_fn(ctx, -1, 0) < 0) {
+            Py_DECREF(iter);
+            return -1;
+        }
+        while ((item = PyIter_Next(iter)) != NULL) {
+            int rc = bkpy_hash_key(item, keyfunc, hs, &hbuf[fill]);
+            Py_DECREF(item);
+            if (rc < 0) {
+                Py_DECREF(iter);
+                return -1;
+            }
+            if (++fill == BKPY_CHUNK) {
+                if (size_fn != NULL && size_fn(ctx, -(Py_ssize_t)(offset + fill), 0) < 0) {
+                    Py_DECREF(iter);
+                    return -1;
+                }
+                fn(ctx, hbuf, fill, offset);
+                offset += fill;
+                fill = 0;
+            }
+            info->count++;
+        }
+        Py_DECREF(iter);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    if (fill > 0) {
+        if (size_fn != NULL && size_fn(ctx, -(Py_ssize_t)(offset + fill), 0) < 0)
+            return -1;
+        fn(ctx, hbuf, fill, offset);
+    }
+    return 0;
+}
+
+/* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
+ * front; n < 0 means "at least -n results will be written" (iterators). */
+int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
+{
+    bkpy_bools *b = (bkpy_bools *)ctx;
+    Py_ssize_t need = n >= 0 ? n : -n;
+    if (from_buffer) {
+        b->bytearray = PyByteArray_FromStringAndSize(NULL, need);
+        if (b->bytearray == NULL)
+            return -1;
+        b->out = (uint8_t *)PyByteArray_AS_STRING(b->bytearray);
+        b->cap = b->len = need;
+        return 0;
+    }
+    if (need > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 256;
+        uint8_t *p;
+        while (cap < need)
+            cap *= 2;
+        p = (uint8_t *)PyMem_Realloc(b->out, (size_t)cap);
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->out = p;
+        b->cap = cap;
+    }
+    if (need > b->len)
+        b->len = need;
+    return 0;
+}
+
+uint8_t *bkpy_bools_reserve(bkpy_bools *b, size_t offset, size_t n)
+{
+    (void)n;
+    return b->out + offset;
+}
+
+PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
+{
+    PyObject *res;
+    if (from_buffer) {
+        if (bkpy_numpy_frombuffer == NULL) {
+            PyObject *np = PyImport_ImportModule("numpy");
+            if (np == NULL) {
+                PyErr_Clear();
+                Py_INCREF(b->bytearray);
+                return b->bytearray;
+            }
+            bkpy_numpy_frombuffer = PyObject_GetAttrString(np, "frombuffer");
+            bkpy_numpy_bool = PyObject_GetAttrString(np, "bool_");
+            Py_DECREF(np);
+            if (bkpy_numpy_frombuffer == NULL || bkpy_numpy_bool == NULL)
+                return NULL;
+        }
+        res = PyObject_CallFunctionObjArgs(bkpy_numpy_frombuffer, b->bytearray,
+                                           bkpy_numpy_bool, NULL);
+        return res;
+    }
+    res = PyList_New(b->len);
+    if (res == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < b->len; i++) {
+        PyObject *v = b->out[i] ? Py_True : Py_False;
+        Py_INCREF(v);
+        PyList_SET_ITEM(res, i, v);
+    }
+    return res;
+}
+
+void bkpy_bools_clear(bkpy_bools *b)
+{
+    if (b->bytearray == NULL)
+        PyMem_Free(b->out);
+    Py_CLEAR(b->bytearray);
+    b->out = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for state buffers ------------------------------------ */
+
+int bkpy_state_alloc(bkpy_state *st, uint64_t len)
+{
+    void *raw;
+    if (len > (uint64_t)PY_SSIZE_T_MAX - BK_ALIGN) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* calloc: untouched zero pages cost nothing until written. */
+    raw = calloc(1, (size_t)len + BK_ALIGN);
+    if (raw == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    st->alloc = raw;
+    st->buf = (uint8_t *)raw + (BK_ALIGN - ((uintptr_t)raw % BK_ALIGN)) % BK_ALIGN;
+    st->len = len;
+    st->writable = 1;
+    return 0;
+}
+
+void bkpy_state_release(bkpy_state *st)
+{
+    if (st->alloc != NULL)
+        free(st->alloc);
+    st->alloc = NULL;
+    if (st->view.obj != NULL)
+        PyBuffer_Release(&st->view);
+    st->buf = NULL;
+    st->len = 0;
+    Py_CLEAR(st->keyfunc);
+}
+
+int bkpy_parse_secret(PyObject *secret, uint8_t out16[16], int *has)
+{
+    Py_buffer v;
+    *has = 0;
+    if (secret == NULL || secret == Py_None)
+        return 0;
+    if (PyUnicode_Check(secret) || PyObject_GetBuffer(secret, &v, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "secret must be 16 bytes (bytes-like), e.g. os.urandom(16)");
+        return -1;
+    }
+    if (v.len != 16) {
+        PyBuffer_Release(&v);
+        PyErr_Format(PyExc_ValueError, "secret must be exactly 16 bytes, got %zd", v.len);
+        return -1;
+    }
+    memcpy(out16, v.buf, 16);
+    PyBuffer_Release(&v);
+    *has = 1;
+    return 0;
+}
+
+int bkpy_state_set_hasher(bkpy_state *st, const bk_header *h, PyObject *secret)
+{
+    uint8_t key[16];
+    int has;
+    if (bkpy_parse_secret(secret, key, &has) < 0)
+        return -1;
+    if ((h->flags & BK_FLAG_KEYED) && !has) {
+        PyErr_SetString(PyExc_ValueError,
+                        "this filter is keyed (SipHash): pass the secret it was built with "
+                        "(secret=...); the secret is never stored in the file");
+        return -1;
+    }
+    if (!(h->flags & BK_FLAG_KEYED) && has) {
+        PyErr_SetString(PyExc_ValueError, "secret given, but this filter is not keyed");
+        return -1;
+    }
+    bk_hasher_init(&st->hasher, h->seed, has ? key : NULL);
+    if (has && bk_hasher_key_check(&st->hasher) != h->key_check) {
+        PyErr_SetString(PyExc_ValueError, "wrong secret for this keyed filter");
+        return -1;
+    }
+    return 0;
+}
+
+int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int checks,
+                    unsigned kind_mask, PyObject *secret, bk_header *h)
+{
+    Py_buffer v;
+    const char *reason = "invalid";
+    bk_rc rc;
+
+    if (PyUnicode_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "state must be bytes-like, not str");
+        return -1;
+    }
+    if (PyObject_GetBuffer(data, &v, (writable && !copy) ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return -1;
+    rc = bk_format_validate((const uint8_t *)v.buf, (uint64_t)v.len, checks, h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, h);
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    if (!(kind_mask & (1u << h->kind))) {
+        PyErr_Format(bkpy_FormatError, "this data holds a %s, not the expected structure "
+                     "(use bloomkit.loads() to load any kind)", bk_kind_name(h->kind));
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    if (bkpy_state_set_hasher(st, h, secret) < 0) {
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    if (copy) {
+        if (bkpy_state_alloc(st, (uint64_t)v.len) < 0) {
+            PyBuffer_Release(&v);
+            return -1;
+        }
+        memcpy(st->buf, v.buf, (size_t)v.len);
+        /* an owned copy is a clean in-memory filter */
+        bk_store_u16le(st->buf + BK_OFF_FLAGS,
+                       (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+        PyBuffer_Release(&v);
+    } else {
+        if (((uintptr_t)v.buf % 8) != 0) {
+            PyErr_SetString(PyExc_ValueError, "a borrowed state buffer must be 8-byte aligned");
+            PyBuffer_Release(&v);
+            return -1;
+        }
+        st->view = v;
+        st->buf = (uint8_t *)v.buf;
+        st->len = (uint64_t)v.len;
+        st->writable = writable;
+    }
+    return 0;
+}
+
+PyObject *bkpy_state_to_bytes(const bkpy_state *st)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)st->len);
+    uint8_t *p;
+    if (out == NULL)
+        return NULL;
+    p = (uint8_t *)PyBytes_AS_STRING(out);
+    memcpy(p, st->buf, (size_t)st->len);
+    bk_store_u16le(p + BK_OFF_FLAGS, (uint16_t)(bk_load_u16le(p + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    bk_format_seal(p, st->len);
+    return out;
+}
+
+int bkpy_state_check_writable(const bkpy_state *st)
+{
+    if (!st->writable) {
+        PyErr_SetString(PyExc_TypeError, "this filter is read-only (opened with mode='r')");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- End logic for state buffers -------------------------------------- */

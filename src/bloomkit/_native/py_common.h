@@ -1,0 +1,151 @@
+/*
+ * py_common.h -- CPython glue shared by every bloomkit type.
+ *
+ *   - the exceptions (defined in bloomkit/errors.py, imported at init)
+ *   - key extraction: PyObject -> encoded key -> 64-bit hash (bk_keys.h),
+ *     with zero-copy fast paths for exact str (compact ASCII), int and
+ *     bytes, and one slow path for everything else
+ *   - batch key iteration in chunks: lists and tuples by index, other
+ *     iterables by PyIter_Next, 1-d buffers (numpy int/uint/bool/'S'
+ *     arrays, array.array, memoryview) element by element without the GIL
+ *   - the state buffer: owned (64-byte aligned allocation) or borrowed from
+ *     an exporter such as mmap, validated by bk_format_validate on the way in
+ */
+#ifndef BK_PY_COMMON_H
+#define BK_PY_COMMON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "bk_common.h"
+#include "bk_format.h"
+#include "bk_keys.h"
+
+/* Exceptions, owned by the module (borrowed pointers valid while loaded). */
+extern PyObject *bkpy_FormatError;
+extern PyObject *bkpy_UnsupportedFormatError;
+extern PyObject *bkpy_ChecksumError;
+extern PyObject *bkpy_UncleanFileError;
+extern PyObject *bkpy_IncompatibleFiltersError;
+extern PyObject *bkpy_CapacityError;
+
+int bkpy_common_init(PyObject *module);
+
+/* Raise the exception matching rc with "<what>: <reason>". */
+void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h);
+
+/* ---- Begin logic for key hashing -------------------------------------- */
+
+int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out);
+
+/* Hash one key.  Returns 0, or -1 with an exception set. */
+static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hasher *hs,
+                                uint64_t *out)
+{
+    if (BK_LIKELY(keyfunc == NULL)) {
+        if (PyUnicode_CheckExact(key) && PyUnicode_IS_COMPACT_ASCII(key)) {
+            *out = bk_key_bytes(hs, PyUnicode_DATA(key), (size_t)PyUnicode_GET_LENGTH(key));
+            return 0;
+        }
+        if (PyLong_CheckExact(key)) {
+            int overflow;
+            long long v = PyLong_AsLongLongAndOverflow(key, &overflow);
+            if (BK_LIKELY(!overflow && !(v == -1 && PyErr_Occurred()))) {
+                *out = bk_key_int64(hs, (int64_t)v);
+                return 0;
+            }
+        }
+        else if (PyBytes_CheckExact(key)) {
+            *out = bk_key_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
+            return 0;
+        }
+    }
+    return bkpy_hash_key_slow(key, keyfunc, hs, out);
+}
+
+/* ---- End logic for key hashing ---------------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+#define BKPY_CHUNK 256
+
+/* Called with up to BKPY_CHUNK hashes; `offset` is the index of hs[0] in
+ * the whole input.  May run without the GIL (see bkpy_for_each_chunk). */
+typedef void (*bkpy_chunk_fn)(void *ctx, const uint64_t *hs, size_t n, size_t offset);
+
+typedef struct {
+    Py_ssize_t count;  /* keys seen */
+    int from_buffer;   /* input was a 1-d buffer (numpy array, ...) */
+} bkpy_batch_info;
+
+/* Hash `keys` chunk by chunk and call fn on each chunk.  For buffer input
+ * the hashing and fn run with the GIL released when nogil is set (fn must
+ * then not touch Python objects).  `expected` receives the length when it
+ * is known up front (-1 otherwise) before the first call, through
+ * size_fn, so callers can size outputs.  Returns 0 or -1. */
+typedef int (*bkpy_size_fn)(void *ctx, Py_ssize_t n, int from_buffer);
+int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                        bkpy_batch_info *info);
+
+/* Results of a contains_many: a list of bools, or for buffer input a numpy
+ * bool array (a bytearray of 0/1 when numpy cannot be imported). */
+typedef struct {
+    uint8_t *out;
+    Py_ssize_t len, cap;
+    PyObject *bytearray;  /* buffer input: the output storage */
+} bkpy_bools;
+
+/* size_fn for contexts whose first member is a bkpy_bools. */
+int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer);
+uint8_t *bkpy_bools_reserve(bkpy_bools *b, size_t offset, size_t n);
+PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer);
+void bkpy_bools_clear(bkpy_bools *b);
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for state buffers ------------------------------------ */
+
+typedef struct {
+    uint8_t *buf;         /* header + payload, 64-byte aligned when owned */
+    uint64_t len;
+    void *alloc;          /* our allocation; NULL when borrowed */
+    Py_buffer view;       /* borrowed: view.obj is the exporter (mmap) */
+    int writable;
+    int shared;           /* other processes may write: always atomic */
+    int nogil_writers;    /* batch writers running without the GIL */
+    PyObject *keyfunc;    /* key= callable or NULL */
+    bk_hasher hasher;
+} bkpy_state;
+
+/* True when writes must be atomic (see bk_bloom.c, Concurrency). */
+static inline int bkpy_state_atomic(const bkpy_state *st)
+{
+    return st->shared || st->nogil_writers > 0;
+}
+
+/* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure. */
+int bkpy_state_alloc(bkpy_state *st, uint64_t len);
+void bkpy_state_release(bkpy_state *st);
+
+/* Parse `secret` (None or 16 bytes-like) into out16; *has set to 0/1. */
+int bkpy_parse_secret(PyObject *secret, uint8_t out16[16], int *has);
+
+/* Set st->hasher from seed/secret and check the header's key_check. */
+int bkpy_state_set_hasher(bkpy_state *st, const bk_header *h, PyObject *secret);
+
+/* Load a state from a bytes-like object: validate (checks: BK_CHECK_*),
+ * require one of the kinds in kind_mask (bit per kind), then copy (owned)
+ * or borrow (copy == 0: keep the buffer, writable if asked). */
+int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int checks,
+                    unsigned kind_mask, PyObject *secret, bk_header *h);
+
+/* A sealed copy of the state (checksum current, DIRTY clear). */
+PyObject *bkpy_state_to_bytes(const bkpy_state *st);
+
+/* Refuse writes to a read-only mapping. */
+int bkpy_state_check_writable(const bkpy_state *st);
+
+/* ---- End logic for state buffers -------------------------------------- */
+
+#endif /* BK_PY_COMMON_H */

@@ -1,0 +1,148 @@
+"""The classic and the cache-blocked Bloom filter.
+
+Thin facades over the C type :class:`bloomkit._core.BloomBase`: sizing from
+``(capacity, error_rate)`` happens here (see :mod:`bloomkit.design`); every
+per-key and batch operation is C.  ``__slots__ = ()`` keeps the instances as
+small and as fast as the C type: ``key in f`` goes straight to the C
+``sq_contains`` slot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import _core
+from .design import BLOCK_BITS, design, false_positive_rate
+
+__all__ = ["BlockedBloomFilter", "BloomFilter"]
+
+KIND_BLOOM = 1
+KIND_BLOCKED_BLOOM = 2
+
+
+def _nominal(num_bits: int, num_hashes: int) -> tuple[int, float]:
+    """Capacity at which num_hashes is optimal for num_bits, and its rate."""
+    capacity = max(1, math.floor(num_bits * math.log(2) / num_hashes))
+    rate = false_positive_rate(num_bits, num_hashes, capacity)
+    return capacity, min(max(rate, 5e-324), 1.0 - 2**-53)
+
+
+def _check_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return value
+
+
+class _BloomFacade(_core.BloomBase):
+    __slots__ = ()
+    _bk_kind: int
+    _layout_id: int
+    _layout_name: str
+
+    def __new__(
+        cls,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        key: Any = None,
+        secret: bytes | None = None,
+    ) -> Any:
+        d = design(capacity, error_rate, cls._layout_name)
+        return super().__new__(
+            cls, cls._layout_id, d.num_bits, d.num_hashes, d.capacity, d.error_rate,
+            seed=seed, secret=secret, key=key,
+        )
+
+    def __repr__(self) -> str:
+        extra = ", keyed" if self.keyed else ""
+        mapped = ", mapped" if self.mapped else ""
+        return (
+            f"{type(self).__name__}(capacity={self.capacity}, error_rate={self.error_rate:g}, "
+            f"num_bits={self.num_bits}, num_hashes={self.num_hashes}, seed={self.seed}, "
+            f"count={len(self)}, fill_ratio={self.fill_ratio:.4f}{extra}{mapped})"
+        )
+
+    def save(self, path: Any) -> None:
+        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
+        from .persist import save
+
+        save(self, path)
+
+
+class BloomFilter(_BloomFacade):
+    """The classic Bloom filter: m bits, k probes spread over all of them.
+
+    ``BloomFilter(capacity, error_rate=0.01, *, seed=0, key=None, secret=None)``
+    sizes the filter with m = ceil(-n ln p / (ln 2)^2) and
+    k = round(m/n ln 2).  Keys are str (UTF-8), bytes-like or int (see
+    docs/keys.md); ``key=`` maps other objects to one of these; ``secret=``
+    (16 bytes) switches to SipHash-2-4 for keys chosen by an adversary.
+    """
+
+    __slots__ = ()
+    _bk_kind = KIND_BLOOM
+    _layout_id = 0
+    _layout_name = "classic"
+
+    @classmethod
+    def with_size(
+        cls,
+        num_bits: int,
+        num_hashes: int,
+        *,
+        seed: int = 0,
+        key: Any = None,
+        secret: bytes | None = None,
+    ) -> BloomFilter:
+        """A filter of exactly ``num_bits`` bits and ``num_hashes`` probes."""
+        num_bits = _check_int("num_bits", num_bits)
+        num_hashes = _check_int("num_hashes", num_hashes)
+        if not 1 <= num_bits <= 2**46:
+            raise ValueError("num_bits must be in [1, 2**46]")
+        if not 1 <= num_hashes <= 64:
+            raise ValueError("num_hashes must be in [1, 64]")
+        capacity, rate = _nominal(num_bits, num_hashes)
+        obj: BloomFilter = _core.BloomBase.__new__(
+            cls, 0, num_bits, num_hashes, capacity, rate, seed=seed, secret=secret, key=key
+        )
+        return obj
+
+
+class BlockedBloomFilter(_BloomFacade):
+    """The cache-blocked Bloom filter: every probe of a key in one 64-byte line.
+
+    Same API as :class:`BloomFilter`.  One cache miss per query instead of
+    k; sized with the exact blocked model so that the measured rate at
+    capacity meets ``error_rate`` (about 10.1-10.5 bits per key at 1%).
+    """
+
+    __slots__ = ()
+    _bk_kind = KIND_BLOCKED_BLOOM
+    _layout_id = 1
+    _layout_name = "blocked"
+
+    @classmethod
+    def with_size(
+        cls,
+        num_bits: int,
+        num_hashes: int,
+        *,
+        seed: int = 0,
+        key: Any = None,
+        secret: bytes | None = None,
+    ) -> BlockedBloomFilter:
+        """A filter of ``num_bits`` (rounded up to a multiple of 512) and ``num_hashes``."""
+        num_bits = _check_int("num_bits", num_bits)
+        num_hashes = _check_int("num_hashes", num_hashes)
+        if not 1 <= num_bits <= 2**46:
+            raise ValueError("num_bits must be in [1, 2**46]")
+        if not 1 <= num_hashes <= 24:
+            raise ValueError("num_hashes must be in [1, 24] for the blocked layout")
+        num_bits = -(-num_bits // BLOCK_BITS) * BLOCK_BITS
+        capacity, rate = _nominal(num_bits, num_hashes)
+        obj: BlockedBloomFilter = _core.BloomBase.__new__(
+            cls, 1, num_bits, num_hashes, capacity, rate, seed=seed, secret=secret, key=key
+        )
+        return obj

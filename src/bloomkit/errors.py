@@ -1,0 +1,55 @@
+"""bloomkit's exceptions.
+
+Every error that bad data or a bad combination of filters can cause is one
+of these (or a plain ValueError/TypeError for bad arguments):
+
+- :class:`FormatError` (a ValueError): the bytes are not a valid bloomkit
+  state. Subclasses say why, so that tools can react differently:
+  :class:`ChecksumError` (corruption), :class:`UnsupportedFormatError` (a
+  newer major version or an unknown structure kind) and
+  :class:`UncleanFileError` (a mapped file whose writer has not closed it).
+- :class:`IncompatibleFiltersError` (a ValueError): a set operation between
+  filters whose layout, size, number of hashes, seed or hashing differ.
+- :class:`CapacityError`: a structure that cannot take another key (cuckoo
+  and quotient filters when full); the structure is left unchanged.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BloomkitError",
+    "CapacityError",
+    "ChecksumError",
+    "FormatError",
+    "IncompatibleFiltersError",
+    "UncleanFileError",
+    "UnsupportedFormatError",
+]
+
+
+class BloomkitError(Exception):
+    """Base class of every bloomkit exception."""
+
+
+class FormatError(BloomkitError, ValueError):
+    """The data is not a valid bloomkit state (truncated, corrupt, malformed)."""
+
+
+class ChecksumError(FormatError):
+    """The checksum over header and payload does not match: the data is corrupt."""
+
+
+class UnsupportedFormatError(FormatError):
+    """A valid container this version cannot read (newer major version, unknown kind)."""
+
+
+class UncleanFileError(FormatError):
+    """A mapped file still marked open for writing (its writer is active or crashed)."""
+
+
+class IncompatibleFiltersError(BloomkitError, ValueError):
+    """Filters that differ in layout, size, hashes, seed or hashing cannot be combined."""
+
+
+class CapacityError(BloomkitError, RuntimeError):
+    """The structure is full; it was left exactly as it was."""
