@@ -152,6 +152,20 @@ static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out)
     }
     if (PyLong_Check(key)) /* bool included */
         return bkpy_hash_bigint(key, hs, out);
+    /* Integer-like objects (numpy integer scalars, which also export a
+     * buffer) are ints; an object whose __index__ refuses (a numpy array of
+     * more than one element) falls through to the buffer rule. */
+    if (PyIndex_Check(key)) {
+        PyObject *v = PyNumber_Index(key);
+        if (v != NULL) {
+            int rc = bkpy_hash_bigint(v, hs, out);
+            Py_DECREF(v);
+            return rc;
+        }
+        if (!PyObject_CheckBuffer(key) || !PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
+        PyErr_Clear();
+    }
     if (PyObject_CheckBuffer(key)) {
         Py_buffer view;
         if (PyObject_GetBuffer(key, &view, PyBUF_SIMPLE) < 0) {
@@ -167,15 +181,6 @@ static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out)
         *out = bk_key_bytes(hs, view.buf, (size_t)view.len);
         PyBuffer_Release(&view);
         return 0;
-    }
-    if (PyIndex_Check(key) && !PyFloat_Check(key)) { /* numpy integer scalars */
-        PyObject *v = PyNumber_Index(key);
-        int rc;
-        if (v == NULL)
-            return -1;
-        rc = bkpy_hash_bigint(v, hs, out);
-        Py_DECREF(v);
-        return rc;
     }
     PyErr_Format(PyExc_TypeError, bkpy_key_types_msg, Py_TYPE(key)->tp_name);
     return -1;
