@@ -20,6 +20,7 @@ from .errors import (
     UncleanFileError,
     UnsupportedFormatError,
 )
+from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import dumps, load, loads, register_kind, save
 
 register_kind(KIND_BLOOM, BloomFilter)
@@ -30,6 +31,7 @@ key_hash = _core.key_hash
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncGuard",
     "BlockedBloomFilter",
     "BloomFilter",
     "BloomkitError",
@@ -37,7 +39,10 @@ __all__ = [
     "ChecksumError",
     "Design",
     "FormatError",
+    "Guard",
+    "GuardStats",
     "IncompatibleFiltersError",
+    "OverfullFilterWarning",
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
