@@ -83,8 +83,8 @@ def quotient_shape(
 
 def _nominal_rate(q: int, r: int, capacity: int) -> float:
     """The bound alpha * 2**-r at ``capacity`` keys, clamped into (0, 1)."""
-    rate = min(capacity, 2**q - 1) / 2.0 ** (q + r)
-    return min(max(rate, 5e-324), 1.0 - 2**-53)
+    rate: float = min(capacity, 2**q - 1) / 2.0 ** (q + r)
+    return min(max(rate, 5e-324), 1.0 - 2.0**-53)
 
 
 class QuotientFilter(_core.QuotientBase):
