@@ -313,23 +313,24 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
 
 uint64_t bk_qf_run_start(const bk_qf *f, uint64_t fq)
 {
-    uint64_t b = fq, s, mask = f->smask, guard = f->nslots;
+    uint64_t b = fq, mask = f->smask, guard = f->nslots, runs = 0;
+    uint64_t v = bk_qf_get(f, b);
 
-    /* Back to the start of the cluster: the nearest unshifted slot. */
-    while ((bk_qf_get(f, b) & BK_QF_SHIFTED) && --guard)
+    /* Back to the start of the cluster (the nearest unshifted slot),
+     * counting the occupied quotients in [start, fq): the runs before fq's.
+     * One slot read per step. */
+    while ((v & BK_QF_SHIFTED) && --guard) {
         b = (b - 1) & mask;
-    /* Forward: one run per occupied quotient in [b, fq). */
-    s = b;
-    guard = f->nslots;
-    while (b != fq && guard) {
-        if (bk_qf_get(f, b) & BK_QF_OCCUPIED) {
-            do {
-                s = (s + 1) & mask;
-            } while ((bk_qf_get(f, s) & BK_QF_CONTINUATION) && --guard);
-        }
-        b = (b + 1) & mask;
+        v = bk_qf_get(f, b);
+        runs += v & BK_QF_OCCUPIED;
     }
-    return s;
+    /* Forward over that many runs: each non-continuation slot starts one. */
+    guard = f->nslots;
+    while (runs > 0 && --guard) {
+        b = (b + 1) & mask;
+        runs -= !(bk_qf_get(f, b) & BK_QF_CONTINUATION);
+    }
+    return b;
 }
 
 uint64_t bk_qf_count_fp(const bk_qf *f, uint64_t fp)

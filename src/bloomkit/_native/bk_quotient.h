@@ -128,18 +128,18 @@ BK_INLINE int bk_qf_contains_fp(const bk_qf *f, uint64_t fp)
     if (!(bk_qf_get(f, fq) & BK_QF_OCCUPIED))
         return 0;
     s = bk_qf_run_start(f, fq);
-    /* Runs are sorted: stop at the first larger remainder. */
-    do {
-        uint64_t rem;
-        v = bk_qf_get(f, s);
-        rem = v >> 3;
-        if (rem == fr)
-            return 1;
-        if (rem > fr)
-            return 0;
+    /* Runs are sorted: stop at the first larger remainder.  One read per
+     * slot: the next slot's continuation bit comes with its remainder. */
+    v = bk_qf_get(f, s);
+    for (;;) {
+        uint64_t rem = v >> 3;
+        if (rem >= fr)
+            return rem == fr;
         s = (s + 1) & f->smask;
-    } while ((bk_qf_get(f, s) & BK_QF_CONTINUATION) && --n);
-    return 0;
+        v = bk_qf_get(f, s);
+        if (!(v & BK_QF_CONTINUATION) || !--n)
+            return 0;
+    }
 }
 
 BK_INLINE int bk_qf_contains(const bk_qf *f, uint64_t h)
