@@ -1,7 +1,8 @@
 """bloomkit: fast, correct, portable approximate membership for Python.
 
 Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
-(one cache line per key).  Sizing: :func:`design`,
+(one cache line per key), :class:`QuotientFilter` (mergeable, resizable
+multiset of fingerprints).  Sizing: :func:`design`,
 :func:`false_positive_rate`.  One file format: :func:`dumps`, :func:`loads`,
 :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
 """
@@ -22,9 +23,11 @@ from .errors import (
 )
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import dumps, load, loads, register_kind, save
+from .quotient import KIND_QUOTIENT, QuotientFilter
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
+register_kind(KIND_QUOTIENT, QuotientFilter)
 
 key_hash = _core.key_hash
 
@@ -43,6 +46,7 @@ __all__ = [
     "GuardStats",
     "IncompatibleFiltersError",
     "OverfullFilterWarning",
+    "QuotientFilter",
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
