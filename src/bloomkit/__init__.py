@@ -9,6 +9,7 @@ Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
 from __future__ import annotations
 
 from . import _core
+from . import cache as cache
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from .design import Design, design, false_positive_rate
 from .errors import (
@@ -21,9 +22,12 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .persist import dumps, load, loads, register_kind, save
+from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
+register_kind(KIND_COUNT_MIN, CountMinSketch)
+register_kind(KIND_TINYLFU, TinyLFU)
 
 key_hash = _core.key_hash
 
@@ -35,9 +39,12 @@ __all__ = [
     "BloomkitError",
     "CapacityError",
     "ChecksumError",
+    "CountMinSketch",
     "Design",
     "FormatError",
     "IncompatibleFiltersError",
+    "TinyLFU",
+    "TopK",
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
