@@ -143,7 +143,7 @@ def main() -> None:
         print("matplotlib not installed: no chart")
         return
     fig, axes = plt.subplots(1, len(traces), figsize=(4.2 * len(traces), 3.8), sharey=True)
-    for ax, tname in zip(axes, traces):
+    for ax, tname in zip(axes, traces, strict=False):
         for pname in policies:
             ax.plot(sizes, [results[(tname, s, pname)] * 100 for s in sizes], marker="o",
                     label=pname)

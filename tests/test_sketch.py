@@ -237,7 +237,7 @@ class SaturationTests:
             a += b
         assert a.to_bytes() == before
         with pytest.raises(OverflowError):
-            a + b  # noqa: B018
+            a + b
         assert a.to_bytes() == before
         # a merge that fits exactly is fine
         b2 = CountMinSketch(8, 2, counter_bits=bits)
@@ -255,7 +255,7 @@ class MergeTests:
         whole = CountMinSketch(300, 4, seed=5)
         whole.add_many(keys, counts)
         parts = [CountMinSketch(300, 4, seed=5) for _ in range(3)]
-        for k, n in zip(keys, counts):
+        for k, n in zip(keys, counts, strict=False):
             parts[rng.randrange(3)].add(k, n)
         merged = parts[0] + parts[1]
         merged += parts[2]
@@ -276,11 +276,11 @@ class MergeTests:
             with pytest.raises(IncompatibleFiltersError, match=what):
                 a.merge(other)
             with pytest.raises(IncompatibleFiltersError):
-                a + other  # noqa: B018
+                a + other
         with pytest.raises(TypeError):
             a.merge(TinyLFU(10))  # type: ignore[arg-type]
         with pytest.raises(TypeError):
-            a + 1  # type: ignore[operator]  # noqa: B018
+            a + 1  # type: ignore[operator]
 
 
 class PersistenceTests:
@@ -438,7 +438,7 @@ class CountMinMachine(RuleBasedStateMachine):
     def add_many(self, ks: list[object], data: st.DataObject) -> None:
         counts = data.draw(st.lists(st.integers(0, 50), min_size=len(ks), max_size=len(ks)))
         self.c.add_many(ks, counts)
-        for k, n in zip(ks, counts):
+        for k, n in zip(ks, counts, strict=False):
             self.model[k] += n
 
     @rule()
@@ -468,7 +468,8 @@ class CountMinMachine(RuleBasedStateMachine):
     @invariant()
     def estimates_are_upper_bounds(self) -> None:
         keys = list(self.model)
-        assert all(e >= self.model[k] for k, e in zip(keys, self.c.estimate_many(keys)))
+        ests = self.c.estimate_many(keys)
+        assert all(e >= self.model[k] for k, e in zip(keys, ests, strict=True))
         assert self.c.total == sum(self.model.values())
 
 
@@ -578,7 +579,7 @@ class HostileBytesTests:
                 cls.from_bytes(bytes(bad))
 
     def test_every_header_byte_value(self, state: tuple[type[Any], bytes]) -> None:
-        cls, data = state
+        _cls, data = state
         for off in range(128):
             for v in range(256):
                 if v == data[off]:

@@ -93,10 +93,11 @@ class CountMinSketch(_core.CountMinBase):
             raise ValueError("epsilon too small: width would exceed 2**32")
         if depth > 64:
             raise ValueError("delta too small: depth would exceed 64")
-        return cls(
+        sketch: CountMinSketch = cls(
             width, depth, seed=seed, key=key, secret=secret, conservative=conservative,
             counter_bits=counter_bits,
         )
+        return sketch
 
     @property
     def epsilon(self) -> float:
