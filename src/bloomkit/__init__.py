@@ -1,7 +1,8 @@
 """bloomkit: fast, correct, portable approximate membership for Python.
 
-Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
-(one cache line per key).  Sizing: :func:`design`,
+Structures: :class:`BloomFilter` (classic), :class:`BlockedBloomFilter`
+(one cache line per key), :class:`CountingBloomFilter` (with remove) and
+:class:`ScalableBloomFilter` (grows without a capacity).  Sizing: :func:`design`,
 :func:`false_positive_rate`.  One file format: :func:`dumps`, :func:`loads`,
 :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from . import _core
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from .counting import KIND_COUNTING_BLOOM, CountingBloomFilter
 from .design import Design, design, false_positive_rate
 from .errors import (
     BloomkitError,
@@ -24,6 +26,7 @@ from .persist import dumps, load, loads, register_kind, save
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
+register_kind(KIND_COUNTING_BLOOM, CountingBloomFilter)
 
 key_hash = _core.key_hash
 
@@ -35,6 +38,7 @@ __all__ = [
     "BloomkitError",
     "CapacityError",
     "ChecksumError",
+    "CountingBloomFilter",
     "Design",
     "FormatError",
     "IncompatibleFiltersError",
