@@ -23,10 +23,12 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .persist import dumps, load, loads, register_kind, save
+from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
 register_kind(KIND_COUNTING_BLOOM, CountingBloomFilter)
+register_kind(KIND_SCALABLE_BLOOM, ScalableBloomFilter)
 
 key_hash = _core.key_hash
 
@@ -42,6 +44,7 @@ __all__ = [
     "Design",
     "FormatError",
     "IncompatibleFiltersError",
+    "ScalableBloomFilter",
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
