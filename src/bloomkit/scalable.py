@@ -40,7 +40,7 @@ class LinkInfo(NamedTuple):
     error_rate: float
     num_bits: int
     num_hashes: int
-    count: int
+    num_keys: int
     bits_set: int
     nbytes: int
 

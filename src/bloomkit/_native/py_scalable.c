@@ -85,9 +85,12 @@ static void bks_scheme_of(const BKScalable *self, bks_scheme *sc)
     sc->key_check = bk_load_u64le(self->st.buf + BK_OFF_KEY_CHECK);
 }
 
-/* Assemble a chain state in dst from L link containers. */
-static int bks_assemble(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
-                        const uint8_t *const *srcs, const uint64_t *lens)
+/* Assemble a chain state in dst from L link containers; a fresh link is
+ * passed as its 128-byte header alone (copy_header_only bit i set): the new
+ * buffer is calloc'ed, so its bits are already zero and never touched. */
+static int bks_assemble_ex(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+                           const uint8_t *const *srcs, const uint64_t *lens,
+                           uint64_t copy_header_only)
 {
     uint32_t header_len = bk_scalable_header_len(L);
     uint64_t payload_len = 0, off;
@@ -120,13 +123,20 @@ static int bks_assemble(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
     for (uint32_t i = 0; i < L; i++) {
         uint8_t *link = dst->buf + off;
         bk_store_u64le(p + BK_SCALABLE_P_LINK_LENS + 8u * i, lens[i]);
-        memcpy(link, srcs[i], (size_t)lens[i]);
+        memcpy(link, srcs[i],
+               (size_t)(((copy_header_only >> i) & 1) ? BK_BLOOM_HEADER_LEN : lens[i]));
         /* a link carries no checksum and no DIRTY flag of its own */
         bk_store_u64le(link + BK_OFF_CHECKSUM, 0);
         bk_store_u16le(link + BK_OFF_FLAGS, (uint16_t)(sc->keyed ? BK_FLAG_KEYED : 0));
         off += bk_format_align(lens[i]);
     }
     return 0;
+}
+
+static int bks_assemble(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+                        const uint8_t *const *srcs, const uint64_t *lens)
+{
+    return bks_assemble_ex(dst, sc, L, srcs, lens, 0);
 }
 
 /* Swap a freshly assembled buffer into self (owned states only). */
@@ -143,7 +153,8 @@ static void bks_replace(BKScalable *self, bkpy_state *fresh)
     bks_attach(self);
 }
 
-/* A fresh, empty link container (caller frees *out with free()). */
+/* The 128-byte header of a fresh, empty link (caller frees *out); *len is
+ * the link's full container length. */
 static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits, uint32_t k,
                         uint64_t capacity, double error_rate, uint8_t **out, uint64_t *len)
 {
@@ -161,7 +172,7 @@ static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits,
         return -1;
     }
     *len = BK_BLOOM_HEADER_LEN + payload_len;
-    *out = (uint8_t *)calloc(1, (size_t)*len);
+    *out = (uint8_t *)calloc(1, BK_BLOOM_HEADER_LEN + 64);
     if (*out == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -209,7 +220,7 @@ static int bks_grow(BKScalable *self)
     srcs[self->n] = link;
     lens[self->n] = link_len;
     memset(&fresh, 0, sizeof fresh);
-    rc = bks_assemble(&fresh, &sc, self->n + 1, srcs, lens);
+    rc = bks_assemble_ex(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n);
     free(link);
     if (rc < 0)
         return -1;
@@ -292,7 +303,7 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     srcs[0] = link;
-    if (bks_assemble(&self->st, &sc, 1, srcs, &link_len) < 0) {
+    if (bks_assemble_ex(&self->st, &sc, 1, srcs, &link_len, 1) < 0) {
         free(link);
         Py_DECREF(self);
         return NULL;
@@ -634,10 +645,9 @@ static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
     srcs[0] = self->link_buf[0];
     len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
     memset(&fresh, 0, sizeof fresh);
-    if (bks_assemble(&fresh, &sc, 1, srcs, &len) < 0)
+    if (bks_assemble_ex(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
         return NULL;
     bks_replace(self, &fresh);
-    memset(self->links[0].words, 0, (size_t)self->links[0].num_words * 8);
     bk_store_u64le(BKS_LINK_PARAM(self, 0, BK_BLOOM_P_COUNT), 0);
     Py_RETURN_NONE;
 }
