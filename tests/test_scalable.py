@@ -16,15 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_helpers import (
-    HEADER_INT_FIELDS,
-    bit_flips,
-    every_byte_value,
-    load_clean,
-    mutate_fields,
-    reseal,
-    truncations_and_trailing,
-)
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -37,6 +28,15 @@ from bloomkit import (
     IncompatibleFiltersError,
     ScalableBloomFilter,
     design,
+)
+from hostile_helpers import (
+    HEADER_INT_FIELDS,
+    bit_flips,
+    every_byte_value,
+    load_clean,
+    mutate_fields,
+    reseal,
+    truncations_and_trailing,
 )
 
 np = pytest.importorskip("numpy")
