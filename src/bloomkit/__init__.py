@@ -1,12 +1,13 @@
 """bloomkit: fast, correct, portable approximate membership for Python.
 
 Membership: :class:`BloomFilter` (classic), :class:`BlockedBloomFilter` (one
-cache line per key), :class:`QuotientFilter` (mergeable, resizable multiset
-of fingerprints).  Frequency: :class:`CountMinSketch`, :class:`TopK`,
-:class:`TinyLFU` and :mod:`bloomkit.cache`.  The two-stage check:
-:class:`Guard`.  Sizing: :func:`design`, :func:`false_positive_rate`.  One
-file format: :func:`dumps`, :func:`loads`, :func:`save`, :func:`load`.
-Errors: :mod:`bloomkit.errors`.
+cache line per key), :class:`CountingBloomFilter` (with remove),
+:class:`ScalableBloomFilter` (grows without a known capacity),
+:class:`QuotientFilter` (mergeable, resizable multiset of fingerprints).
+Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
+:mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
+:func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
+:func:`loads`, :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from . import _core
 from . import cache as cache
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from .counting import KIND_COUNTING_BLOOM, CountingBloomFilter
 from .design import Design, design, false_positive_rate
 from .errors import (
     BloomkitError,
@@ -27,10 +29,13 @@ from .errors import (
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import dumps, load, loads, register_kind, save
 from .quotient import KIND_QUOTIENT, QuotientFilter
+from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
+register_kind(KIND_COUNTING_BLOOM, CountingBloomFilter)
+register_kind(KIND_SCALABLE_BLOOM, ScalableBloomFilter)
 register_kind(KIND_QUOTIENT, QuotientFilter)
 register_kind(KIND_COUNT_MIN, CountMinSketch)
 register_kind(KIND_TINYLFU, TinyLFU)
@@ -47,6 +52,7 @@ __all__ = [
     "CapacityError",
     "ChecksumError",
     "CountMinSketch",
+    "CountingBloomFilter",
     "Design",
     "FormatError",
     "Guard",
@@ -54,6 +60,7 @@ __all__ = [
     "IncompatibleFiltersError",
     "OverfullFilterWarning",
     "QuotientFilter",
+    "ScalableBloomFilter",
     "TinyLFU",
     "TopK",
     "UncleanFileError",
