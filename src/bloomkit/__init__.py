@@ -1,7 +1,8 @@
 """bloomkit: fast, correct, portable approximate membership for Python.
 
 Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
-(one cache line per key).  Sizing: :func:`design`,
+(one cache line per key), :class:`QuotientFilter` (mergeable, resizable
+multiset of fingerprints).  Sizing: :func:`design`,
 :func:`false_positive_rate`.  One file format: :func:`dumps`, :func:`loads`,
 :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
 """
@@ -20,16 +21,20 @@ from .errors import (
     UncleanFileError,
     UnsupportedFormatError,
 )
+from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import dumps, load, loads, register_kind, save
+from .quotient import KIND_QUOTIENT, QuotientFilter
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
+register_kind(KIND_QUOTIENT, QuotientFilter)
 
 key_hash = _core.key_hash
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncGuard",
     "BlockedBloomFilter",
     "BloomFilter",
     "BloomkitError",
@@ -37,7 +42,11 @@ __all__ = [
     "ChecksumError",
     "Design",
     "FormatError",
+    "Guard",
+    "GuardStats",
     "IncompatibleFiltersError",
+    "OverfullFilterWarning",
+    "QuotientFilter",
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
