@@ -71,3 +71,25 @@ class LeakedPasswordsTests:
         res = mod.main(["check", str(out), "hunter2", "password", "not-in-the-list-xyz"])
         assert res == {"hunter2": True, "password": True, "not-in-the-list-xyz": False}
         assert "POSSIBLY LEAKED" in capsys.readouterr().out
+
+
+class CrawlerSeenTests:
+    def test_grows_and_keeps_the_rate(self) -> None:
+        r = _load("crawler_seen").main(["--pages", "20000", "-p", "0.01"])
+        assert r["filter_links"] >= 3  # it grew from 1,000 without a known n
+        assert r["distinct_urls"] > 20_000
+        # wrongly skipped new URLs: within the R3-style bound of the target
+        n = r["distinct_urls"]
+        assert r["measured_fpr"] <= 1.05 * 0.01 + 5 * (0.01 / n) ** 0.5
+
+
+class CdnAdmissionTests:
+    def test_doorkeeper_and_tinylfu_beat_always_admit(self) -> None:
+        r = _load("cdn_admission").main(
+            ["--requests", "60000", "--objects", "20000", "--cache", "1000", "--window", "20000"]
+        )
+        always, second, tiny = r["always"], r["second_hit"], r["tinylfu"]
+        assert second["writes"] < 0.5 * always["writes"]
+        assert tiny["writes"] < 0.5 * always["writes"]
+        assert second["hit_ratio"] > always["hit_ratio"]
+        assert tiny["hit_ratio"] > always["hit_ratio"]
