@@ -2,7 +2,8 @@
 
 Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
 (one cache line per key), :class:`QuotientFilter` (mergeable, resizable
-multiset of fingerprints).  Sizing: :func:`design`,
+multiset of fingerprints), :class:`CuckooFilter` (deletion, small at low
+error rates).  Sizing: :func:`design`,
 :func:`false_positive_rate`.  One file format: :func:`dumps`, :func:`loads`,
 :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from . import _core
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from .cuckoo import KIND_CUCKOO, CuckooFilter, cuckoo_design
 from .design import Design, design, false_positive_rate
 from .errors import (
     BloomkitError,
@@ -28,6 +30,7 @@ from .quotient import KIND_QUOTIENT, QuotientFilter
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
 register_kind(KIND_QUOTIENT, QuotientFilter)
+register_kind(KIND_CUCKOO, CuckooFilter)
 
 key_hash = _core.key_hash
 
@@ -40,6 +43,7 @@ __all__ = [
     "BloomkitError",
     "CapacityError",
     "ChecksumError",
+    "CuckooFilter",
     "Design",
     "FormatError",
     "Guard",
@@ -50,6 +54,7 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "cuckoo_design",
     "design",
     "dumps",
     "false_positive_rate",
