@@ -167,7 +167,7 @@ void bk_cuckoo_attach(bk_cuckoo *c, uint8_t *buf)
     c->fmask = (1ULL << c->f) - 1;
     c->swar = c->bucket_bits + 7 <= 64;
     c->lanes_lo = 0;
-    for (uint32_t s = 0; s < c->b; s++)
+    for (uint32_t s = 0; c->swar && s < c->b; s++) /* lanes only exist when they fit */
         c->lanes_lo |= 1ULL << (s * c->f);
     c->lanes_hi = c->swar ? c->lanes_lo << (c->f - 1) : 0;
     c->bmask = c->swar ? (1ULL << c->bucket_bits) - 1 : 0;
