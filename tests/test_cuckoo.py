@@ -517,7 +517,7 @@ def build_golden(build: dict[str, Any]) -> CuckooFilter:
     return f
 
 
-@pytest.mark.parametrize("variant", ["cuckoo_default", "cuckoo_full_stash"])
+@pytest.mark.parametrize("variant", ["CuckooFilter_default", "CuckooFilter_full_stash"])
 class GoldenTests:
     def test_golden_file(self, variant: str) -> None:
         manifest = json.loads((GOLDEN / f"{variant}.json").read_text())
