@@ -652,3 +652,41 @@ class HostileBytesTests:
                 CuckooFilter.from_bytes(rng.randbytes(n))
         with pytest.raises(TypeError):
             CuckooFilter.from_bytes("not bytes")  # type: ignore[arg-type]
+
+
+# ---- the placement formulas of docs/FORMAT.md, re-implemented ---------------------
+
+M64 = 2**64 - 1
+
+
+def _mix64(x: int) -> int:
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+class PlacementFormulaTests:
+    @pytest.mark.parametrize("p", [0.1, 0.01, 1e-6, 2e-9])
+    def test_locate_matches_the_spec(self, p: float, rng: random.Random) -> None:
+        f = CuckooFilter(rng.randrange(1, 10**7), p, seed=rng.randrange(2**64))
+        nb, bits = f.num_buckets, f.fingerprint_bits
+        for _ in range(500):
+            key = rng.choice([rng.randrange(-(2**70), 2**70), rng.randbytes(rng.randrange(30))])
+            h = bloomkit.key_hash(key, f.seed)
+            i1 = (h * nb) >> 64
+            fp = 1 + (((h & 0xFFFFFFFF) * (2**bits - 1)) >> 32)
+            big_h = (_mix64(fp) * nb) >> 64
+            i2 = (big_h - i1) % nb
+            assert f._locate(key) == (fp, i1, i2)
+            assert (big_h - i2) % nb == i1  # an involution
+
+    def test_the_first_copy_lands_in_slot_0_of_bucket_1(self) -> None:
+        f = CuckooFilter(5000, 0.001, seed=3)
+        fp, i1, _ = f._locate("key")
+        f.add("key")
+        payload = int.from_bytes(f.to_bytes()[HEADER_LEN:], "little")
+        pos = i1 * f.bucket_size * f.fingerprint_bits
+        assert (payload >> pos) & (2**f.fingerprint_bits - 1) == fp
+        assert payload == fp << pos  # nothing else is set
