@@ -3,7 +3,8 @@
 Membership: :class:`BloomFilter` (classic), :class:`BlockedBloomFilter` (one
 cache line per key), :class:`CountingBloomFilter` (with remove),
 :class:`ScalableBloomFilter` (grows without a known capacity),
-:class:`QuotientFilter` (mergeable, resizable multiset of fingerprints).
+:class:`QuotientFilter` (mergeable, resizable multiset of fingerprints),
+:class:`CuckooFilter` (deletion, small at low error rates).
 Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
@@ -16,6 +17,7 @@ from . import _core
 from . import cache as cache
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from .counting import KIND_COUNTING_BLOOM, CountingBloomFilter
+from .cuckoo import KIND_CUCKOO, CuckooFilter, cuckoo_design
 from .design import Design, design, false_positive_rate
 from .errors import (
     BloomkitError,
@@ -36,6 +38,7 @@ register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
 register_kind(KIND_COUNTING_BLOOM, CountingBloomFilter)
 register_kind(KIND_SCALABLE_BLOOM, ScalableBloomFilter)
+register_kind(KIND_CUCKOO, CuckooFilter)
 register_kind(KIND_QUOTIENT, QuotientFilter)
 register_kind(KIND_COUNT_MIN, CountMinSketch)
 register_kind(KIND_TINYLFU, TinyLFU)
@@ -53,6 +56,7 @@ __all__ = [
     "ChecksumError",
     "CountMinSketch",
     "CountingBloomFilter",
+    "CuckooFilter",
     "Design",
     "FormatError",
     "Guard",
@@ -66,6 +70,7 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "cuckoo_design",
     "design",
     "dumps",
     "false_positive_rate",

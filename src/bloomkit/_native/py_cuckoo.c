@@ -1,0 +1,780 @@
+/*
+ * py_cuckoo.c -- CPython type for the cuckoo filter.
+ *
+ * bloomkit._core.CuckooBase works directly on its state buffer (owned, or
+ * borrowed from an mmap); the facade bloomkit.CuckooFilter (cuckoo.py)
+ * subclasses it with __slots__ = () and does the sizing, so `x in f` goes
+ * straight to sq_contains and add/remove/discard are METH_O.
+ *
+ * Every operation holds the GIL: a relocation chain passes through states
+ * in which a fingerprint is briefly out of the table, so neither writers
+ * nor readers may run concurrently with a writer (see bk_cuckoo.c).
+ */
+#include "py_common.h"
+
+#include <math.h>
+
+#include "bk_cuckoo.h"
+#include "bk_endian.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    bk_cuckoo ck;
+    PyObject *weakreflist;
+} BKCuckoo;
+
+static PyTypeObject BKCuckoo_Type;
+
+static const char bkcuckoo_full_msg[] =
+    "cuckoo filter is full (500 relocations and the 8-entry stash could not place the key, "
+    "or the key already has 2*bucket_size copies); the filter is unchanged";
+
+static int bkcuckoo_check_seed(PyObject *obj, uint64_t *seed)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLong(obj);
+    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bkcuckoo_check_key(PyObject *key)
+{
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Payload bytes (the table and its guard), wherever header_len puts it. */
+#define BKCUCKOO_PAYLOAD_LEN(self) ((self)->st.len - (uint64_t)((self)->ck.table - (self)->st.buf))
+
+static BKCuckoo *bkcuckoo_alloc(PyTypeObject *type)
+{
+    BKCuckoo *self = (BKCuckoo *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    memset(&self->st, 0, sizeof self->st);
+    memset(&self->ck, 0, sizeof self->ck);
+    self->weakreflist = NULL;
+    return self;
+}
+
+/* CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity,
+ *            error_rate, *, seed=0, secret=None, key=None) */
+static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"num_buckets", "bucket_size", "fingerprint_bits", "capacity",
+                             "error_rate", "seed", "secret", "key", NULL};
+    unsigned long long nb, capacity;
+    unsigned int b, f;
+    double p;
+    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint64_t seed = 0, payload_len = 0;
+    uint8_t secret16[16];
+    int keyed;
+    const char *reason = NULL;
+    BKCuckoo *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CuckooBase", kwlist, &nb, &b,
+                                     &f, &capacity, &p, &seed_obj, &secret, &key))
+        return NULL;
+    if (seed_obj != NULL && bkcuckoo_check_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkcuckoo_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (bk_cuckoo_shape(nb, b, f, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return NULL;
+    }
+    self = bkcuckoo_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_CUCKOO_HEADER_LEN + payload_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
+    bk_cuckoo_init_state(self->st.buf, nb, b, f, capacity, p, seed, keyed,
+                         bk_hasher_key_check(&self->st.hasher));
+    bk_cuckoo_attach(&self->ck, self->st.buf);
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static void bkcuckoo_dealloc(BKCuckoo *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bkpy_state_release(&self->st);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bkcuckoo_traverse(BKCuckoo *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->st.keyfunc);
+    Py_VISIT(self->st.view.obj);
+    return 0;
+}
+
+static int bkcuckoo_clear_refs(BKCuckoo *self)
+{
+    Py_CLEAR(self->st.keyfunc);
+    return 0;
+}
+
+/* ---- Begin logic for per-key operations ------------------------------- */
+
+static PyObject *bkcuckoo_add(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h;
+    int was_new;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    if (BK_UNLIKELY(bk_cuckoo_add(&self->ck, h, &was_new) != BK_OK)) {
+        PyErr_SetString(bkpy_CapacityError, bkcuckoo_full_msg);
+        return NULL;
+    }
+    if (was_new)
+        Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
+static int bkcuckoo_contains(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_cuckoo_contains(&self->ck, h);
+}
+
+/* 1 removed, 0 absent, -1 error. */
+static int bkcuckoo_remove_impl(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return -1;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_cuckoo_remove(&self->ck, h) == BK_OK;
+}
+
+static PyObject *bkcuckoo_remove(BKCuckoo *self, PyObject *key)
+{
+    int r = bkcuckoo_remove_impl(self, key);
+    if (r < 0)
+        return NULL;
+    if (r == 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkcuckoo_discard(BKCuckoo *self, PyObject *key)
+{
+    int r = bkcuckoo_remove_impl(self, key);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyObject *bkcuckoo_count(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(bk_cuckoo_count(&self->ck, h));
+}
+
+/* ---- End logic for per-key operations --------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef struct {
+    bk_cuckoo *ck;
+    uint64_t added_new;
+    size_t inserted;
+    int failed;
+} bkcuckoo_add_ctx;
+
+static void bkcuckoo_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkcuckoo_add_ctx *ctx = (bkcuckoo_add_ctx *)vctx;
+    size_t done = 0;
+    (void)offset;
+    if (ctx->failed)
+        return; /* the rest of the input is hashed but not inserted */
+    if (bk_cuckoo_add_many(ctx->ck, hs, n, &done, &ctx->added_new) != BK_OK)
+        ctx->failed = 1;
+    ctx->inserted += done;
+}
+
+static PyObject *bkcuckoo_add_many(BKCuckoo *self, PyObject *keys)
+{
+    bkcuckoo_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.ck = &self->ck;
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcuckoo_add_chunk, NULL,
+                             &ctx, 0, &info);
+    if (rc < 0)
+        return NULL;
+    if (ctx.failed) {
+        PyErr_Format(bkpy_CapacityError,
+                     "cuckoo filter is full: the first %zu keys were inserted, key #%zu could "
+                     "not be placed and left no trace, the rest were not inserted",
+                     ctx.inserted, ctx.inserted);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(ctx.added_new);
+}
+
+static PyObject *bkcuckoo_update(BKCuckoo *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *r = bkcuckoo_add_many(self, args[i]);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const bk_cuckoo *ck;
+} bkcuckoo_query_ctx;
+
+static void bkcuckoo_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkcuckoo_query_ctx *ctx = (bkcuckoo_query_ctx *)vctx;
+    bk_cuckoo_contains_many(ctx->ck, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
+{
+    bkcuckoo_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.ck = &self->ck;
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcuckoo_query_chunk,
+                            bkpy_bools_size, &ctx, 0, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for union -------------------------------------------- */
+
+static int bkcuckoo_check_compatible(BKCuckoo *a, PyObject *other_obj)
+{
+    BKCuckoo *b;
+    bk_header ha, hb;
+    const char *reason = NULL;
+    if (!PyObject_TypeCheck(other_obj, &BKCuckoo_Type)) {
+        PyErr_Format(PyExc_TypeError, "union needs another cuckoo filter, not %.50s",
+                     Py_TYPE(other_obj)->tp_name);
+        return -1;
+    }
+    b = (BKCuckoo *)other_obj;
+    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
+    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
+    if (a->ck.num_buckets != b->ck.num_buckets || a->ck.b != b->ck.b || a->ck.f != b->ck.f) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot union cuckoo filters of different sizes: num_buckets %llu vs %llu, "
+                     "bucket_size %u vs %u, fingerprint_bits %u vs %u (a fingerprint's two "
+                     "buckets depend on all three)",
+                     (unsigned long long)a->ck.num_buckets, (unsigned long long)b->ck.num_buckets,
+                     a->ck.b, b->ck.b, a->ck.f, b->ck.f);
+        return -1;
+    }
+    if (ha.seed != hb.seed) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot union cuckoo filters with different seeds: %llu vs %llu",
+                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
+        return -1;
+    }
+    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
+        PyErr_SetString(bkpy_IncompatibleFiltersError,
+                        "cannot union cuckoo filters with different hashing (keyed vs "
+                        "unkeyed, or different secrets)");
+        return -1;
+    }
+    return 0;
+}
+
+static BKCuckoo *bkcuckoo_copy_impl(BKCuckoo *self, PyTypeObject *type)
+{
+    BKCuckoo *c = bkcuckoo_alloc(type);
+    if (c == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
+    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    c->st.hasher = self->st.hasher;
+    c->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(c->st.keyfunc);
+    bk_cuckoo_attach(&c->ck, c->st.buf);
+    return c;
+}
+
+static PyObject *bkcuckoo_copy(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    return (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
+}
+
+/* In-place multiset union: every fingerprint of `other` is inserted at its
+ * own bucket pair.  All-or-nothing: on CapacityError the state is restored
+ * from a backup copy. */
+static PyObject *bkcuckoo_inplace_union(BKCuckoo *self, PyObject *other)
+{
+    uint8_t *backup;
+    BKCuckoo *src;
+    if (bkcuckoo_check_compatible(self, other) < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    src = (BKCuckoo *)other;
+    if (src == self) { /* merging with itself: merge from a snapshot */
+        PyObject *snap = (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
+        PyObject *r;
+        if (snap == NULL)
+            return NULL;
+        r = bkcuckoo_inplace_union(self, snap);
+        Py_DECREF(snap);
+        return r;
+    }
+    backup = (uint8_t *)PyMem_Malloc((size_t)self->st.len);
+    if (backup == NULL)
+        return PyErr_NoMemory();
+    memcpy(backup, self->st.buf, (size_t)self->st.len);
+    if (bk_cuckoo_merge(&self->ck, &src->ck) != BK_OK) {
+        memcpy(self->st.buf, backup, (size_t)self->st.len);
+        PyMem_Free(backup);
+        PyErr_SetString(bkpy_CapacityError,
+                        "union does not fit: the merged fingerprints exceed this filter's "
+                        "capacity; the filter is unchanged");
+        return NULL;
+    }
+    PyMem_Free(backup);
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *bkcuckoo_union_meth(BKCuckoo *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *acc;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (bkcuckoo_check_compatible(self, args[i]) < 0)
+            return NULL;
+    acc = (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
+    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
+        PyObject *r = bkcuckoo_inplace_union((BKCuckoo *)acc, args[i]);
+        Py_DECREF(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+static PyObject *bkcuckoo_nb_or(PyObject *a, PyObject *b)
+{
+    PyObject *args[1];
+    if (!PyObject_TypeCheck(a, &BKCuckoo_Type) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    args[0] = b;
+    return bkcuckoo_union_meth((BKCuckoo *)a, args, 1);
+}
+
+static PyObject *bkcuckoo_nb_ior(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &BKCuckoo_Type) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    return bkcuckoo_inplace_union((BKCuckoo *)a, b);
+}
+
+static PyObject *bkcuckoo_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKCuckoo *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKCuckoo *)a;
+    y = (BKCuckoo *)b;
+    /* Same state: header fields that define the filter, all parameters
+     * (count and stash included) and the table. */
+    eq = x->st.len == y->st.len &&
+         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         memcmp(x->ck.params, y->ck.params, BK_CUCKOO_PARAMS_LEN) == 0 &&
+         BKCUCKOO_PAYLOAD_LEN(x) == BKCUCKOO_PAYLOAD_LEN(y) &&
+         memcmp(x->ck.table, y->ck.table, (size_t)BKCUCKOO_PAYLOAD_LEN(x)) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+/* ---- End logic for union ---------------------------------------------- */
+
+static PyObject *bkcuckoo_clear(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_cuckoo_clear(&self->ck);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkcuckoo_to_bytes(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    return bkpy_state_to_bytes(&self->st);
+}
+
+static PyObject *bkcuckoo_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+                                      PyObject *key, int copy, int writable, int checks,
+                                      int shared)
+{
+    BKCuckoo *self;
+    bk_header h;
+    if (bkcuckoo_check_key(key) < 0)
+        return NULL;
+    self = bkcuckoo_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, data, copy, writable, checks, 1u << BK_KIND_CUCKOO, secret,
+                        &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.shared = shared;
+    bk_cuckoo_attach(&self->ck, self->st.buf);
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *bkcuckoo_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
+                                     &key, &verify))
+        return NULL;
+    return bkcuckoo_load_common(type, data, secret, key, 1, 1,
+                                BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+}
+
+/* _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
+ *              allow_dirty=False, verify=False): works in place on an
+ * exporter's memory (an mmap).  Single writer only (see the file comment). */
+static PyObject *bkcuckoo_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
+                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
+        return NULL;
+    return bkcuckoo_load_common(type, data, secret, key, 0, writable,
+                                (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                                    (allow_dirty ? BK_ALLOW_DIRTY : 0),
+                                shared);
+}
+
+static PyObject *bkcuckoo_reduce(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *data, *ctor;
+    if (self->st.hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed filter: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(&self->st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                         self->st.keyfunc ? self->st.keyfunc : Py_None);
+}
+
+static PyObject *bkcuckoo_seal(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_format_seal(self->st.buf, self->st.len);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkcuckoo_set_dirty(BKCuckoo *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+/* Release a borrowed buffer (mmap close); the object becomes an empty
+ * read-only filter. */
+static PyObject *bkcuckoo_detach(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    PyBuffer_Release(&self->st.view);
+    self->st.buf = NULL;
+    self->st.len = 0;
+    (void)bk_cuckoo_shape(1, 4, 8, &payload_len, &reason);
+    if (bkpy_state_alloc(&self->st, BK_CUCKOO_HEADER_LEN + payload_len) < 0)
+        return NULL;
+    bk_cuckoo_init_state(self->st.buf, 1, 4, 8, 1, 0.5, 0, 0, 0);
+    bk_cuckoo_attach(&self->ck, self->st.buf);
+    self->st.writable = 0;
+    self->st.shared = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkcuckoo_key_hash(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* _locate(key) -> (fingerprint, i1, i2): where a key may live (tests). */
+static PyObject *bkcuckoo_locate(BKCuckoo *self, PyObject *key)
+{
+    uint64_t h, i1;
+    uint32_t fp;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    i1 = bk_cuckoo_index(&self->ck, h);
+    fp = bk_cuckoo_fingerprint(&self->ck, h);
+    return Py_BuildValue("(kKK)", (unsigned long)fp, (unsigned long long)i1,
+                         (unsigned long long)bk_cuckoo_alt(&self->ck, i1, fp));
+}
+
+static double bkcuckoo_slots(const BKCuckoo *self)
+{
+    return (double)self->ck.num_buckets * (double)self->ck.b;
+}
+
+static PyObject *bkcuckoo_estimate_count(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck));
+}
+
+/* 1 - (1 - 1/(2^f - 1))^(2 b load): the chance that one of the 2b slots a
+ * query reads holds its fingerprint, at the current load. */
+static PyObject *bkcuckoo_estimate_error_rate(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    double load = (double)bk_cuckoo_get_count(&self->ck) / bkcuckoo_slots(self);
+    double q = 1.0 / (double)self->ck.fmask;
+    if (load > 1.0)
+        load = 1.0;
+    return PyFloat_FromDouble(-expm1(2.0 * self->ck.b * load * log1p(-q)));
+}
+
+static PyObject *bkcuckoo_sizeof(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t(sizeof(BKCuckoo) + own);
+}
+
+static Py_ssize_t bkcuckoo_len(BKCuckoo *self)
+{
+    uint64_t c = bk_cuckoo_get_count(&self->ck);
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+/* ---- getters ---- */
+
+#define BKCUCKOO_GETTER(name, expr)                                  \
+    static PyObject *bkcuckoo_get_##name(BKCuckoo *self, void *c)   \
+    {                                                                \
+        (void)c;                                                     \
+        return expr;                                                 \
+    }
+BKCUCKOO_GETTER(num_buckets, PyLong_FromUnsignedLongLong(self->ck.num_buckets))
+BKCUCKOO_GETTER(bucket_size, PyLong_FromUnsignedLong(self->ck.b))
+BKCUCKOO_GETTER(fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
+BKCUCKOO_GETTER(max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
+BKCUCKOO_GETTER(stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
+BKCUCKOO_GETTER(capacity, PyLong_FromUnsignedLongLong(
+                              bk_load_u64le(self->ck.params + BK_CUCKOO_P_CAPACITY)))
+BKCUCKOO_GETTER(error_rate, PyFloat_FromDouble(
+                                bk_load_f64le(self->ck.params + BK_CUCKOO_P_ERROR_RATE)))
+BKCUCKOO_GETTER(seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
+BKCUCKOO_GETTER(nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
+BKCUCKOO_GETTER(state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
+BKCUCKOO_GETTER(load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
+                                                bkcuckoo_slots(self)))
+BKCUCKOO_GETTER(keyed, PyBool_FromLong(self->st.hasher.keyed))
+BKCUCKOO_GETTER(writable, PyBool_FromLong(self->st.writable))
+BKCUCKOO_GETTER(mapped, PyBool_FromLong(self->st.view.obj != NULL))
+BKCUCKOO_GETTER(dirty, PyBool_FromLong(
+                           (bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
+
+static PyObject *bkcuckoo_get_key(BKCuckoo *self, void *c)
+{
+    (void)c;
+    if (self->st.keyfunc == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(self->st.keyfunc);
+    return self->st.keyfunc;
+}
+
+static PyGetSetDef bkcuckoo_getset[] = {
+    {"num_buckets", (getter)bkcuckoo_get_num_buckets, NULL, "Buckets in the table.", NULL},
+    {"bucket_size", (getter)bkcuckoo_get_bucket_size, NULL, "b, fingerprint slots per bucket.", NULL},
+    {"fingerprint_bits", (getter)bkcuckoo_get_fingerprint_bits, NULL, "f, bits per fingerprint.", NULL},
+    {"max_kicks", (getter)bkcuckoo_get_max_kicks, NULL, "Relocations tried per insert.", NULL},
+    {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
+    {"capacity", (getter)bkcuckoo_get_capacity, NULL, "The design capacity n.", NULL},
+    {"error_rate", (getter)bkcuckoo_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    {"seed", (getter)bkcuckoo_get_seed, NULL, "The hash seed.", NULL},
+    {"nbytes", (getter)bkcuckoo_get_nbytes, NULL, "Bytes of the table (payload).", NULL},
+    {"state_nbytes", (getter)bkcuckoo_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
+    {"keyed", (getter)bkcuckoo_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkcuckoo_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkcuckoo_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkcuckoo_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkcuckoo_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bkcuckoo_methods[] = {
+    {"add", (PyCFunction)bkcuckoo_add, METH_O,
+     "add($self, key, /)\n--\n\nStore one copy of the key; return True if no copy was found "
+     "before.  Raises CapacityError (filter unchanged) when full."},
+    {"remove", (PyCFunction)bkcuckoo_remove, METH_O,
+     "remove($self, key, /)\n--\n\nRemove one copy of the key; KeyError if none is stored.  "
+     "Never remove a key that was not added: it may delete another key's fingerprint."},
+    {"discard", (PyCFunction)bkcuckoo_discard, METH_O,
+     "discard($self, key, /)\n--\n\nLike remove() but returns False instead of raising."},
+    {"count", (PyCFunction)bkcuckoo_count, METH_O,
+     "count($self, key, /)\n--\n\nCopies of the key's fingerprint stored (at least the number of "
+     "adds minus removes; at most 2*bucket_size + stash)."},
+    {"add_many", (PyCFunction)bkcuckoo_add_many, METH_O,
+     "add_many($self, keys, /)\n--\n\nAdd every key; return how many were absent before.  On "
+     "CapacityError the keys before the failing one stay inserted."},
+    {"update", (PyCFunction)(void (*)(void))bkcuckoo_update, METH_FASTCALL,
+     "update($self, *iterables)\n--\n\nAlias of add_many for one or more iterables."},
+    {"contains_many", (PyCFunction)bkcuckoo_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
+     "bool array for array input."},
+    {"union", (PyCFunction)(void (*)(void))bkcuckoo_union_meth, METH_FASTCALL,
+     "union($self, *others)\n--\n\nA new filter holding every fingerprint of all (multiset "
+     "sum: counts add).  CapacityError when they do not fit."},
+    {"copy", (PyCFunction)bkcuckoo_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
+    {"__copy__", (PyCFunction)bkcuckoo_copy, METH_NOARGS, NULL},
+    {"clear", (PyCFunction)bkcuckoo_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
+    {"to_bytes", (PyCFunction)bkcuckoo_to_bytes, METH_NOARGS,
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
+    {"from_bytes", (PyCFunction)(void (*)(void))bkcuckoo_from_bytes,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
+     "to_bytes() output; corrupt input raises FormatError."},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkcuckoo_from_buffer,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"__reduce__", (PyCFunction)bkcuckoo_reduce, METH_NOARGS, NULL},
+    {"estimate_count", (PyCFunction)bkcuckoo_estimate_count, METH_NOARGS,
+     "estimate_count($self, /)\n--\n\nFingerprints stored (adds minus removes), as a float."},
+    {"estimate_error_rate", (PyCFunction)bkcuckoo_estimate_error_rate, METH_NOARGS,
+     "estimate_error_rate($self, /)\n--\n\nFalse-positive rate at the current load: "
+     "1 - (1 - 1/(2^f - 1))^(2 b load)."},
+    {"_seal", (PyCFunction)bkcuckoo_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkcuckoo_set_dirty, METH_O, NULL},
+    {"_detach", (PyCFunction)bkcuckoo_detach, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},
+    {"_locate", (PyCFunction)bkcuckoo_locate, METH_O,
+     "_locate($self, key, /)\n--\n\n(fingerprint, bucket1, bucket2) of a key."},
+    {"__sizeof__", (PyCFunction)bkcuckoo_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bkcuckoo_as_sequence = {
+    .sq_length = (lenfunc)bkcuckoo_len,
+    .sq_contains = (objobjproc)bkcuckoo_contains,
+};
+
+static PyNumberMethods bkcuckoo_as_number = {
+    .nb_or = bkcuckoo_nb_or,
+    .nb_inplace_or = bkcuckoo_nb_ior,
+};
+
+static PyTypeObject BKCuckoo_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.CuckooBase",
+    .tp_basicsize = sizeof(BKCuckoo),
+    .tp_dealloc = (destructor)bkcuckoo_dealloc,
+    .tp_as_number = &bkcuckoo_as_number,
+    .tp_as_sequence = &bkcuckoo_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity, error_rate, *, "
+              "seed=0, secret=None, key=None)\n--\n\nC core of CuckooFilter.",
+    .tp_traverse = (traverseproc)bkcuckoo_traverse,
+    .tp_clear = (inquiry)bkcuckoo_clear_refs,
+    .tp_richcompare = bkcuckoo_richcompare,
+    .tp_weaklistoffset = offsetof(BKCuckoo, weakreflist),
+    .tp_methods = bkcuckoo_methods,
+    .tp_getset = bkcuckoo_getset,
+    .tp_new = bkcuckoo_new,
+};
+
+int bkpy_init_cuckoo(PyObject *m)
+{
+    if (PyType_Ready(&BKCuckoo_Type) < 0)
+        return -1;
+    Py_INCREF(&BKCuckoo_Type);
+    if (PyModule_AddObject(m, "CuckooBase", (PyObject *)&BKCuckoo_Type) < 0) {
+        Py_DECREF(&BKCuckoo_Type);
+        return -1;
+    }
+    return 0;
+}

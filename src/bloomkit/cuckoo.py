@@ -1,0 +1,144 @@
+"""The cuckoo filter (Fan, Andersen, Kaminsky and Mitzenmacher, CoNEXT 2014).
+
+A thin facade over the C type :class:`bloomkit._core.CuckooBase`: sizing
+from ``(capacity, error_rate, bucket_size)`` happens here; every per-key and
+batch operation is C.  See docs/cuckoo.md and the essay in
+``_native/bk_cuckoo.c``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+
+__all__ = ["DESIGN_LOAD", "CuckooDesign", "CuckooFilter", "cuckoo_design"]
+
+KIND_CUCKOO = 5
+
+DESIGN_LOAD = 0.94
+"""Table load at ``capacity``: b = 4 tables reach ~95-96% before the first
+failed insert, so sizing for 94% leaves a margin while costing f / 0.94 bits
+per key, 1.1% above the f / 0.95 of the paper."""
+
+MIN_FP_BITS = 8
+MAX_FP_BITS = 32
+MAX_BUCKETS = 2**32
+MAX_CAPACITY = 2**48
+
+
+@dataclass(frozen=True)
+class CuckooDesign:
+    """The shape chosen for ``(capacity, error_rate, bucket_size)``."""
+
+    capacity: int
+    error_rate: float
+    bucket_size: int
+    fingerprint_bits: int
+    num_buckets: int
+
+    @property
+    def bits_per_key(self) -> float:
+        """Table bits per key at capacity."""
+        return self.num_buckets * self.bucket_size * self.fingerprint_bits / self.capacity
+
+
+def fingerprint_bits_for(error_rate: float, bucket_size: int) -> int:
+    """The smallest f >= 8 with 2b / (2^f - 1) <= error_rate (f >= log2(2b/p + 1))."""
+    f = max(MIN_FP_BITS, math.ceil(math.log2(2 * bucket_size / error_rate + 1)))
+    while f > MIN_FP_BITS and 2 * bucket_size / (2 ** (f - 1) - 1) <= error_rate:
+        f -= 1  # log2 rounding: never more bits than needed
+    while 2 * bucket_size / (2**f - 1) > error_rate:
+        f += 1
+    return f
+
+
+def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4) -> CuckooDesign:
+    """Size a cuckoo filter; raises TypeError/ValueError saying what is allowed."""
+    if isinstance(capacity, bool) or not isinstance(capacity, int):
+        raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
+    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
+        raise TypeError(f"error_rate must be a float, not {type(error_rate).__name__}")
+    if isinstance(bucket_size, bool) or not isinstance(bucket_size, int):
+        raise TypeError(f"bucket_size must be an int, not {type(bucket_size).__name__}")
+    if not 1 <= capacity <= MAX_CAPACITY:
+        raise ValueError(f"capacity must be in [1, 2**48], got {capacity}")
+    error_rate = float(error_rate)
+    if not 1 <= bucket_size <= 8:
+        raise ValueError(f"bucket_size must be in [1, 8], got {bucket_size}")
+    lowest = 2 * bucket_size / (2**MAX_FP_BITS - 1)
+    if not (lowest <= error_rate < 1.0):
+        raise ValueError(
+            f"error_rate must be in [{lowest:.3g}, 1) for bucket_size={bucket_size} "
+            f"(fingerprints are at most {MAX_FP_BITS} bits), got {error_rate!r}"
+        )
+    f = fingerprint_bits_for(error_rate, bucket_size)
+    num_buckets = max(1, math.ceil(capacity / (bucket_size * DESIGN_LOAD)))
+    if num_buckets > MAX_BUCKETS:
+        raise ValueError(
+            f"capacity {capacity} needs {num_buckets} buckets, over the limit of 2**32; "
+            "use a larger bucket_size or several filters"
+        )
+    return CuckooDesign(capacity, error_rate, bucket_size, f, num_buckets)
+
+
+class CuckooFilter(_core.CuckooBase):
+    """Approximate membership with deletion: a cuckoo hash table of fingerprints.
+
+    ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,
+    key=None, secret=None)``.  Stores one f-bit fingerprint per added key
+    (f = smallest value >= 8 with 2b/(2^f - 1) <= error_rate) in one of two
+    buckets of ``bucket_size`` slots.  ``add`` raises
+    :class:`bloomkit.CapacityError`, leaving the filter unchanged, when a
+    key cannot be placed; ``remove`` raises KeyError and ``discard`` returns
+    False when no copy is stored.  Keys are a multiset: ``count(key)`` is the
+    number of stored copies (up to 2 * bucket_size).
+    """
+
+    __slots__ = ()
+    _bk_kind = KIND_CUCKOO
+
+    def __new__(
+        cls,
+        capacity: int,
+        error_rate: float = 0.001,
+        *,
+        bucket_size: int = 4,
+        seed: int = 0,
+        key: Any = None,
+        secret: bytes | None = None,
+    ) -> Any:
+        d = cuckoo_design(capacity, error_rate, bucket_size)
+        return super().__new__(
+            cls, d.num_buckets, d.bucket_size, d.fingerprint_bits, d.capacity, d.error_rate,
+            seed=seed, secret=secret, key=key,
+        )
+
+    def __repr__(self) -> str:
+        extra = ", keyed" if self.keyed else ""
+        mapped = ", mapped" if self.mapped else ""
+        return (
+            f"{type(self).__name__}(capacity={self.capacity}, error_rate={self.error_rate:g}, "
+            f"bucket_size={self.bucket_size}, fingerprint_bits={self.fingerprint_bits}, "
+            f"num_buckets={self.num_buckets}, seed={self.seed}, count={len(self)}, "
+            f"load_factor={self.load_factor:.4f}{extra}{mapped})"
+        )
+
+    def __and__(self, other: object) -> Any:
+        raise TypeError(
+            "cuckoo filters do not support intersection: a key's fingerprint may sit in either "
+            "of its two buckets in each table, so no slot-wise operation yields the common "
+            "keys; build a new filter from the intersection of the key sets"
+        )
+
+    def intersection(self, *others: object) -> Any:
+        """Not supported; see ``__and__``."""
+        return self.__and__(others[0] if others else None)
+
+    def save(self, path: Any) -> None:
+        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
+        from .persist import save
+
+        save(self, path)
