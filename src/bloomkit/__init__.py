@@ -3,7 +3,8 @@
 Structures: :class:`BloomFilter` (classic) and :class:`BlockedBloomFilter`
 (one cache line per key).  Sizing: :func:`design`,
 :func:`false_positive_rate`.  One file format: :func:`dumps`, :func:`loads`,
-:func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
+:func:`save`, :func:`load`; memory-mapped files: :func:`open`,
+:func:`create`, :func:`flush`, :func:`close`, :func:`verify`.  Errors: :mod:`bloomkit.errors`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .errors import (
     UncleanFileError,
     UnsupportedFormatError,
 )
-from .persist import dumps, load, loads, register_kind, save
+from .persist import close, create, dumps, flush, load, loads, open, register_kind, save, verify
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
@@ -41,11 +42,17 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "close",
+    "create",
     "design",
     "dumps",
     "false_positive_rate",
+    "flush",
     "key_hash",
     "load",
     "loads",
+    "open",
+    "register_kind",
     "save",
+    "verify",
 ]
