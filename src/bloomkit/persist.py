@@ -304,7 +304,7 @@ def _finalize_dead(rec: _Mapping) -> None:
                 stacklevel=2,
             )
             last = _try_lock_exclusive(rec.fd)
-            struct.pack_into("<Q", rec.mm, _OFF_CHECKSUM, _core.checksum(rec.mm))
+            struct.pack_into("<Q", rec.mm, _OFF_CHECKSUM, _core.checksum(_buf(rec.mm)))
             if last:
                 (flags,) = struct.unpack_from("<H", rec.mm, _OFF_FLAGS)
                 struct.pack_into("<H", rec.mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
@@ -316,6 +316,11 @@ def _finalize_dead(rec: _Mapping) -> None:
             os.close(rec.fd)
         except OSError:
             pass
+
+
+def _buf(mm: mmap.mmap) -> Any:
+    """An mmap as the bytes-like argument of the _core helpers (typing only)."""
+    return mm
 
 
 def _size_check(path: str, fd: int, max_bytes: int | None) -> tuple[int, dict[str, Any]]:
@@ -358,7 +363,7 @@ def _mark_dirty(obj: Any, mm: mmap.mmap) -> None:
     mm.flush(0, min(len(mm), mmap.PAGESIZE))  # on disk before the first add
 
 
-def open(  # noqa: A001 - bloomkit.open mirrors the builtin on purpose
+def open(
     path: PathLike,
     mode: str = "r",
     *,
@@ -552,13 +557,13 @@ def verify(target: Any) -> dict[str, Any]:
     if rec.mode == "r":
         return _check_bytes(rec.mm, rec.path)
     flush(target)
-    _core.validate(rec.mm, checksum=False, allow_dirty=True)
-    if _core.checksum(rec.mm) != struct.unpack_from("<Q", rec.mm, _OFF_CHECKSUM)[0]:
+    _core.validate(_buf(rec.mm), checksum=False, allow_dirty=True)
+    if _core.checksum(_buf(rec.mm)) != struct.unpack_from("<Q", rec.mm, _OFF_CHECKSUM)[0]:
         raise UncleanFileError(
             f"{rec.path}: unclean: the checksum changed while it was being written "
             "(other writers are active)"
         )
-    return _core.validate(rec.mm, checksum=True, allow_dirty=True)
+    return _core.validate(_buf(rec.mm), checksum=True, allow_dirty=True)
 
 
 @atexit.register
