@@ -377,13 +377,6 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise CliError("plot needs matplotlib: pip install 'bloomkit[plot]'") from None
     import random
 
     from .bloom import BlockedBloomFilter, BloomFilter
@@ -391,11 +384,20 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     if args.file:
         f = persist.load(args.file)
         label = os.path.basename(args.file)
+        if not hasattr(f, "num_bits"):
+            raise CliError(f"plot needs a Bloom filter, not a {type(f).__name__}")
     else:
         cls = BlockedBloomFilter if args.layout == "blocked" else BloomFilter
         f = cls(args.n, args.p, seed=1)
         f.add_many(range(args.n))
         label = f"fresh {cls.__name__}, n={args.n:,}"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CliError("plot needs matplotlib: pip install 'bloomkit[plot]'") from None
     count = max(1, len(f))
     bits_per_key = f.num_bits / count
     rng = random.Random(12345)
