@@ -26,7 +26,8 @@ from bloomkit.cli import (
     EXIT_UNSUPPORTED,
 )
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+# the bloomkit under test (src/, or the sanitized build of .ci/asan.sh)
+SRC = str(Path(bloomkit.__file__).resolve().parents[1])
 ENV = dict(os.environ, PYTHONPATH=SRC)
 
 

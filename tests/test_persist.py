@@ -27,7 +27,8 @@ from bloomkit import (
 )
 
 CLASSES = [BloomFilter, BlockedBloomFilter]
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+# the bloomkit under test (src/, or the sanitized build of .ci/asan.sh)
+SRC = str(Path(bloomkit.__file__).resolve().parents[1])
 
 
 @pytest.fixture(params=CLASSES, ids=["classic", "blocked"])
