@@ -4,7 +4,7 @@ by the generic golden test, the hostile-input tests and make_golden.py.
 A manifest next to ``<kind_name>_<variant>.bkf``::
 
     {
-      "file": "bloom_filter_small.bkf",
+      "file": "BloomFilter_small.bkf",
       "class": "BloomFilter",              # the class loads() must return
       "kind": 1,                           # header kind id
       "format_version": "1.0",             # version that wrote it
@@ -25,8 +25,12 @@ A manifest next to ``<kind_name>_<variant>.bkf``::
 
 Key recipes (``keys`` and ``probes``): ``int_range`` (start, stop, step=1)
 gives ints; ``str_format`` (format, start, stop) gives ``format.format(i)``;
-``bytes_format`` the same encoded as UTF-8 bytes.  Other structures add
-their goldens with the same fields; the generic test needs no change.
+``bytes_format`` the same encoded as UTF-8 bytes.  The older nested form
+``{"recipe": {"type": "int"|"str"|"bytes", "template": ..., "start", "stop",
+"step"}}`` (the QuotientFilter goldens) is read too, as is a secret given as
+``build["secret"]`` (hex).  ``file`` defaults to the manifest's name with
+``.bkf``; a ``build`` without ``keys`` is kind-specific: the generic test then
+checks everything but the rebuild, which the kind's own tests do.
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ def decode(value: Any) -> Any:
 
 
 def keys(recipe: dict[str, Any]) -> list[Any]:
+    if isinstance(recipe.get("recipe"), dict):
+        return keys(recipe["recipe"])
+    if "type" in recipe:  # the nested form
+        rng = range(recipe["start"], recipe["stop"], recipe.get("step", 1))
+        if recipe["type"] == "int":
+            return list(rng)
+        template = recipe.get("template", "{}")
+        strs = [template.format(i) for i in rng]
+        return [x.encode() for x in strs] if recipe["type"] == "bytes" else strs
     name = recipe["recipe"]
     if name == "int_range":
         return list(range(recipe["start"], recipe["stop"], recipe.get("step", 1)))
@@ -80,5 +93,16 @@ def load_manifest(path: Path) -> dict[str, Any]:
 
 
 def load_kwargs(m: dict[str, Any]) -> dict[str, Any]:
-    kw: dict[str, Any] = decode(m.get("load_kwargs", {}))
-    return kw
+    if "load_kwargs" in m:
+        kw: dict[str, Any] = decode(m["load_kwargs"])
+        return kw
+    secret = m.get("build", {}).get("secret")
+    return {"secret": bytes.fromhex(secret)} if isinstance(secret, str) else {}
+
+
+def data_file(manifest: Path, m: dict[str, Any]) -> Path:
+    return GOLDEN / m.get("file", manifest.stem + ".bkf")
+
+
+def rebuildable(m: dict[str, Any]) -> bool:
+    return "keys" in m.get("build", {})

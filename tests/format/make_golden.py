@@ -25,20 +25,20 @@ SECRET = {"hex": "000102030405060708090a0b0c0d0e0f"}
 PROBES = {"recipe": "str_format", "format": "absent-{}", "start": 0, "stop": 20000}
 
 SPECS: dict[str, dict[str, Any]] = {
-    "bloom_filter_small": {
+    "BloomFilter_small": {
         "class": "BloomFilter", "args": [1000, 0.01], "kwargs": {},
         "keys": {"recipe": "int_range", "start": 0, "stop": 1000}},
-    "bloom_filter_seeded_str": {
+    "BloomFilter_seeded_str": {
         "class": "BloomFilter", "args": [400, 0.001], "kwargs": {"seed": 2**63 + 5},
         "keys": {"recipe": "str_format", "format": "key-{}", "start": 0, "stop": 400}},
-    "bloom_filter_keyed": {
+    "BloomFilter_keyed": {
         "class": "BloomFilter", "constructor": "with_size", "args": [4096, 5],
         "kwargs": {"secret": SECRET},
         "keys": {"recipe": "bytes_format", "format": "b{}", "start": 0, "stop": 300}},
-    "blocked_bloom_filter_small": {
+    "BlockedBloomFilter_small": {
         "class": "BlockedBloomFilter", "args": [1000, 0.01], "kwargs": {},
         "keys": {"recipe": "int_range", "start": -500, "stop": 500}},
-    "blocked_bloom_filter_seeded_str": {
+    "BlockedBloomFilter_seeded_str": {
         "class": "BlockedBloomFilter", "args": [500, 0.0001], "kwargs": {"seed": 42},
         "keys": {"recipe": "str_format", "format": "ключ-{}", "start": 0, "stop": 500}},
 }
