@@ -105,4 +105,31 @@ def data_file(manifest: Path, m: dict[str, Any]) -> Path:
 
 
 def rebuildable(m: dict[str, Any]) -> bool:
-    return "keys" in m.get("build", {})
+    return isinstance(m.get("build", {}).get("keys"), dict)
+
+
+_RECIPES = ("int_range", "str_format", "bytes_format")
+
+
+def probe_keys(m: dict[str, Any]) -> list[Any] | None:
+    """The probe keys when the manifest gives them in a machine-readable
+    recipe; None for a recipe written as prose (kind-specific manifests)."""
+    probes = m.get("probes", {})
+    recipe = probes.get("recipe")
+    if isinstance(recipe, dict) and "type" in recipe:
+        return keys(recipe)
+    if recipe in _RECIPES:
+        return keys(probes)
+    return None
+
+
+def member_keys(m: dict[str, Any]) -> list[Any] | None:
+    """Keys that must be present (None when members are not a plain list,
+    e.g. a sketch's key -> estimate mapping)."""
+    members = m.get("members")
+    return decode(members) if isinstance(members, list) else None
+
+
+def format_version(m: dict[str, Any]) -> str | None:
+    v = m.get("format_version", m.get("format"))
+    return v if isinstance(v, str) else None

@@ -13,11 +13,12 @@ import pytest
 from _manifest import (
     build,
     data_file,
-    decode,
-    keys,
+    format_version,
     load_kwargs,
     load_manifest,
     manifests,
+    member_keys,
+    probe_keys,
     rebuildable,
 )
 
@@ -41,25 +42,37 @@ class GoldenFileTests:
         header = bloomkit._core.peek_header(data)
         assert header["kind_name"] == m["class"]
         assert header["kind"] == m.get("kind", header["kind"])
-        assert f"{header['version_major']}.{header['version_minor']}" == m["format_version"]
+        version = format_version(m)
+        assert version is None or f"{header['version_major']}.{header['version_minor']}" == version
+        assert bloomkit.verify(data_file(manifest, m))["kind"] == header["kind"]
 
     def test_loads_with_members_and_exact_false_positives(self, manifest: Path) -> None:
         m = load_manifest(manifest)
         data = data_file(manifest, m).read_bytes()
+        members, probes = member_keys(m), probe_keys(m)
         for obj in (bloomkit.loads(data, **load_kwargs(m)),
                     bloomkit.load(data_file(manifest, m), **load_kwargs(m))):
             assert type(obj).__name__ == m["class"]
-            members = decode(m["members"])
-            assert all(k in obj for k in members)
-            probes = keys(m["probes"])
-            assert sum(1 for k in probes if k in obj) == m["probes"]["false_positives"]
             assert obj.to_bytes() == data  # re-serialization is byte-identical
+            if members is not None:
+                assert all(k in obj for k in members)
+            if probes is not None:
+                assert sum(1 for k in probes if k in obj) == m["probes"]["false_positives"]
+        if members is None or probes is None:
+            pytest.skip("members/probes in a kind-specific form: checked by the kind's tests")
 
     def test_mapped_open_reads_the_same(self, manifest: Path) -> None:
         m = load_manifest(manifest)
-        with bloomkit.open(data_file(manifest, m), **load_kwargs(m)) as obj:
+        try:
+            obj = bloomkit.open(data_file(manifest, m), **load_kwargs(m))
+        except TypeError as exc:  # a kind that cannot work in place says so
+            pytest.skip(f"{m['class']} cannot be memory-mapped: {exc}")
+        with obj:
             assert obj.verify()["kind_name"] == m["class"]
-            assert all(k in obj for k in decode(m["members"]))
+            assert obj.to_bytes() == data_file(manifest, m).read_bytes()
+            members = member_keys(m)
+            if members is not None:
+                assert all(k in obj for k in members)
 
     def test_rebuild_is_byte_identical(self, manifest: Path) -> None:
         m = load_manifest(manifest)

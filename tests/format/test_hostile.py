@@ -42,17 +42,19 @@ def reseal(data: bytes | bytearray) -> bytes:
 
 
 def exercise(obj: Any, size: int, kw: dict[str, Any]) -> None:
+    """What every structure must survive after a successful load."""
     assert len(obj.to_bytes()) <= size  # bounded by the input
-    _ = 12345 in obj
-    _ = "probe" in obj
-    c = obj.copy()
+    if hasattr(type(obj), "__contains__"):
+        _ = 12345 in obj
+        _ = "probe" in obj
+    c = obj.copy() if hasattr(obj, "copy") else bloomkit.loads(obj.to_bytes(), **kw)
     if hasattr(c, "add"):
         try:
             c.add("new key")
         except bloomkit.CapacityError:
             pass
     again = bloomkit.loads(obj.to_bytes(), **kw)
-    assert again == obj
+    assert again.to_bytes() == obj.to_bytes()
 
 
 def attempt(data: bytes, kw: dict[str, Any], mapped: bool) -> None:
@@ -79,8 +81,10 @@ def attempt(data: bytes, kw: dict[str, Any], mapped: bool) -> None:
     except CLEAN:
         return
     try:
-        _ = 12345 in obj
-        obj.add("x")
+        if hasattr(type(obj), "__contains__"):
+            _ = 12345 in obj
+        if hasattr(obj, "add"):
+            obj.add("x")
         obj._seal()
     except bloomkit.CapacityError:
         pass

@@ -22,9 +22,12 @@ done
 if command -v clang >/dev/null 2>&1; then
     echo "== libFuzzer: bk_format_validate (${secs}s)"
     n=src/bloomkit/_native
+    # every structure's validator, with the BK_HAVE_* switches setup.py derives
+    have=$(for f in $n/py_*.c; do s=$(basename "$f" .c); s=${s#py_}; \
+           [ "$s" = common ] || echo "-DBK_HAVE_$(echo "$s" | tr a-z A-Z)=1"; done)
+    # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -DBK_HAVE_BLOOM=1 -I$n tests/fuzz/fuzz_validate.c $n/bk_format.c $n/bk_bloom.c \
-        $n/bk_hash.c -o "$work/fuzz_validate"
+        $have -I$n tests/fuzz/fuzz_validate.c $n/bk_*.c -o "$work/fuzz_validate"
     "$work/fuzz_validate" -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
         "$work/corpus_c" 2>&1 | tail -n 12
 else

@@ -1,0 +1,138 @@
+"""Throughput of bloomkit.redis on loopback, against a local filter.
+
+    python benchmarks/redis_throughput.py [--keys 200000] [--repeat 3] [--port P]
+
+Starts its own redis-server on a free 127.0.0.1 port (unless --port names a
+running one), then reports, for the classic and the blocked layout:
+pipelined add_many / contains_many in keys/s (median of --repeat runs) next
+to the local filter's batch calls, the CPU the server and the client spent
+per key (from /proc: CPU time, so less disturbed by a busy machine than wall
+time; wall throughput is bounded by max(server, client) per key once the two
+run on separate cores), and the latency of single add / ``in`` calls
+(median and 99th percentile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+import redis
+
+from bloomkit import BlockedBloomFilter, BloomFilter
+from bloomkit.redis import RedisBloomFilter
+
+
+def free_port() -> int:
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port != 6379:
+            return port
+
+
+def server_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(fn, pid: int) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
+    s0, c0, t0 = server_cpu(pid), time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, server_cpu(pid) - s0, time.process_time() - c0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keys", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--latency-calls", type=int, default=2000)
+    ap.add_argument("--port", type=int, default=0, help="use a running server")
+    args = ap.parse_args()
+
+    proc = None
+    tmp = tempfile.mkdtemp(prefix="bk-redis-bench-")
+    port = args.port
+    if not port:
+        if shutil.which("redis-server") is None:
+            sys.exit("redis-server not found: apt-get install redis-server")
+        port = free_port()
+        proc = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", tmp],
+            stdout=subprocess.DEVNULL,
+        )
+    client = redis.Redis(host="127.0.0.1", port=port)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    pid = int(client.info("server")["process_id"])
+    n = args.keys
+    print(f"redis-server {client.info('server')['redis_version']} on 127.0.0.1:{port}, "
+          f"{n:,} keys, median of {args.repeat}; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'layout':8} {'operation':14} {'keys/s':>10} {'local keys/s':>13} "
+          f"{'server us/key':>14} {'client us/key':>14}")
+    try:
+        for layout, local_cls in (("classic", BloomFilter), ("blocked", BlockedBloomFilter)):
+            results: dict[str, list[tuple[float, float, float, float]]] = {
+                "add_many": [], "contains_many": []}
+            for rep in range(args.repeat):
+                name = f"bench:{layout}:{rep}"
+                RedisBloomFilter.delete_named(client, name)
+                f = RedisBloomFilter.create(client, name, n, 0.01, layout=layout)
+                keys = [f"user:{rep}:{i}" for i in range(n)]
+                local = local_cls(n, 0.01)
+                lt = time.perf_counter()
+                local.add_many(keys)
+                ladd = n / (time.perf_counter() - lt)
+                w, s, c = timed(lambda f=f, keys=keys: f.add_many(keys), pid)
+                results["add_many"].append((n / w, ladd, s / n * 1e6, c / n * 1e6))
+                lt = time.perf_counter()
+                local.contains_many(keys)
+                lcont = n / (time.perf_counter() - lt)
+                w, s, c = timed(lambda f=f, keys=keys: f.contains_many(keys), pid)
+                results["contains_many"].append((n / w, lcont, s / n * 1e6, c / n * 1e6))
+                f.delete()
+            for op, rows in results.items():
+                med = [statistics.median(col) for col in zip(*rows, strict=True)]
+                print(f"{layout:8} {op:14} {med[0]:>10,.0f} {med[1]:>13,.0f} "
+                      f"{med[2]:>14.2f} {med[3]:>14.2f}")
+            f = RedisBloomFilter.create(client, f"bench:{layout}:lat", n, 0.01, layout=layout)
+            for op in ("add", "in"):
+                lat = []
+                for i in range(args.latency_calls):
+                    key = f"lat:{i}"
+                    t0 = time.perf_counter()
+                    if op == "add":
+                        f.add(key)
+                    else:
+                        _ = key in f
+                    lat.append(time.perf_counter() - t0)
+                lat.sort()
+                print(f"{layout:8} {op + ' latency':14} median {lat[len(lat) // 2] * 1e6:.0f} us, "
+                      f"p99 {lat[int(len(lat) * 0.99)] * 1e6:.0f} us")
+            f.delete()
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+/*
+ * bk_counting.c -- the counting Bloom filter (Fan, Cao, Almeida and
+ * Broder, "Summary cache: a scalable wide-area web cache sharing
+ * protocol", 2000).
+ *
+ * A classic Bloom filter whose m bits are replaced by m small counters.
+ * add() increments the k counters of a key, remove() decrements them, and
+ * a key is reported present when all of its k counters are nonzero.  The
+ * probe sequence is exactly the classic Bloom filter's (bk_bloom.h:
+ * enhanced double hashing from the one 64-bit key hash), so a counting
+ * filter answers `in` exactly as a BloomFilter with the same m, k and seed
+ * built from the same adds -- bit i of that filter is "counter i is
+ * nonzero" -- and so has the same false-positive rate: (1 - e^(-kn/m))^k,
+ * 9.59 counters per key at 1%.  That costs counter_bits times the memory
+ * of the Bloom filter (4 bits: 4.8 bytes per key at 1%).
+ *
+ * Counter width and overflow.  Fan et al. show that with the optimal k the
+ * probability that any 4-bit counter ever exceeds 15 is below
+ * 1.37e-15 * m, which is why 4 bits is the default; 8 and 16 bits serve
+ * workloads that add the same key many times (a multiset).  A counter that
+ * reaches its maximum SATURATES: it is never incremented past it (no wrap)
+ * and never decremented again (its true value is unknown, and decrementing
+ * it could make it reach zero while keys that hit it are still present,
+ * i.e. create a false negative).  The price is a counter that stays set
+ * forever: a little space, never correctness.
+ *
+ * Invariants.
+ *   - With removes restricted to keys that were added, every counter is >=
+ *     the number of probes of present keys that hit it, or saturated: no
+ *     false negatives.  Removing a key that was never added (a false
+ *     positive) breaks this and CAN create false negatives; the Python
+ *     docs say so.  remove() of a key with a zero counter (surely absent)
+ *     raises KeyError and changes nothing.
+ *   - Counter values are in [0, max]; padding counters past m are zero
+ *     (checked by the deep validator), so equality and union are exact.
+ *   - count(key) = min of its counters >= the number of times the key was
+ *     added minus removed (an upper bound, like count-min).
+ *   - Union is the counter-wise sum, saturating at max.
+ *
+ * State (bk_format.c container, kind 3):
+ *   params @64  +0 u64 num_counters m   +8 u32 k   +12 u32 counter_bits
+ *               +16 u64 capacity   +24 f64 error_rate   +32 u64 count
+ *               (keys held: adds minus successful removes)   +40 u64
+ *               distinct (adds that found the key absent, minus removes
+ *               that zeroed a counter; = BloomFilter's count for adds only)
+ *   payload @128  ceil(m * bits / 8) bytes rounded up to a multiple of 8:
+ *               4 bits: counter i is the low nibble of byte i/2 for even
+ *               i, the high nibble for odd i; 8 bits: byte i; 16 bits:
+ *               little-endian u16 at bytes 2i, 2i+1.
+ *   (Redis BITFIELD numbers bits MSB first: its u4 #j is OUR counter j^1,
+ *   its u8 #j is our counter j, and its u16 #j is our counter j with the
+ *   two bytes swapped.)
+ *
+ * Concurrency: when `atomic` is set (a shared mmap), each counter update is
+ * a CAS loop on the byte or 16-bit word that holds it, so no increment is
+ * lost.  remove() checks then decrements: two processes removing the same
+ * key at once may both pass the check (each counter still never goes
+ * below zero or leaves saturation).
+ */
+#include "bk_counting.h"
+
+/* How many keys ahead the batch paths prefetch (k lines per key, like the
+ * classic Bloom filter, so not far). */
+#define BK_COUNTING_AHEAD 4
+
+bk_rc bk_counting_shape(uint64_t m, uint32_t k, uint32_t bits, uint64_t *payload_len,
+                        const char **reason)
+{
+    uint64_t nbits;
+    if (m == 0 || m > BK_COUNTING_MAX_COUNTERS) {
+        *reason = "num_counters must be in [1, 2**46]";
+        return BK_ERR_ARG;
+    }
+    if (k == 0 || k > BK_COUNTING_MAX_K) {
+        *reason = "num_hashes must be in [1, 64]";
+        return BK_ERR_ARG;
+    }
+    if (bits != 4 && bits != 8 && bits != 16) {
+        *reason = "counter_bits must be 4, 8 or 16";
+        return BK_ERR_ARG;
+    }
+    /* m <= 2^46 and bits <= 16: no overflow. */
+    nbits = m * bits;
+    *payload_len = ((nbits + 63) / 64) * 8;
+    return BK_OK;
+}
+
+void bk_counting_init_state(uint8_t *buf, uint64_t m, uint32_t k, uint32_t bits,
+                            uint64_t capacity, double error_rate, uint64_t seed, int keyed,
+                            uint64_t key_check)
+{
+    bk_header h;
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    uint8_t *p = buf + BK_OFF_PARAMS;
+
+    (void)bk_counting_shape(m, k, bits, &payload_len, &reason);
+    memset(&h, 0, sizeof h);
+    h.version_major = BK_VERSION_MAJOR;
+    h.version_minor = BK_VERSION_MINOR;
+    h.kind = BK_KIND_COUNTING_BLOOM;
+    h.flags = keyed ? BK_FLAG_KEYED : 0;
+    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
+    h.header_len = BK_COUNTING_HEADER_LEN;
+    h.params_len = BK_COUNTING_PARAMS_LEN;
+    h.seed = seed;
+    h.payload_len = payload_len;
+    h.key_check = keyed ? key_check : 0;
+    memset(buf, 0, BK_COUNTING_HEADER_LEN);
+    bk_format_write_header(buf, &h);
+    bk_store_u64le(p + BK_COUNTING_P_NUM_COUNTERS, m);
+    bk_store_u32le(p + BK_COUNTING_P_NUM_HASHES, k);
+    bk_store_u32le(p + BK_COUNTING_P_COUNTER_BITS, bits);
+    bk_store_u64le(p + BK_COUNTING_P_CAPACITY, capacity);
+    bk_store_f64le(p + BK_COUNTING_P_ERROR_RATE, error_rate);
+}
+
+void bk_counting_attach(bk_counting *c, uint8_t *buf)
+{
+    const uint8_t *p = buf + BK_OFF_PARAMS;
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    c->m = bk_load_u64le(p + BK_COUNTING_P_NUM_COUNTERS);
+    c->k = bk_load_u32le(p + BK_COUNTING_P_NUM_HASHES);
+    c->bits = bk_load_u32le(p + BK_COUNTING_P_COUNTER_BITS);
+    c->max = (uint32_t)((1u << c->bits) - 1u);
+    (void)bk_counting_shape(c->m, c->k, c->bits, &payload_len, &reason);
+    c->nbytes = payload_len;
+    c->bytes = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+}
+
+bk_rc bk_counting_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                           int checks, const char **reason)
+{
+    uint64_t m, capacity, distinct, payload_len = 0;
+    uint32_t k, bits;
+    double p;
+
+    if (h->params_len < BK_COUNTING_PARAMS_LEN) {
+        *reason = "counting Bloom parameters truncated";
+        return BK_ERR_FORMAT;
+    }
+    if (h->header_len != BK_COUNTING_HEADER_LEN && h->version_minor == 0) {
+        *reason = "counting Bloom header_len must be 128 in format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    m = bk_load_u64le(params + BK_COUNTING_P_NUM_COUNTERS);
+    k = bk_load_u32le(params + BK_COUNTING_P_NUM_HASHES);
+    bits = bk_load_u32le(params + BK_COUNTING_P_COUNTER_BITS);
+    capacity = bk_load_u64le(params + BK_COUNTING_P_CAPACITY);
+    p = bk_load_f64le(params + BK_COUNTING_P_ERROR_RATE);
+    distinct = bk_load_u64le(params + BK_COUNTING_P_DISTINCT);
+    if (bk_counting_shape(m, k, bits, &payload_len, reason) != BK_OK)
+        return BK_ERR_FORMAT;
+    if (payload_len != h->payload_len) {
+        *reason = "payload_len does not match num_counters and counter_bits";
+        return BK_ERR_FORMAT;
+    }
+    if (capacity == 0 || capacity > (1ULL << 48)) {
+        *reason = "capacity must be in [1, 2**48]";
+        return BK_ERR_FORMAT;
+    }
+    if (!(p > 0.0 && p < 1.0)) { /* also false for NaN */
+        *reason = "error_rate must be in (0, 1)";
+        return BK_ERR_FORMAT;
+    }
+    if (distinct > m) {
+        *reason = "distinct count exceeds num_counters";
+        return BK_ERR_FORMAT;
+    }
+    if (checks & BK_CHECK_DEEP) {
+        /* Counters past m (the padding of the last word) must be zero. */
+        uint64_t used_bits = m * bits;
+        for (uint64_t byte = used_bits / 8; byte < payload_len; byte++) {
+            uint8_t v = payload[byte];
+            if (byte == used_bits / 8 && (used_bits & 7) != 0)
+                v = (uint8_t)(v >> (used_bits & 7));
+            if (v != 0) {
+                *reason = "counters set past num_counters";
+                return BK_ERR_FORMAT;
+            }
+        }
+    }
+    return BK_OK;
+}
+
+/* ---- Begin logic for the batch paths ---------------------------------- */
+
+static inline void bk_counting_prefetch(const bk_counting *c, uint64_t h)
+{
+    BK_COUNTING_PROBES(c, h, pos, {
+        uint64_t byte = c->bits == 4 ? pos >> 1 : pos * (c->bits / 8);
+        bk_prefetch_w(c->bytes + byte);
+    });
+}
+
+uint64_t bk_counting_add_many(bk_counting *c, const uint64_t *hs, size_t n, int atomic)
+{
+    uint64_t added = 0;
+    size_t i;
+    for (i = 0; i < n && i < BK_COUNTING_AHEAD; i++)
+        bk_counting_prefetch(c, hs[i]);
+    for (i = 0; i < n; i++) {
+        if (i + BK_COUNTING_AHEAD < n)
+            bk_counting_prefetch(c, hs[i + BK_COUNTING_AHEAD]);
+        added += (uint64_t)bk_counting_add(c, hs[i], atomic);
+    }
+    return added;
+}
+
+void bk_counting_contains_many(const bk_counting *c, const uint64_t *hs, size_t n, uint8_t *out)
+{
+    size_t i;
+    for (i = 0; i < n && i < BK_COUNTING_AHEAD; i++)
+        bk_counting_prefetch(c, hs[i]);
+    for (i = 0; i < n; i++) {
+        if (i + BK_COUNTING_AHEAD < n)
+            bk_counting_prefetch(c, hs[i + BK_COUNTING_AHEAD]);
+        out[i] = (uint8_t)bk_counting_contains(c, hs[i]);
+    }
+}
+
+size_t bk_counting_remove_many(bk_counting *c, const uint64_t *hs, size_t n, int atomic,
+                               uint64_t *zeroed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int z = 0;
+        if (i + BK_COUNTING_AHEAD < n)
+            bk_counting_prefetch(c, hs[i + BK_COUNTING_AHEAD]);
+        if (bk_counting_remove(c, hs[i], atomic, &z) != BK_OK)
+            return i;
+        *zeroed += (uint64_t)z;
+    }
+    return n;
+}
+
+/* ---- End logic for the batch paths ------------------------------------ */
+
+void bk_counting_union(bk_counting *dst, const bk_counting *src)
+{
+    uint64_t n = dst->nbytes;
+    if (dst->bits == 8) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t v = (uint32_t)dst->bytes[i] + src->bytes[i];
+            dst->bytes[i] = (uint8_t)(v > 255u ? 255u : v);
+        }
+    } else if (dst->bits == 4) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t a = dst->bytes[i], b = src->bytes[i];
+            uint32_t lo = (a & 15u) + (b & 15u), hi = (a >> 4) + (b >> 4);
+            if (lo > 15u)
+                lo = 15u;
+            if (hi > 15u)
+                hi = 15u;
+            dst->bytes[i] = (uint8_t)(lo | (hi << 4));
+        }
+    } else {
+        for (uint64_t i = 0; i + 1 < n; i += 2) {
+            uint32_t v = (uint32_t)bk_load_u16le(dst->bytes + i) + bk_load_u16le(src->bytes + i);
+            bk_store_u16le(dst->bytes + i, (uint16_t)(v > 65535u ? 65535u : v));
+        }
+    }
+}
+
+uint64_t bk_counting_nonzero(const bk_counting *c)
+{
+    uint64_t z = 0;
+    if (c->bits == 8) {
+        for (uint64_t i = 0; i < c->nbytes; i++)
+            z += c->bytes[i] != 0;
+    } else if (c->bits == 4) {
+        for (uint64_t i = 0; i < c->nbytes; i++)
+            z += (uint64_t)((c->bytes[i] & 15u) != 0) + (uint64_t)((c->bytes[i] >> 4) != 0);
+    } else {
+        for (uint64_t i = 0; i + 1 < c->nbytes; i += 2)
+            z += bk_load_u16le(c->bytes + i) != 0;
+    }
+    return z; /* padding counters are zero, so this counts only real ones */
+}
+
+void bk_counting_to_bits(const bk_counting *c, uint8_t *bloom_payload)
+{
+    for (uint64_t i = 0; i < c->m; i++)
+        if (bk_counting_get(c, i) != 0)
+            bloom_payload[i >> 3] |= (uint8_t)(1u << (i & 7));
+}

@@ -1,0 +1,217 @@
+/*
+ * bk_counting.h -- the counting Bloom filter (core).
+ *
+ * Per-key operations are inline (one call per `x in f` from the CPython
+ * glue); bk_counting.c holds the essay, batches, union and the validator.
+ */
+#ifndef BK_COUNTING_H
+#define BK_COUNTING_H
+
+#include "bk_common.h"
+#include "bk_endian.h"
+#include "bk_format.h"
+#include "bk_hash.h"
+
+/* Parameter block (offsets from the params area at byte 64). */
+#define BK_COUNTING_P_NUM_COUNTERS 0   /* u64 m */
+#define BK_COUNTING_P_NUM_HASHES 8     /* u32 k */
+#define BK_COUNTING_P_COUNTER_BITS 12  /* u32 4, 8 or 16 */
+#define BK_COUNTING_P_CAPACITY 16      /* u64 design capacity n */
+#define BK_COUNTING_P_ERROR_RATE 24    /* f64 design error rate p */
+#define BK_COUNTING_P_COUNT 32         /* u64 keys held: adds - removes */
+#define BK_COUNTING_P_DISTINCT 40      /* u64 adds that found the key absent */
+#define BK_COUNTING_PARAMS_LEN 48
+#define BK_COUNTING_HEADER_LEN 128
+
+#define BK_COUNTING_MAX_COUNTERS (1ULL << 46)  /* same bound as num_bits of a Bloom filter */
+#define BK_COUNTING_MAX_K 64u
+
+typedef struct {
+    uint8_t *bytes;     /* payload */
+    uint64_t m;         /* counters */
+    uint64_t nbytes;    /* payload bytes (a multiple of 8) */
+    uint32_t k;
+    uint32_t bits;      /* 4, 8 or 16 */
+    uint32_t max;       /* 2^bits - 1: the saturation value */
+} bk_counting;
+
+/* Payload size for m counters of `bits` bits: ceil(m * bits / 8) rounded
+ * up to a multiple of 8.  BK_ERR_ARG (with a reason) for invalid shapes. */
+bk_rc bk_counting_shape(uint64_t m, uint32_t k, uint32_t bits, uint64_t *payload_len,
+                        const char **reason);
+
+/* Fresh header + params in buf (BK_COUNTING_HEADER_LEN + payload_len
+ * bytes, payload zeroed by the caller). */
+void bk_counting_init_state(uint8_t *buf, uint64_t m, uint32_t k, uint32_t bits,
+                            uint64_t capacity, double error_rate, uint64_t seed, int keyed,
+                            uint64_t key_check);
+
+void bk_counting_attach(bk_counting *c, uint8_t *buf);
+
+bk_rc bk_counting_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                           int checks, const char **reason);
+
+/* ---- Begin logic for counters ----------------------------------------- */
+
+/* Counter i: 4 bits -> byte i/2, low nibble for even i, high nibble for
+ * odd i; 8 bits -> byte i; 16 bits -> u16 little-endian at byte 2i. */
+BK_INLINE uint32_t bk_counting_get(const bk_counting *c, uint64_t i)
+{
+    if (c->bits == 4) {
+        uint8_t b = c->bytes[i >> 1];
+        return (i & 1) ? (uint32_t)(b >> 4) : (uint32_t)(b & 15u);
+    }
+    if (c->bits == 8)
+        return c->bytes[i];
+    return bk_load_u16le(c->bytes + 2 * i);
+}
+
+/* Add delta (+1 or -1) to counter i unless it is saturated (== max) or
+ * the result would leave [0, max].  Atomic mode uses a CAS loop on the
+ * byte or the 16-bit word holding the counter, so concurrent writers
+ * sharing a buffer never lose each other's updates. */
+BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomic)
+{
+#if !(defined(__GNUC__) || defined(__clang__))
+    atomic = 0; /* no portable byte CAS: shared writers need GCC or clang */
+#endif
+    if (c->bits == 16) {
+        uint8_t *p = c->bytes + 2 * i;
+        if (!atomic) {
+            uint32_t v = bk_load_u16le(p);
+            if (v == c->max || (delta < 0 && v == 0))
+                return;
+            bk_store_u16le(p, (uint16_t)(v + (uint32_t)delta));
+            return;
+        }
+#if defined(__GNUC__) || defined(__clang__)
+        {
+            uint16_t *w = (uint16_t *)(void *)p, old = __atomic_load_n(w, __ATOMIC_RELAXED), nw;
+            do {
+                uint32_t v = (uint16_t)BK_LE16(old);
+                if (v == c->max || (delta < 0 && v == 0))
+                    return;
+                nw = (uint16_t)BK_LE16((uint16_t)(v + (uint32_t)delta));
+            } while (!__atomic_compare_exchange_n(w, &old, nw, 1, __ATOMIC_RELAXED,
+                                                  __ATOMIC_RELAXED));
+            return;
+        }
+#endif
+    }
+    {
+        uint8_t *p = c->bytes + (c->bits == 4 ? (i >> 1) : i);
+        int shift = (c->bits == 4 && (i & 1)) ? 4 : 0;
+        uint32_t mask = c->bits == 4 ? 15u : 255u;
+        uint8_t old = atomic ? 0 : *p, nb;
+#if defined(__GNUC__) || defined(__clang__)
+        if (atomic)
+            old = __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+        for (;;) {
+            uint32_t v = ((uint32_t)old >> shift) & mask;
+            if (v == c->max || (delta < 0 && v == 0))
+                return;
+            v += (uint32_t)delta;
+            nb = (uint8_t)(((uint32_t)old & ~(mask << shift)) | (v << shift));
+            if (!atomic) {
+                *p = nb;
+                return;
+            }
+#if defined(__GNUC__) || defined(__clang__)
+            if (__atomic_compare_exchange_n(p, &old, nb, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                return;
+#else
+            *p = nb;
+            return;
+#endif
+        }
+    }
+}
+
+/* The probe sequence is exactly the classic Bloom filter's (bk_bloom.h):
+ * x0 = h, y0 = mix64(h); probe i = mulhi(x_i, m); x += y; y += i. */
+#define BK_COUNTING_PROBES(c, h, pos, body)                                \
+    do {                                                                   \
+        uint64_t bkc_x_ = (h), bkc_y_ = bk_mix64(h);                       \
+        for (uint32_t bkc_i_ = 0; bkc_i_ < (c)->k; bkc_i_++) {             \
+            uint64_t pos = bk_mulhi64(bkc_x_, (c)->m);                     \
+            body;                                                          \
+            bkc_x_ += bkc_y_;                                              \
+            bkc_y_ += bkc_i_;                                              \
+        }                                                                  \
+    } while (0)
+
+BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
+{
+    BK_COUNTING_PROBES(c, h, pos, {
+        if (bk_counting_get(c, pos) == 0)
+            return 0;
+    });
+    return 1;
+}
+
+/* Increment the key's counters; returns 1 when one of them was zero
+ * before (the key was surely absent: the same answer BloomFilter.add
+ * gives for the same sequence of adds). */
+BK_INLINE int bk_counting_add(bk_counting *c, uint64_t h, int atomic)
+{
+    int was_new = 0;
+    BK_COUNTING_PROBES(c, h, pos, {
+        if (bk_counting_get(c, pos) == 0)
+            was_new = 1;
+        bk_counting_step(c, pos, 1, atomic);
+    });
+    return was_new;
+}
+
+/* The minimum of the key's counters (0: surely absent). */
+BK_INLINE uint32_t bk_counting_count(const bk_counting *c, uint64_t h)
+{
+    uint32_t best = c->max;
+    BK_COUNTING_PROBES(c, h, pos, {
+        uint32_t v = bk_counting_get(c, pos);
+        if (v < best)
+            best = v;
+    });
+    return best;
+}
+
+/* Remove: BK_ERR_NOTFOUND (and nothing changed) when a counter is zero;
+ * otherwise decrement every counter that is neither 0 nor saturated.
+ * *zeroed is set to 1 when a counter reached zero. */
+BK_INLINE bk_rc bk_counting_remove(bk_counting *c, uint64_t h, int atomic, int *zeroed)
+{
+    *zeroed = 0;
+    if (!bk_counting_contains(c, h))
+        return BK_ERR_NOTFOUND;
+    BK_COUNTING_PROBES(c, h, pos, {
+        bk_counting_step(c, pos, -1, atomic);
+        if (bk_counting_get(c, pos) == 0)
+            *zeroed = 1;
+    });
+    return BK_OK;
+}
+
+/* ---- End logic for counters ------------------------------------------- */
+
+/* Batches over hash values (prefetching ahead).  add_many returns the
+ * number of keys that were new; contains_many writes 0/1 bytes;
+ * remove_many stops at the first surely-absent key and returns its index
+ * (n when all were removed); *zeroed counts removes that zeroed a counter. */
+uint64_t bk_counting_add_many(bk_counting *c, const uint64_t *hs, size_t n, int atomic);
+void bk_counting_contains_many(const bk_counting *c, const uint64_t *hs, size_t n,
+                               uint8_t *out);
+size_t bk_counting_remove_many(bk_counting *c, const uint64_t *hs, size_t n, int atomic,
+                               uint64_t *zeroed);
+
+/* dst += src counter-wise, saturating at max (shapes checked by caller). */
+void bk_counting_union(bk_counting *dst, const bk_counting *src);
+
+/* Counters that are not zero. */
+uint64_t bk_counting_nonzero(const bk_counting *c);
+
+/* Set bit i of a classic Bloom payload (ceil(m/64) u64 LE words, zeroed)
+ * for every nonzero counter i. */
+void bk_counting_to_bits(const bk_counting *c, uint8_t *bloom_payload);
+
+#endif /* BK_COUNTING_H */

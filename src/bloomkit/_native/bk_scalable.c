@@ -1,0 +1,175 @@
+/*
+ * bk_scalable.c -- the scalable Bloom filter (Almeida, Baquero, Preguica
+ * and Hutchison, "Scalable Bloom Filters", Information Processing Letters
+ * 101(6), 2007): the validator and the chain arithmetic.
+ *
+ * A chain of L Bloom filters ("links").  Link i has capacity n0 s^i
+ * (growth s, default 2) and error rate p_i = P (1 - r) r^i (tightening r,
+ * default 0.5), so that the compound rate of the chain -- a query is a
+ * false positive if ANY link says yes -- is at most
+ *     sum_i p_i = P (1 - r) sum_i r^i < P (1 - r) / (1 - r) = P
+ * for any number of links.  Keys are added to the newest link only, and a
+ * key some link already reports present is not added again (the paper's
+ * rule; it also keeps the links' counts honest).  When the newest link has
+ * taken its capacity, a new one is appended.  Each link costs
+ * ln(1/r) / (ln 2)^2 more bits per key than the one before (1.44 at
+ * r = 0.5): the price of a bound that holds for any n.  With s = 2 the
+ * newest link holds about half of the keys; memory is measured in
+ * docs/scalable.md.
+ *
+ * Every link probes with the SAME 64-bit key hash (bk_keys.h): a query
+ * hashes once and probes L links.  The links' false positives stay
+ * independent because their key sets are disjoint, and the bound above is
+ * a union bound, which needs no independence at all.
+ *
+ * Limits (R15: a crafted file with an absurd chain is refused):
+ *   - 1 <= L <= 64, 2 <= s <= 16, 0 < P < 1, 0 < r < 1, 1 <= n0 <= 2^48;
+ *   - link i is a valid Bloom container (bk_format_validate) of the
+ *     chain's layout, seed and hashing, with capacity exactly n0 s^i
+ *     (<= 2^48) and error rate P (1 - r) r^i (relative tolerance 1e-9);
+ *   - the links fill the payload exactly.
+ * In practice the error-rate floors end a chain first: 1e-12 (classic) or
+ * 1e-7 (blocked) below which design.py refuses to size a link.
+ *
+ * State (bk_format.c container, kind 4):
+ *   params @64   +0 f64 P  +8 f64 r  +16 u64 n0  +24 u32 s  +28 u32 L
+ *                +32 u32 layout (0 classic, 1 blocked)  +36 u32 0
+ *                +40 L x u64 link_len (each link's container length)
+ *   header_len = align64(64 + 40 + 8L)
+ *   payload      the L link containers back to back, each a complete
+ *                kind-1 or kind-2 state (128-byte header + bits, see
+ *                bk_bloom.c) starting at a 64-byte aligned offset and
+ *                zero-padded to a multiple of 64.  A link's own checksum
+ *                field is 0 (the outer checksum covers the payload) and
+ *                its flags carry only KEYED.
+ */
+#include "bk_scalable.h"
+
+#include <math.h>
+
+#include "bk_endian.h"
+
+uint64_t bk_scalable_link_capacity(uint64_t n0, uint32_t growth, uint32_t i)
+{
+    uint64_t c = n0;
+    for (uint32_t j = 0; j < i; j++)
+        if (bk_mul_overflow(c, growth, &c) || c > BK_SCALABLE_MAX_CAPACITY)
+            return 0;
+    return c > BK_SCALABLE_MAX_CAPACITY ? 0 : c;
+}
+
+double bk_scalable_link_error(double p, double r, uint32_t i)
+{
+    return p * (1.0 - r) * pow(r, (double)i);
+}
+
+bk_rc bk_scalable_check_link(double p, double r, uint64_t n0, uint32_t growth, uint32_t i,
+                             uint64_t capacity, double error_rate, const char **reason)
+{
+    uint64_t want = bk_scalable_link_capacity(n0, growth, i);
+    double e = bk_scalable_link_error(p, r, i);
+    if (want == 0 || capacity != want) {
+        *reason = "link capacity is not initial_capacity * growth**index (or exceeds 2**48)";
+        return BK_ERR_FORMAT;
+    }
+    if (!(fabs(error_rate - e) <= 1e-9 * e)) {
+        *reason = "link error rate is not error_rate * (1 - tightening) * tightening**index";
+        return BK_ERR_FORMAT;
+    }
+    return BK_OK;
+}
+
+bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                           int checks, const char **reason)
+{
+    double p, r;
+    uint64_t n0, off = 0;
+    uint32_t growth, num_links, layout;
+    unsigned want_kind;
+
+    if (h->params_len < BK_SCALABLE_PARAMS_FIXED) {
+        *reason = "scalable Bloom parameters truncated";
+        return BK_ERR_FORMAT;
+    }
+    p = bk_load_f64le(params + BK_SCALABLE_P_ERROR_RATE);
+    r = bk_load_f64le(params + BK_SCALABLE_P_TIGHTENING);
+    n0 = bk_load_u64le(params + BK_SCALABLE_P_INITIAL);
+    growth = bk_load_u32le(params + BK_SCALABLE_P_GROWTH);
+    num_links = bk_load_u32le(params + BK_SCALABLE_P_NUM_LINKS);
+    layout = bk_load_u32le(params + BK_SCALABLE_P_LAYOUT);
+    if (num_links == 0 || num_links > BK_SCALABLE_MAX_LINKS) {
+        *reason = "scalable chain length must be in [1, 64]";
+        return BK_ERR_FORMAT;
+    }
+    if (h->params_len < bk_scalable_params_len(num_links)) {
+        *reason = "scalable link table truncated";
+        return BK_ERR_FORMAT;
+    }
+    if (h->version_minor == 0 && h->header_len != bk_scalable_header_len(num_links)) {
+        *reason = "scalable header_len must be align64(104 + 8 * num_links) in format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    if (!(p > 0.0 && p < 1.0) || !(r > 0.0 && r < 1.0)) { /* false for NaN */
+        *reason = "error_rate and tightening must be in (0, 1)";
+        return BK_ERR_FORMAT;
+    }
+    if (growth < BK_SCALABLE_MIN_GROWTH || growth > BK_SCALABLE_MAX_GROWTH) {
+        *reason = "growth must be in [2, 16]";
+        return BK_ERR_FORMAT;
+    }
+    if (n0 == 0 || n0 > BK_SCALABLE_MAX_CAPACITY) {
+        *reason = "initial_capacity must be in [1, 2**48]";
+        return BK_ERR_FORMAT;
+    }
+    if (layout > 1 || bk_load_u32le(params + BK_SCALABLE_P_RESERVED) != 0) {
+        *reason = "bad scalable layout or reserved field";
+        return BK_ERR_FORMAT;
+    }
+    want_kind = layout ? BK_KIND_BLOCKED_BLOOM : BK_KIND_BLOOM;
+    for (uint32_t i = 0; i < num_links; i++) {
+        uint64_t len = bk_load_u64le(params + BK_SCALABLE_P_LINK_LENS + 8u * i);
+        uint64_t padded = bk_format_align(len), end;
+        const uint8_t *link = payload + off;
+        const uint8_t *lp;
+        bk_header lh;
+        bk_rc rc;
+
+        if (len < BK_BLOOM_HEADER_LEN || padded == 0 || bk_add_overflow(off, padded, &end) ||
+            end > h->payload_len) {
+            *reason = "scalable link length out of range";
+            return BK_ERR_FORMAT;
+        }
+        rc = bk_format_validate(link, len, checks & BK_CHECK_DEEP, &lh, reason);
+        if (rc != BK_OK)
+            return rc == BK_ERR_UNCLEAN ? BK_ERR_FORMAT : rc;
+        if (lh.kind != want_kind) {
+            *reason = "scalable link kind does not match the chain's layout";
+            return BK_ERR_FORMAT;
+        }
+        if (lh.seed != h->seed || lh.hash_alg != h->hash_alg || lh.key_check != h->key_check ||
+            lh.flags != (h->flags & BK_FLAG_KEYED) || lh.checksum != 0) {
+            *reason = "scalable link seed, hashing, flags or checksum field disagree with "
+                      "the chain";
+            return BK_ERR_FORMAT;
+        }
+        lp = link + BK_OFF_PARAMS;
+        rc = bk_scalable_check_link(p, r, n0, growth, i,
+                                    bk_load_u64le(lp + BK_BLOOM_P_CAPACITY),
+                                    bk_load_f64le(lp + BK_BLOOM_P_ERROR_RATE), reason);
+        if (rc != BK_OK)
+            return rc;
+        if (checks & BK_CHECK_DEEP) {
+            for (uint64_t j = len; j < padded; j++)
+                if (link[j] != 0) {
+                    *reason = "scalable link padding is not zero";
+                    return BK_ERR_FORMAT;
+                }
+        }
+        off = end;
+    }
+    if (off != h->payload_len) {
+        *reason = "scalable links do not fill the payload exactly";
+        return BK_ERR_FORMAT;
+    }
+    return BK_OK;
+}

@@ -1,0 +1,981 @@
+/*
+ * py_scalable.c -- CPython type for the scalable Bloom filter
+ * (bloomkit._core.ScalableBase; facade bloomkit/scalable.py).
+ *
+ * The whole chain is ONE state buffer (bk_scalable.c): the object attaches
+ * a bk_bloom view to every link inside it, hashes a key once and probes the
+ * links newest first.  Growth appends a link by assembling a new buffer
+ * (old links copied, geometric growth keeps the copying O(1) amortized per
+ * key); the shape of the new link comes from the facade's
+ * _link_shape(index) (design.py sizing), checked here against the chain's
+ * scheme so that a saved chain always passes bk_scalable_validate.
+ *
+ * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
+ * is read-only: _from_buffer(writable=True) raises TypeError.
+ */
+#include "py_common.h"
+
+#include <math.h>
+
+#include "bk_bloom.h"
+#include "bk_endian.h"
+#include "bk_scalable.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    uint32_t n;                                /* links */
+    bk_bloom links[BK_SCALABLE_MAX_LINKS];
+    uint8_t *link_buf[BK_SCALABLE_MAX_LINKS];  /* each link's container */
+    PyObject *weakreflist;
+} BKScalable;
+
+static PyTypeObject BKScalable_Type;
+
+#define BKS_PARAMS(self) ((self)->st.buf + BK_OFF_PARAMS)
+#define BKS_LINK_PARAM(self, i, off) ((self)->link_buf[i] + BK_OFF_PARAMS + (off))
+
+static double bks_p(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_ERROR_RATE); }
+static double bks_r(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_TIGHTENING); }
+static uint64_t bks_n0(const BKScalable *s) { return bk_load_u64le(BKS_PARAMS(s) + BK_SCALABLE_P_INITIAL); }
+static uint32_t bks_growth(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_GROWTH); }
+static uint32_t bks_layout(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_LAYOUT); }
+
+static uint64_t bks_link_count(const BKScalable *s, uint32_t i)
+{
+    return bk_load_u64le(BKS_LINK_PARAM(s, i, BK_BLOOM_P_COUNT));
+}
+
+static uint64_t bks_link_capacity(const BKScalable *s, uint32_t i)
+{
+    return bk_load_u64le(BKS_LINK_PARAM(s, i, BK_BLOOM_P_CAPACITY));
+}
+
+/* Attach views to a validated (or freshly assembled) state. */
+static void bks_attach(BKScalable *self)
+{
+    const uint8_t *params = BKS_PARAMS(self);
+    uint8_t *payload = self->st.buf + bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN);
+    uint64_t off = 0;
+    self->n = bk_load_u32le(params + BK_SCALABLE_P_NUM_LINKS);
+    for (uint32_t i = 0; i < self->n; i++) {
+        uint64_t len = bk_load_u64le(params + BK_SCALABLE_P_LINK_LENS + 8u * i);
+        self->link_buf[i] = payload + off;
+        bk_bloom_attach(&self->links[i], payload + off);
+        off += bk_format_align(len);
+    }
+}
+
+typedef struct {
+    double p, r;
+    uint64_t n0, seed, key_check;
+    uint32_t growth, layout;
+    int keyed;
+} bks_scheme;
+
+static void bks_scheme_of(const BKScalable *self, bks_scheme *sc)
+{
+    sc->p = bks_p(self);
+    sc->r = bks_r(self);
+    sc->n0 = bks_n0(self);
+    sc->growth = bks_growth(self);
+    sc->layout = bks_layout(self);
+    sc->seed = self->st.hasher.seed;
+    sc->keyed = self->st.hasher.keyed;
+    sc->key_check = bk_load_u64le(self->st.buf + BK_OFF_KEY_CHECK);
+}
+
+/* Assemble a chain state in dst from L link containers; a fresh link is
+ * passed as its 128-byte header alone (copy_header_only bit i set): the new
+ * buffer is calloc'ed, so its bits are already zero and never touched. */
+static int bks_assemble_ex(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+                           const uint8_t *const *srcs, const uint64_t *lens,
+                           uint64_t copy_header_only)
+{
+    uint32_t header_len = bk_scalable_header_len(L);
+    uint64_t payload_len = 0, off;
+    bk_header h;
+    uint8_t *p;
+    for (uint32_t i = 0; i < L; i++)
+        payload_len += bk_format_align(lens[i]);
+    if (bkpy_state_alloc(dst, header_len + payload_len) < 0)
+        return -1;
+    memset(&h, 0, sizeof h);
+    h.version_major = BK_VERSION_MAJOR;
+    h.version_minor = BK_VERSION_MINOR;
+    h.kind = BK_KIND_SCALABLE_BLOOM;
+    h.flags = sc->keyed ? BK_FLAG_KEYED : 0;
+    h.hash_alg = sc->keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
+    h.header_len = header_len;
+    h.params_len = bk_scalable_params_len(L);
+    h.seed = sc->seed;
+    h.payload_len = payload_len;
+    h.key_check = sc->keyed ? sc->key_check : 0;
+    bk_format_write_header(dst->buf, &h);
+    p = dst->buf + BK_OFF_PARAMS;
+    bk_store_f64le(p + BK_SCALABLE_P_ERROR_RATE, sc->p);
+    bk_store_f64le(p + BK_SCALABLE_P_TIGHTENING, sc->r);
+    bk_store_u64le(p + BK_SCALABLE_P_INITIAL, sc->n0);
+    bk_store_u32le(p + BK_SCALABLE_P_GROWTH, sc->growth);
+    bk_store_u32le(p + BK_SCALABLE_P_NUM_LINKS, L);
+    bk_store_u32le(p + BK_SCALABLE_P_LAYOUT, sc->layout);
+    off = header_len;
+    for (uint32_t i = 0; i < L; i++) {
+        uint8_t *link = dst->buf + off;
+        bk_store_u64le(p + BK_SCALABLE_P_LINK_LENS + 8u * i, lens[i]);
+        memcpy(link, srcs[i],
+               (size_t)(((copy_header_only >> i) & 1) ? BK_BLOOM_HEADER_LEN : lens[i]));
+        /* a link carries no checksum and no DIRTY flag of its own */
+        bk_store_u64le(link + BK_OFF_CHECKSUM, 0);
+        bk_store_u16le(link + BK_OFF_FLAGS, (uint16_t)(sc->keyed ? BK_FLAG_KEYED : 0));
+        off += bk_format_align(lens[i]);
+    }
+    return 0;
+}
+
+static int bks_assemble(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+                        const uint8_t *const *srcs, const uint64_t *lens)
+{
+    return bks_assemble_ex(dst, sc, L, srcs, lens, 0);
+}
+
+/* Swap a freshly assembled buffer into self (owned states only). */
+static void bks_replace(BKScalable *self, bkpy_state *fresh)
+{
+    if (self->st.alloc != NULL)
+        free(self->st.alloc);
+    else if (self->st.view.obj != NULL)
+        PyBuffer_Release(&self->st.view);
+    self->st.alloc = fresh->alloc;
+    self->st.buf = fresh->buf;
+    self->st.len = fresh->len;
+    self->st.writable = 1;
+    bks_attach(self);
+}
+
+/* The 128-byte header of a fresh, empty link (caller frees *out); *len is
+ * the link's full container length. */
+static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits, uint32_t k,
+                        uint64_t capacity, double error_rate, uint8_t **out, uint64_t *len)
+{
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    if (index >= BK_SCALABLE_MAX_LINKS) {
+        PyErr_Format(bkpy_CapacityError,
+                     "scalable chain is full: at most %u links", BK_SCALABLE_MAX_LINKS);
+        return -1;
+    }
+    if (bk_bloom_shape((int)sc->layout, num_bits, k, &payload_len, &reason) != BK_OK ||
+        bk_scalable_check_link(sc->p, sc->r, sc->n0, sc->growth, index, capacity, error_rate,
+                               &reason) != BK_OK) {
+        PyErr_Format(PyExc_ValueError, "bad link %u shape: %s", index, reason);
+        return -1;
+    }
+    *len = BK_BLOOM_HEADER_LEN + payload_len;
+    *out = (uint8_t *)calloc(1, BK_BLOOM_HEADER_LEN + 64);
+    if (*out == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    bk_bloom_init_state(*out, (int)sc->layout, num_bits, k, capacity, error_rate, sc->seed,
+                        sc->keyed, sc->key_check);
+    return 0;
+}
+
+/* Append a link whose shape the facade computes (_link_shape(index)). */
+static int bks_grow(BKScalable *self)
+{
+    bks_scheme sc;
+    PyObject *shape;
+    unsigned long long num_bits, capacity;
+    unsigned int k;
+    double err;
+    uint8_t *link = NULL;
+    uint64_t link_len = 0;
+    const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
+    uint64_t lens[BK_SCALABLE_MAX_LINKS];
+    bkpy_state fresh;
+    int rc;
+
+    if (self->n >= BK_SCALABLE_MAX_LINKS) {
+        PyErr_Format(bkpy_CapacityError,
+                     "scalable chain is full: at most %u links", BK_SCALABLE_MAX_LINKS);
+        return -1;
+    }
+    shape = PyObject_CallMethod((PyObject *)self, "_link_shape", "I", self->n);
+    if (shape == NULL)
+        return -1;
+    rc = PyArg_ParseTuple(shape, "KIKd;_link_shape must return (num_bits, num_hashes, "
+                          "capacity, error_rate)", &num_bits, &k, &capacity, &err);
+    Py_DECREF(shape);
+    if (!rc)
+        return -1;
+    bks_scheme_of(self, &sc);
+    if (bks_new_link(&sc, self->n, num_bits, k, capacity, err, &link, &link_len) < 0)
+        return -1;
+    for (uint32_t i = 0; i < self->n; i++) {
+        srcs[i] = self->link_buf[i];
+        lens[i] = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS + 8u * i);
+    }
+    srcs[self->n] = link;
+    lens[self->n] = link_len;
+    memset(&fresh, 0, sizeof fresh);
+    rc = bks_assemble_ex(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n);
+    free(link);
+    if (rc < 0)
+        return -1;
+    bks_replace(self, &fresh);
+    return 0;
+}
+
+static BKScalable *bks_alloc(PyTypeObject *type)
+{
+    BKScalable *self = (BKScalable *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    memset(&self->st, 0, sizeof self->st);
+    self->n = 0;
+    self->weakreflist = NULL;
+    return self;
+}
+
+/* ScalableBase(error_rate, tightening, initial_capacity, growth, layout,
+ *              num_bits, num_hashes, link_error_rate, *, seed=0,
+ *              secret=None, key=None): link 0 is sized by the facade. */
+static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"error_rate", "tightening", "initial_capacity", "growth",
+                             "layout", "num_bits", "num_hashes", "link_error_rate", "seed",
+                             "secret", "key", NULL};
+    bks_scheme sc;
+    unsigned long long n0, num_bits;
+    unsigned int growth, layout, k;
+    double link_err;
+    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint8_t secret16[16], *link = NULL;
+    uint64_t link_len = 0;
+    const uint8_t *srcs[1];
+    int keyed;
+    BKScalable *self;
+
+    memset(&sc, 0, sizeof sc);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ddKIIKId|$OOO:ScalableBase", kwlist, &sc.p,
+                                     &sc.r, &n0, &growth, &layout, &num_bits, &k, &link_err,
+                                     &seed_obj, &secret, &key))
+        return NULL;
+    if (seed_obj != NULL) {
+        if (!PyLong_Check(seed_obj)) {
+            PyErr_SetString(PyExc_TypeError, "seed must be an int in [0, 2**64)");
+            return NULL;
+        }
+        sc.seed = PyLong_AsUnsignedLongLong(seed_obj);
+        if (sc.seed == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+            return NULL;
+        }
+    }
+    if (key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return NULL;
+    }
+    if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
+        n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
+        growth > BK_SCALABLE_MAX_GROWTH || layout > 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "error_rate and tightening must be in (0, 1), initial_capacity in "
+                        "[1, 2**48], growth in [2, 16], layout 0 or 1");
+        return NULL;
+    }
+    sc.n0 = n0;
+    sc.growth = growth;
+    sc.layout = layout;
+    self = bks_alloc(type);
+    if (self == NULL)
+        return NULL;
+    bk_hasher_init(&self->st.hasher, sc.seed, keyed ? secret16 : NULL);
+    sc.keyed = keyed;
+    sc.key_check = bk_hasher_key_check(&self->st.hasher);
+    if (bks_new_link(&sc, 0, num_bits, k, n0, link_err, &link, &link_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    srcs[0] = link;
+    if (bks_assemble_ex(&self->st, &sc, 1, srcs, &link_len, 1) < 0) {
+        free(link);
+        Py_DECREF(self);
+        return NULL;
+    }
+    free(link);
+    bks_attach(self);
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static void bks_dealloc(BKScalable *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bkpy_state_release(&self->st);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bks_traverse(BKScalable *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->st.keyfunc);
+    Py_VISIT(self->st.view.obj);
+    return 0;
+}
+
+static int bks_clear_refs(BKScalable *self)
+{
+    Py_CLEAR(self->st.keyfunc);
+    return 0;
+}
+
+/* ---- Begin logic for per-key operations ------------------------------- */
+
+static inline int bks_contains_h(const BKScalable *self, uint64_t h)
+{
+    for (uint32_t i = self->n; i-- > 0;)
+        if (bk_bloom_contains(&self->links[i], h))
+            return 1;
+    return 0;
+}
+
+/* Add one hashed key: 1 new, 0 already present, -1 error (growth). */
+static int bks_add_h(BKScalable *self, uint64_t h)
+{
+    uint32_t last;
+    uint8_t *cp;
+    if (bks_contains_h(self, h))
+        return 0;
+    last = self->n - 1;
+    if (bks_link_count(self, last) >= bks_link_capacity(self, last)) {
+        if (bks_grow(self) < 0)
+            return -1;
+        last = self->n - 1;
+    }
+    (void)bk_bloom_add(&self->links[last], h, 0);
+    cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
+    bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+    return 1;
+}
+
+static PyObject *bks_add(BKScalable *self, PyObject *key)
+{
+    uint64_t h;
+    int rc;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    rc = bks_add_h(self, h);
+    if (rc < 0)
+        return NULL;
+    return PyBool_FromLong(rc);
+}
+
+static int bks_contains(BKScalable *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bks_contains_h(self, h);
+}
+
+/* ---- End logic for per-key operations --------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef struct {
+    BKScalable *self;
+    uint64_t added;
+    int failed;
+} bks_add_ctx;
+
+static void bks_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bks_add_ctx *ctx = (bks_add_ctx *)vctx;
+    (void)offset;
+    for (size_t i = 0; i < n && !ctx->failed; i++) {
+        int rc = bks_add_h(ctx->self, hs[i]);
+        if (rc < 0)
+            ctx->failed = 1;
+        else
+            ctx->added += (uint64_t)rc;
+    }
+}
+
+static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
+{
+    bks_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    ctx.self = self;
+    ctx.added = 0;
+    ctx.failed = 0;
+    /* Holds the GIL: growth calls back into Python. */
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_add_chunk, NULL,
+                             &ctx, 0, &info);
+    if (rc < 0 || ctx.failed)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(ctx.added);
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const BKScalable *self;
+} bks_query_ctx;
+
+static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bks_query_ctx *ctx = (bks_query_ctx *)vctx;
+    uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
+    uint8_t tmp[BKPY_CHUNK];
+    const BKScalable *self = ctx->self;
+    /* Newest (largest) link first with the prefetching batch path; the
+     * older links only see the keys still unanswered. */
+    bk_bloom_contains_many(&self->links[self->n - 1], hs, n, out);
+    for (uint32_t l = self->n - 1; l-- > 0;) {
+        bk_bloom_contains_many(&self->links[l], hs, n, tmp);
+        for (size_t i = 0; i < n; i++)
+            out[i] |= tmp[i];
+    }
+}
+
+static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
+{
+    bks_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.self = self;
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_query_chunk,
+                            bkpy_bools_size, &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for set operations ----------------------------------- */
+
+static int bks_check_compatible(BKScalable *a, PyObject *other_obj)
+{
+    BKScalable *b;
+    bks_scheme x, y;
+    if (!PyObject_TypeCheck(other_obj, &BKScalable_Type)) {
+        PyErr_Format(PyExc_TypeError, "union needs another ScalableBloomFilter, not %.50s",
+                     Py_TYPE(other_obj)->tp_name);
+        return -1;
+    }
+    b = (BKScalable *)other_obj;
+    bks_scheme_of(a, &x);
+    bks_scheme_of(b, &y);
+#define BKS_DIFF(cond, ...)                                              \
+    if (cond) {                                                          \
+        PyErr_Format(bkpy_IncompatibleFiltersError, __VA_ARGS__);        \
+        return -1;                                                       \
+    }
+    BKS_DIFF(x.layout != y.layout, "cannot union scalable chains of different layouts");
+    BKS_DIFF(x.p != y.p, "cannot union scalable chains with different error_rate");
+    BKS_DIFF(x.r != y.r, "cannot union scalable chains with different tightening");
+    BKS_DIFF(x.n0 != y.n0, "cannot union scalable chains with different initial_capacity: "
+             "%llu vs %llu", (unsigned long long)x.n0, (unsigned long long)y.n0);
+    BKS_DIFF(x.growth != y.growth, "cannot union scalable chains with different growth: %u vs %u",
+             x.growth, y.growth);
+    BKS_DIFF(x.seed != y.seed, "cannot union scalable chains with different seeds: %llu vs %llu",
+             (unsigned long long)x.seed, (unsigned long long)y.seed);
+    BKS_DIFF(x.keyed != y.keyed || x.key_check != y.key_check,
+             "cannot union scalable chains with different hashing (keyed vs unkeyed, or "
+             "different secrets)");
+    for (uint32_t i = 0; i < a->n && i < b->n; i++) {
+        BKS_DIFF(a->links[i].num_bits != b->links[i].num_bits || a->links[i].k != b->links[i].k,
+                 "cannot union scalable chains whose link %u shapes differ: num_bits %llu vs "
+                 "%llu, num_hashes %u vs %u", i, (unsigned long long)a->links[i].num_bits,
+                 (unsigned long long)b->links[i].num_bits, a->links[i].k, b->links[i].k);
+    }
+#undef BKS_DIFF
+    return 0;
+}
+
+static void bks_recount(BKScalable *self, uint32_t i)
+{
+    bk_bloom *b = &self->links[i];
+    double m = (double)b->num_bits, x = (double)bk_bloom_popcount(b);
+    double est = x >= m ? m : -m / (double)b->k * log1p(-x / m);
+    if (!(est >= 0.0))
+        est = 0.0;
+    if (est > m)
+        est = m;
+    bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT), (uint64_t)llround(est));
+}
+
+static BKScalable *bks_copy_impl(BKScalable *self, PyTypeObject *type)
+{
+    BKScalable *c = bks_alloc(type);
+    if (c == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
+    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    c->st.hasher = self->st.hasher;
+    c->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(c->st.keyfunc);
+    bks_attach(c);
+    return c;
+}
+
+static PyObject *bks_copy(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    return (PyObject *)bks_copy_impl(self, Py_TYPE(self));
+}
+
+static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
+{
+    BKScalable *o;
+    uint32_t common;
+    if (bks_check_compatible(self, other_obj) < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    o = (BKScalable *)other_obj;
+    common = self->n < o->n ? self->n : o->n;
+    if (o->n > self->n) {
+        /* Longer other chain: take its extra links as they are. */
+        const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
+        uint64_t lens[BK_SCALABLE_MAX_LINKS];
+        bks_scheme sc;
+        bkpy_state fresh;
+        for (uint32_t i = 0; i < o->n; i++) {
+            BKScalable *from = i < self->n ? self : o;
+            srcs[i] = from->link_buf[i];
+            lens[i] = bk_load_u64le(BKS_PARAMS(from) + BK_SCALABLE_P_LINK_LENS + 8u * i);
+        }
+        bks_scheme_of(self, &sc);
+        memset(&fresh, 0, sizeof fresh);
+        if (bks_assemble(&fresh, &sc, o->n, srcs, lens) < 0)
+            return NULL;
+        bks_replace(self, &fresh);
+    }
+    for (uint32_t i = 0; i < common; i++) {
+        bk_bloom_union(&self->links[i], &o->links[i], 0);
+        bks_recount(self, i);
+    }
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *bks_union_meth(BKScalable *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *acc;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (bks_check_compatible(self, args[i]) < 0)
+            return NULL;
+    acc = (PyObject *)bks_copy_impl(self, Py_TYPE(self));
+    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
+        PyObject *r = bks_inplace_union((BKScalable *)acc, args[i]);
+        Py_DECREF(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+static PyObject *bks_nb_or(PyObject *a, PyObject *b)
+{
+    PyObject *args[1];
+    if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    args[0] = b;
+    return bks_union_meth((BKScalable *)a, args, 1);
+}
+
+static PyObject *bks_nb_ior(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    return bks_inplace_union((BKScalable *)a, b);
+}
+
+static PyObject *bks_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKScalable *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKScalable_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKScalable *)a;
+    y = (BKScalable *)b;
+    eq = x->st.len == y->st.len && x->n == y->n &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         memcmp(BKS_PARAMS(x), BKS_PARAMS(y), bk_scalable_params_len(x->n)) == 0;
+    for (uint32_t i = 0; eq && i < x->n; i++)
+        eq = x->links[i].num_bits == y->links[i].num_bits && x->links[i].k == y->links[i].k &&
+             memcmp(x->links[i].words, y->links[i].words, (size_t)x->links[i].num_words * 8) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+/* ---- End logic for set operations ------------------------------------- */
+
+static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    /* Back to link 0 alone, empty. */
+    bks_scheme sc;
+    bkpy_state fresh;
+    const uint8_t *srcs[1];
+    uint64_t len;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bks_scheme_of(self, &sc);
+    srcs[0] = self->link_buf[0];
+    len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
+    memset(&fresh, 0, sizeof fresh);
+    if (bks_assemble_ex(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
+        return NULL;
+    bks_replace(self, &fresh);
+    bk_store_u64le(BKS_LINK_PARAM(self, 0, BK_BLOOM_P_COUNT), 0);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bks_to_bytes(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    return bkpy_state_to_bytes(&self->st);
+}
+
+static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+                                 PyObject *key, int copy, int checks)
+{
+    BKScalable *self;
+    bk_header h;
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return NULL;
+    }
+    self = bks_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, data, copy, 0, checks, 1u << BK_KIND_SCALABLE_BLOOM,
+                        secret, &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.writable = copy; /* a borrowed chain cannot grow: read-only */
+    bks_attach(self);
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *bks_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
+                                     &key, &verify))
+        return NULL;
+    return bks_load_common(type, data, secret, key, 1,
+                           BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0));
+}
+
+static PyObject *bks_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
+                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
+        return NULL;
+    if (writable || shared) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a ScalableBloomFilter cannot be mapped for writing: growing the chain "
+                        "reallocates its state, which a mapping cannot follow; map it read-only, "
+                        "or load it (bloomkit.load), add, and save it");
+        return NULL;
+    }
+    return bks_load_common(type, data, secret, key, 0,
+                           (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                               (allow_dirty ? BK_ALLOW_DIRTY : 0));
+}
+
+static PyObject *bks_reduce(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *data, *ctor;
+    if (self->st.hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed filter: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(&self->st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                         self->st.keyfunc ? self->st.keyfunc : Py_None);
+}
+
+static PyObject *bks_seal(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_format_seal(self->st.buf, self->st.len);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bks_set_dirty(BKScalable *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+/* Release a borrowed buffer: keep an owned copy of the chain, read-only. */
+static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    bkpy_state fresh;
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    memset(&fresh, 0, sizeof fresh);
+    if (bkpy_state_alloc(&fresh, self->st.len) < 0)
+        return NULL;
+    memcpy(fresh.buf, self->st.buf, (size_t)self->st.len);
+    bks_replace(self, &fresh);
+    self->st.writable = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bks_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *list = PyList_New(self->n);
+    if (list == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < self->n; i++) {
+        PyObject *t = Py_BuildValue(
+            "(KdKIKKK)", (unsigned long long)bks_link_capacity(self, i),
+            bk_load_f64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_ERROR_RATE)),
+            (unsigned long long)self->links[i].num_bits, self->links[i].k,
+            (unsigned long long)bks_link_count(self, i),
+            (unsigned long long)bk_bloom_popcount(&self->links[i]),
+            (unsigned long long)self->links[i].num_words * 8);
+        if (t == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return list;
+}
+
+static PyObject *bks_key_hash(BKScalable *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bks_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    double total = 0.0;
+    for (uint32_t i = 0; i < self->n; i++) {
+        double m = (double)self->links[i].num_bits, x = (double)bk_bloom_popcount(&self->links[i]);
+        if (x >= m)
+            return PyFloat_FromDouble(INFINITY);
+        total += -m / (double)self->links[i].k * log1p(-x / m);
+    }
+    return PyFloat_FromDouble(total);
+}
+
+static PyObject *bks_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    double miss = 1.0;
+    for (uint32_t i = 0; i < self->n; i++) {
+        double fill = (double)bk_bloom_popcount(&self->links[i]) / (double)self->links[i].num_bits;
+        miss *= 1.0 - pow(fill, (double)self->links[i].k);
+    }
+    return PyFloat_FromDouble(1.0 - miss);
+}
+
+static PyObject *bks_sizeof(BKScalable *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t(sizeof(BKScalable) + own);
+}
+
+static Py_ssize_t bks_len(BKScalable *self)
+{
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < self->n; i++)
+        c += bks_link_count(self, i);
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+#define BKS_GETTER(name, expr)                                   \
+    static PyObject *name(BKScalable *self, void *closure)       \
+    {                                                            \
+        (void)closure;                                           \
+        return expr;                                             \
+    }
+BKS_GETTER(bks_get_error_rate, PyFloat_FromDouble(bks_p(self)))
+BKS_GETTER(bks_get_tightening, PyFloat_FromDouble(bks_r(self)))
+BKS_GETTER(bks_get_initial_capacity, PyLong_FromUnsignedLongLong(bks_n0(self)))
+BKS_GETTER(bks_get_growth, PyLong_FromUnsignedLong(bks_growth(self)))
+BKS_GETTER(bks_get_layout, PyUnicode_FromString(bks_layout(self) ? "blocked" : "classic"))
+BKS_GETTER(bks_get_num_links, PyLong_FromUnsignedLong(self->n))
+BKS_GETTER(bks_get_seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
+BKS_GETTER(bks_get_nbytes, PyLong_FromUnsignedLongLong(
+                               self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
+BKS_GETTER(bks_get_state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
+BKS_GETTER(bks_get_keyed, PyBool_FromLong(self->st.hasher.keyed))
+BKS_GETTER(bks_get_writable, PyBool_FromLong(self->st.writable))
+BKS_GETTER(bks_get_mapped, PyBool_FromLong(self->st.view.obj != NULL))
+BKS_GETTER(bks_get_dirty,
+           PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
+
+static PyObject *bks_get_capacity(BKScalable *self, void *closure)
+{
+    uint64_t c = 0;
+    (void)closure;
+    for (uint32_t i = 0; i < self->n; i++)
+        c += bks_link_capacity(self, i);
+    return PyLong_FromUnsignedLongLong(c);
+}
+
+static PyObject *bks_get_num_bits(BKScalable *self, void *closure)
+{
+    uint64_t c = 0;
+    (void)closure;
+    for (uint32_t i = 0; i < self->n; i++)
+        c += self->links[i].num_bits;
+    return PyLong_FromUnsignedLongLong(c);
+}
+
+static PyObject *bks_get_key(BKScalable *self, void *closure)
+{
+    (void)closure;
+    if (self->st.keyfunc == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(self->st.keyfunc);
+    return self->st.keyfunc;
+}
+
+static PyGetSetDef bks_getset[] = {
+    {"error_rate", (getter)bks_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
+    {"tightening", (getter)bks_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
+    {"initial_capacity", (getter)bks_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
+    {"growth", (getter)bks_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
+    {"layout", (getter)bks_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
+    {"num_links", (getter)bks_get_num_links, NULL, "Length of the chain.", NULL},
+    {"capacity", (getter)bks_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
+    {"num_bits", (getter)bks_get_num_bits, NULL, "Sum of the links' bits.", NULL},
+    {"seed", (getter)bks_get_seed, NULL, "The hash seed.", NULL},
+    {"nbytes", (getter)bks_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
+    {"state_nbytes", (getter)bks_get_state_nbytes, NULL, "Bytes of the whole state.", NULL},
+    {"keyed", (getter)bks_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bks_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bks_get_writable, NULL, "False for read-only (mapped) chains.", NULL},
+    {"mapped", (getter)bks_get_mapped, NULL, "True when the state lives in a borrowed buffer.", NULL},
+    {"dirty", (getter)bks_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bks_methods[] = {
+    {"add", (PyCFunction)bks_add, METH_O,
+     "add($self, key, /)\n--\n\nAdd a key to the newest link unless some link already reports "
+     "it; return True if it was added."},
+    {"add_many", (PyCFunction)bks_add_many, METH_O,
+     "add_many($self, keys, /)\n--\n\nAdd every key; return how many were added."},
+    {"contains_many", (PyCFunction)bks_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key."},
+    {"union", (PyCFunction)(void (*)(void))bks_union_meth, METH_FASTCALL,
+     "union($self, *others)\n--\n\nLink-wise OR of chains with identical parameters."},
+    {"copy", (PyCFunction)bks_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent copy."},
+    {"__copy__", (PyCFunction)bks_copy, METH_NOARGS, NULL},
+    {"clear", (PyCFunction)bks_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
+    {"to_bytes", (PyCFunction)bks_to_bytes, METH_NOARGS,
+     "to_bytes($self, /)\n--\n\nThe whole chain as one container."},
+    {"from_bytes", (PyCFunction)(void (*)(void))bks_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a chain."},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bks_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"__reduce__", (PyCFunction)bks_reduce, METH_NOARGS, NULL},
+    {"estimate_count", (PyCFunction)bks_estimate_count, METH_NOARGS,
+     "estimate_count($self, /)\n--\n\nSum of the links' Swamidass-Baldi estimates."},
+    {"estimate_error_rate", (PyCFunction)bks_estimate_error_rate, METH_NOARGS,
+     "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
+    {"_seal", (PyCFunction)bks_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bks_set_dirty, METH_O, NULL},
+    {"_detach", (PyCFunction)bks_detach, METH_NOARGS, NULL},
+    {"_links", (PyCFunction)bks_links, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bks_key_hash, METH_O, NULL},
+    {"__sizeof__", (PyCFunction)bks_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bks_as_sequence = {
+    .sq_length = (lenfunc)bks_len,
+    .sq_contains = (objobjproc)bks_contains,
+};
+
+static PyNumberMethods bks_as_number = {
+    .nb_or = bks_nb_or,
+    .nb_inplace_or = bks_nb_ior,
+};
+
+static PyTypeObject BKScalable_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.ScalableBase",
+    .tp_basicsize = sizeof(BKScalable),
+    .tp_dealloc = (destructor)bks_dealloc,
+    .tp_as_number = &bks_as_number,
+    .tp_as_sequence = &bks_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "C core of ScalableBloomFilter.",
+    .tp_traverse = (traverseproc)bks_traverse,
+    .tp_clear = (inquiry)bks_clear_refs,
+    .tp_richcompare = bks_richcompare,
+    .tp_weaklistoffset = offsetof(BKScalable, weakreflist),
+    .tp_methods = bks_methods,
+    .tp_getset = bks_getset,
+    .tp_new = bks_new,
+};
+
+int bkpy_init_scalable(PyObject *m)
+{
+    if (PyType_Ready(&BKScalable_Type) < 0)
+        return -1;
+    Py_INCREF(&BKScalable_Type);
+    if (PyModule_AddObject(m, "ScalableBase", (PyObject *)&BKScalable_Type) < 0) {
+        Py_DECREF(&BKScalable_Type);
+        return -1;
+    }
+    return 0;
+}

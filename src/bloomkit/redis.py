@@ -1,0 +1,957 @@
+"""Bloom filters shared through a Redis server (plain Redis >= 6.2 or Valkey).
+
+``pip install 'bloomkit[redis]'`` (the ``redis`` client package).  Many
+processes on many machines add to and query one filter; no server module is
+needed.  See docs/redis.md for the full contract; in short:
+
+- The bits live in Redis exactly as the local payload: local bit ``i`` (bit
+  ``i % 8`` of byte ``i // 8``, LSB first) is Redis bit offset ``i ^ 7``
+  (Redis numbers the bits of a byte from the most significant one), so the
+  Redis string *is* the payload byte for byte and :meth:`to_local` is a copy.
+- Probe positions are computed on the client by an empty local filter of the
+  same shape (``_bit_positions``): same hashing, seed, secret, key function.
+  Redis never sees the keys, only bit offsets.
+- ``add`` is ONE Lua script call that runs a single ``BITFIELD`` with k
+  ``SET u1`` sub-commands: it returns the old bits, so "was new" is exact,
+  the key is all-or-nothing, and the same script bumps the shard's exact
+  counter of new adds (what the local header calls ``count``).
+- ``add_many``/``contains_many`` send one script call per chunk of keys and
+  per shard, pipelined; a chunk runs atomically on the server.
+- Sharded mode (blocked layout): shard ``s`` holds the contiguous blocks
+  ``[s * B, (s + 1) * B)`` of the one global layout, under the hash tag
+  ``{name:s}``; a key's block decides its shard, so positions, answers and
+  the bytes of :meth:`to_local` are those of the unsharded filter.
+
+The module is named ``bloomkit.redis``; ``import redis`` below is an absolute
+import of the third-party client package.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets as _secrets
+import struct
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import Any, ClassVar
+
+import redis.cluster
+from redis.exceptions import ConnectionError as _RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as _RedisTimeoutError
+
+from . import _core
+from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from .design import BLOCK_BITS, design
+from .errors import BloomkitError, CapacityError, IncompatibleFiltersError
+
+__all__ = [
+    "MAX_STRING_BYTES",
+    "FilterExistsError",
+    "FilterMismatchError",
+    "FilterNotFoundError",
+    "RedisBloomFilter",
+    "RedisConnectionLost",
+    "RedisFilterError",
+]
+
+#: Largest Redis string (and BITFIELD offset range): 512 MiB.  A filter whose
+#: payload is bigger must be sharded.
+MAX_STRING_BYTES = 512 * 1024 * 1024
+
+#: Stored in the ``format`` field of the meta hash; the number is the major
+#: version of this Redis layout (a reader refuses other majors).
+REDIS_FORMAT = "bloomkit-redis/1"
+
+_HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
+_PARAMS_LEN = 48
+_MAGIC = b"\x89BKF\r\n\x1a\n"
+_FLAG_KEYED = 0x0002
+_PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
+
+
+class RedisFilterError(BloomkitError):
+    """Base class of the errors of :mod:`bloomkit.redis`."""
+
+
+class FilterNotFoundError(RedisFilterError, LookupError):
+    """No filter of that name (never created, deleted, or deleted under a live handle)."""
+
+
+class FilterExistsError(RedisFilterError):
+    """``create`` found a filter (or another object) under that name already."""
+
+
+class FilterMismatchError(RedisFilterError, ValueError):
+    """The stored filter is not what the caller expects (parameters, secret, format)."""
+
+
+class RedisConnectionLost(RedisFilterError, ConnectionError):
+    """The connection failed during an operation.
+
+    ``confirmed`` keys were acknowledged by the server; every other key of
+    the call was either fully added or not at all (each chunk is one atomic
+    script call).  Adds are idempotent, so retrying the whole call is safe.
+    """
+
+    def __init__(self, message: str, confirmed: int = 0) -> None:
+        super().__init__(message)
+        self.confirmed = confirmed
+
+
+# ---- Begin Lua scripts --------------------------------------------------------
+#
+# Every script checks, in O(1), that the shard still belongs to the handle:
+# the shard hash's ``gen`` (a random id written by ``create``) and the exact
+# length of the bits string.  A filter deleted (or deleted and created again)
+# under a live handle is an error, never a silently re-grown key.
+#
+# KEYS[1] = the shard's bits string, KEYS[2] = the shard's hash
+#           {gen, adds, base}.
+# ARGV[1] = gen, ARGV[2] = the shard's length in bytes, ARGV[3] = k,
+# ARGV[4] = the keys' Redis bit offsets, k per key, in decimal separated by
+#           spaces: global bit p of shard s is offset (p - s * shard_bits) ^ 7.
+# Offsets travel as text and reach BITFIELD as the very strings string.gmatch
+# yields: no number-to-string conversion per argument (measured about 30%
+# less server CPU than sending binary u64s and converting in Lua).
+
+_LUA_CHECK = """
+if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1]
+   or redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+  return redis.error_reply('BKGONE bloomkit filter was deleted or replaced')
+end
+local k = tonumber(ARGV[3])
+local out = {}
+local args = {}
+local i = 0
+local j = 0
+"""
+
+_LUA_ADD = (
+    _LUA_CHECK
+    + """
+for q = 1, k do args[4 * q - 3] = 'SET'; args[4 * q - 2] = 'u1'; args[4 * q] = '1' end
+local new = 0
+for o in string.gmatch(ARGV[4], '%d+') do
+  i = i + 1
+  args[4 * i - 1] = o
+  if i == k then
+    i = 0
+    j = j + 1
+    local old = redis.call('BITFIELD', KEYS[1], unpack(args))
+    local was = '0'
+    for q = 1, k do
+      if old[q] == 0 then was = '1'; break end
+    end
+    if was == '1' then new = new + 1 end
+    out[j] = was
+  end
+end
+if new > 0 then redis.call('HINCRBY', KEYS[2], 'adds', new) end
+return table.concat(out)
+"""
+)
+
+_LUA_CONTAINS = (
+    _LUA_CHECK
+    + """
+for q = 1, k do args[3 * q - 2] = 'GET'; args[3 * q - 1] = 'u1' end
+for o in string.gmatch(ARGV[4], '%d+') do
+  i = i + 1
+  args[3 * i] = o
+  if i == k then
+    i = 0
+    j = j + 1
+    local bits = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
+    local has = '1'
+    for q = 1, k do
+      if bits[q] == 0 then has = '0'; break end
+    end
+    out[j] = has
+  end
+end
+return table.concat(out)
+"""
+)
+
+# merge: KEYS[3] = the uploaded local slice (same length as the shard).
+_LUA_MERGE = (
+    _LUA_CHECK
+    + """
+if redis.call('STRLEN', KEYS[3]) ~= tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[3])
+  return redis.error_reply('BKUPLOAD merge upload incomplete')
+end
+redis.call('BITOP', 'OR', KEYS[1], KEYS[1], KEYS[3])
+redis.call('DEL', KEYS[3])
+local pop = redis.call('BITCOUNT', KEYS[1])
+redis.call('HSET', KEYS[2], 'base', pop, 'adds', 0)
+return pop
+"""
+)
+
+# create: claim the name (KEYS[1] = meta) if free.
+_LUA_CLAIM = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+# create: (re)initialise one shard: ARGV[1] = gen, ARGV[2] = length.
+_LUA_INIT_SHARD = """
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SETRANGE', KEYS[1], tonumber(ARGV[2]) - 1, '\\0')
+redis.call('HSET', KEYS[2], 'gen', ARGV[1], 'adds', 0, 'base', 0)
+return 1
+"""
+
+# snapshot of one shard's counter with its bits (to_local): see _read_shard.
+# ---- End Lua scripts ----------------------------------------------------------
+
+
+class _Script:
+    """A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT."""
+
+    def __init__(self, body: str) -> None:
+        import hashlib
+
+        self.body = body
+        self.sha = hashlib.sha1(body.encode()).hexdigest()
+
+    def args(self, keys: list[str], argv: list[Any]) -> list[Any]:
+        return [self.sha, len(keys), *keys, *argv]
+
+    def run(self, client: Any, keys: list[str], argv: list[Any]) -> Any:
+        try:
+            return client.execute_command("EVALSHA", *self.args(keys, argv))
+        except NoScriptError:
+            return client.execute_command("EVAL", self.body, len(keys), *keys, *argv)
+
+
+_ADD = _Script(_LUA_ADD)
+_CONTAINS = _Script(_LUA_CONTAINS)
+_MERGE = _Script(_LUA_MERGE)
+_CLAIM = _Script(_LUA_CLAIM)
+_INIT_SHARD = _Script(_LUA_INIT_SHARD)
+
+def _round_half_away(x: float) -> int:
+    """C ``llround`` for x >= 0 (Python's round() rounds half to even)."""
+    i = math.floor(x)
+    return i + 1 if x - i >= 0.5 else i
+
+
+def _union_count(num_bits: int, k: int, popcount: int) -> int:
+    """The count the local filter stores after a union (py_bloom.c bkbloom_recount)."""
+    m, x = float(num_bits), float(popcount)
+    est = m if x >= m else -m / k * math.log1p(-x / m)
+    if not est >= 0.0:
+        est = 0.0
+    return _round_half_away(min(est, m))
+
+
+def _wrap_connection_error(exc: Exception, what: str, confirmed: int) -> RedisConnectionLost:
+    return RedisConnectionLost(
+        f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
+        f"{confirmed} keys were confirmed; every other key was either fully added or not "
+        "at all (one atomic script call per chunk), and adds are idempotent, so retrying "
+        "is safe",
+        confirmed,
+    )
+
+
+def _map_response_error(exc: ResponseError, name: str) -> Exception:
+    text = str(exc)
+    if "BKGONE" in text:
+        return FilterNotFoundError(
+            f"Redis filter {name!r} was deleted or replaced while this handle was open; "
+            "open it again"
+        )
+    return exc
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    if not name or len(name) > 512 or "{" in name or "}" in name:
+        raise ValueError("name must be 1..512 characters without '{' or '}' (hash tags)")
+    return name
+
+
+def _check_client(client: Any) -> None:
+    kwargs: dict[str, Any] = {}
+    getter = getattr(client, "get_connection_kwargs", None)
+    if getter is not None:
+        kwargs = getter()
+    if kwargs.get("decode_responses"):
+        raise ValueError(
+            "the Redis client must be created with decode_responses=False (the filter "
+            "reads binary strings)"
+        )
+
+
+def _is_cluster(client: Any) -> bool:
+    return isinstance(client, redis.cluster.RedisCluster)
+
+
+def _header(
+    kind: int,
+    num_bits: int,
+    num_hashes: int,
+    capacity: int,
+    error_rate: float,
+    seed: int,
+    keyed: bool,
+    key_check: int,
+    payload_len: int,
+    count: int,
+) -> bytearray:
+    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0."""
+    h = bytearray(_HEADER_LEN)
+    struct.pack_into(
+        "<8sHHHHHHIQQQIIQ",
+        h,
+        0,
+        _MAGIC,
+        _core.FORMAT_VERSION_MAJOR,
+        _core.FORMAT_VERSION_MINOR,
+        kind,
+        _FLAG_KEYED if keyed else 0,
+        2 if keyed else 1,
+        0,
+        _HEADER_LEN,
+        seed,
+        payload_len,
+        0,
+        _PARAMS_LEN,
+        0,
+        key_check,
+    )
+    struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, 0, capacity, error_rate, count, 0)
+    return h
+
+
+def _chunks(keys: Iterable[object], size: int) -> Iterator[list[object]]:
+    if hasattr(keys, "tolist") and not isinstance(keys, (bytes, bytearray, memoryview)):
+        keys = keys.tolist()  # numpy arrays: same keys, much faster iteration
+    if isinstance(keys, (str, bytes, bytearray, memoryview)):
+        raise TypeError("keys must be an iterable of keys, not a single str or bytes")
+    it = iter(keys)
+    while True:
+        chunk = list(islice(it, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+class RedisBloomFilter:
+    """A classic or blocked Bloom filter whose bits live in Redis.
+
+    Create with :meth:`create`, attach with :meth:`open` (or
+    :meth:`open_or_create`).  Keys are hashed exactly like the local
+    :class:`bloomkit.BloomFilter` / :class:`bloomkit.BlockedBloomFilter`
+    (seed, ``secret=``, ``key=``); :meth:`to_local` returns a local filter
+    byte-identical to one built from the same keys in the same order.
+    """
+
+    #: keys per script call in add_many / contains_many
+    chunk_size: int = 1000
+    #: script calls per pipeline round trip
+    pipeline_depth: int = 8
+
+    _layouts: ClassVar[dict[str, tuple[int, int, type[Any]]]] = {
+        "classic": (KIND_BLOOM, 0, BloomFilter),
+        "blocked": (KIND_BLOCKED_BLOOM, 1, BlockedBloomFilter),
+    }
+
+    def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                 key: Any) -> None:
+        """Use :meth:`create` or :meth:`open`."""
+        self.client = client
+        self.name = name
+        self.layout: str = meta["layout"]
+        self._kind, layout_id, self._cls = self._layouts[self.layout]
+        self.num_bits = int(meta["num_bits"])
+        self.num_hashes = int(meta["num_hashes"])
+        self.capacity = int(meta["capacity"])
+        self.error_rate = float.fromhex(meta["error_rate"])
+        self.seed = int(meta["seed"])
+        self.keyed = meta["keyed"] == "1"
+        self._key_check = int(meta["key_check"])
+        self.shards = int(meta["shards"])
+        self.shard_bytes = int(meta["shard_bytes"])
+        self.payload_len = int(meta["payload_len"])
+        self._gen = meta["gen"]
+        self._secret = secret
+        self._keyfunc = key
+        # The position calculator: an empty local filter of the same shape.
+        # calloc'd, so its pages are never touched (virtual memory only).
+        self._proto: Any = _core.BloomBase.__new__(
+            self._cls, layout_id, self.num_bits, self.num_hashes, self.capacity,
+            self.error_rate, seed=self.seed, secret=secret, key=key,
+        )
+        self._shard_bits = self.shard_bytes * 8
+        self._bits_keys, self._hash_keys = _shard_keys(name, self.shards)
+        self._lens = [
+            min(self.shard_bytes, self.payload_len - s * self.shard_bytes)
+            for s in range(self.shards)
+        ]
+        self._cluster = _is_cluster(client)
+
+    # ---- creation, opening, deletion ------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        client: Any,
+        name: str,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        layout: str = "classic",
+        seed: int = 0,
+        shards: int = 1,
+        secret: bytes | None = None,
+        key: Any = None,
+    ) -> RedisBloomFilter:
+        """Create a new shared filter called ``name``; an existing one is an error.
+
+        ``shards > 1`` splits a blocked filter over that many keys (Redis
+        Cluster).  A payload over :data:`MAX_STRING_BYTES` per key is refused
+        before anything is written.
+        """
+        _check_client(client)
+        name = _check_name(name)
+        if layout not in cls._layouts:
+            raise ValueError(f"layout must be 'classic' or 'blocked', not {layout!r}")
+        if isinstance(shards, bool) or not isinstance(shards, int):
+            raise TypeError(f"shards must be an int, not {type(shards).__name__}")
+        if shards < 1 or shards > 16384:
+            raise ValueError("shards must be in [1, 16384]")
+        if shards > 1 and layout != "blocked":
+            raise ValueError(
+                "sharding needs layout='blocked': a classic filter spreads a key's probes "
+                "over the whole bit array, so one key would span several shards and its add "
+                "could not be one atomic command"
+            )
+        d = design(capacity, error_rate, layout)
+        payload_len = d.nbytes
+        if shards == 1:
+            shard_bytes = payload_len
+        else:
+            per = -(-d.num_blocks // shards)
+            if (shards - 1) * per >= d.num_blocks:
+                raise ValueError(
+                    f"{shards} shards is too many for {d.num_blocks} blocks (a shard would be "
+                    "empty); use fewer shards"
+                )
+            shard_bytes = per * (BLOCK_BITS // 8)
+        if shard_bytes > MAX_STRING_BYTES:
+            need = -(-payload_len // MAX_STRING_BYTES)
+            hint = (
+                f"use layout='blocked' with shards >= {need}"
+                if shards == 1
+                else f"use shards >= {need}"
+            )
+            raise CapacityError(
+                f"the filter needs {payload_len:,} bytes; {shard_bytes:,} in one Redis key is "
+                f"over the 512 MiB Redis string limit: {hint}"
+            )
+        lcls = cls._layouts[layout][2]
+        # key_check of this secret (0 when unkeyed), from a tiny local filter.
+        tiny = lcls.with_size(512, 1, seed=seed, secret=secret)
+        key_check = struct.unpack_from("<Q", tiny.to_bytes(), 56)[0]
+        meta = {
+            "format": REDIS_FORMAT,
+            "structure": "bloom",
+            "layout": layout,
+            "num_bits": str(d.num_bits),
+            "num_hashes": str(d.num_hashes),
+            "capacity": str(d.capacity),
+            "error_rate": float(d.error_rate).hex(),
+            "seed": str(tiny.seed),
+            "keyed": "1" if secret is not None else "0",
+            "key_check": str(key_check),
+            "shards": str(shards),
+            "shard_bytes": str(shard_bytes),
+            "payload_len": str(payload_len),
+            "gen": _secrets.token_hex(8),
+            "state": "creating",
+        }
+        obj = cls(client, name, meta, secret, key)  # validates seed/secret/key locally
+        meta_key = _meta_key(name)
+        flat = [x for kv in meta.items() for x in kv]
+        try:
+            if not _CLAIM.run(client, [meta_key], flat):
+                raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
+                                        f"filter {name!r} exists (open it, or delete it first)")
+            for s in range(shards):
+                _INIT_SHARD.run(client, [obj._bits_keys[s], obj._hash_keys[s]],
+                                [obj._gen, obj._lens[s]])
+            client.hset(meta_key, "state", "ready")
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise RedisConnectionLost(
+                f"connection to Redis failed while creating {name!r} ({exc}); the filter may "
+                f"be left incomplete: RedisBloomFilter.delete_named(client, {name!r}) removes "
+                "it"
+            ) from exc
+        return obj
+
+    @classmethod
+    def open(
+        cls,
+        client: Any,
+        name: str,
+        *,
+        secret: bytes | None = None,
+        key: Any = None,
+        capacity: int | None = None,
+        error_rate: float | None = None,
+        layout: str | None = None,
+        seed: int | None = None,
+        shards: int | None = None,
+    ) -> RedisBloomFilter:
+        """Attach to the existing filter ``name``.
+
+        The optional ``capacity``/``error_rate``/``layout``/``seed``/``shards``
+        are checked against what is stored (:class:`FilterMismatchError`);
+        ``secret`` must be the one the filter was created with.
+        """
+        _check_client(client)
+        name = _check_name(name)
+        meta_key = _meta_key(name)
+        try:
+            raw = client.hgetall(meta_key)
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+        except ResponseError as exc:
+            raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit filter "
+                                      f"({exc})") from exc
+        if not raw:
+            raise FilterNotFoundError(f"no bloomkit filter {name!r} in Redis (key "
+                                      f"{meta_key!r} does not exist)")
+        meta = {_text(k): _text(v) for k, v in raw.items()}
+        fmt = meta.get("format", "")
+        if not fmt.startswith("bloomkit-redis/") or meta.get("structure") != "bloom":
+            raise FilterMismatchError(
+                f"Redis key {meta_key!r} does not hold a bloomkit Bloom filter "
+                f"(format={fmt!r}, structure={meta.get('structure')!r})"
+            )
+        if fmt != REDIS_FORMAT:
+            raise FilterMismatchError(
+                f"filter {name!r} uses Redis layout {fmt!r}; this bloomkit reads {REDIS_FORMAT!r}"
+            )
+        if meta.get("state") != "ready":
+            raise RedisFilterError(
+                f"filter {name!r} is being created or its creation was interrupted; "
+                f"RedisBloomFilter.delete_named(client, {name!r}) removes it"
+            )
+        try:
+            if meta["layout"] not in cls._layouts:
+                raise ValueError(meta["layout"])
+            for f in ("num_bits", "num_hashes", "capacity", "seed", "key_check", "shards",
+                      "shard_bytes", "payload_len"):
+                int(meta[f])
+            float.fromhex(meta["error_rate"])
+            _ = meta["gen"], meta["keyed"]
+        except (KeyError, ValueError) as exc:
+            raise FilterMismatchError(f"filter {name!r} has damaged metadata ({exc!r})") from exc
+        if (meta["keyed"] == "1") != (secret is not None):
+            raise FilterMismatchError(
+                f"filter {name!r} was created "
+                + ("with a secret: pass secret=" if meta["keyed"] == "1" else
+                   "without a secret: do not pass secret=")
+            )
+        _expect(name, meta, capacity, error_rate, layout, seed, shards)
+        obj = cls(client, name, meta, secret, key)
+        if secret is not None:
+            tiny = obj._cls.with_size(512, 1, seed=obj.seed, secret=secret)
+            if struct.unpack_from("<Q", tiny.to_bytes(), 56)[0] != obj._key_check:
+                raise FilterMismatchError(f"wrong secret for filter {name!r}")
+        obj._check_shards()
+        return obj
+
+    @classmethod
+    def open_or_create(
+        cls,
+        client: Any,
+        name: str,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        layout: str = "classic",
+        seed: int = 0,
+        shards: int = 1,
+        secret: bytes | None = None,
+        key: Any = None,
+    ) -> RedisBloomFilter:
+        """Open ``name`` if it exists with these parameters, else create it (race-safe)."""
+        for _ in range(2):
+            try:
+                return cls.open(client, name, secret=secret, key=key, capacity=capacity,
+                                error_rate=error_rate, layout=layout, seed=seed, shards=shards)
+            except FilterNotFoundError:
+                pass
+            try:
+                return cls.create(client, name, capacity, error_rate, layout=layout,
+                                  seed=seed, shards=shards, secret=secret, key=key)
+            except FilterExistsError:
+                pass  # another process created it first: open it
+        return cls.open(client, name, secret=secret, key=key, capacity=capacity,
+                        error_rate=error_rate, layout=layout, seed=seed, shards=shards)
+
+    def _check_shards(self) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        for s in range(self.shards):
+            pipe.strlen(self._bits_keys[s])
+            pipe.hget(self._hash_keys[s], "gen")
+        try:
+            res = pipe.execute()
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, f"open({self.name!r})", 0) from exc
+        for s in range(self.shards):
+            length, gen = res[2 * s], res[2 * s + 1]
+            if length != self._lens[s] or gen is None or _text(gen) != self._gen:
+                raise FilterMismatchError(
+                    f"filter {self.name!r}: shard {s} ({self._bits_keys[s]!r}) is missing, "
+                    f"of the wrong size ({length} bytes, expected {self._lens[s]}) or from "
+                    "another creation: the filter is damaged"
+                )
+
+    @staticmethod
+    def delete_named(client: Any, name: str) -> bool:
+        """Delete the filter ``name`` (complete or not); True if it existed."""
+        name = _check_name(name)
+        meta_key = _meta_key(name)
+        raw = client.hget(meta_key, "shards")
+        shards = int(raw) if raw is not None and _text(raw).isdigit() else 1
+        existed = bool(client.delete(meta_key))  # first: new opens fail from here on
+        bits, hashes = _shard_keys(name, max(1, shards))
+        pipe = client.pipeline(transaction=False)
+        for b, h in zip(bits, hashes, strict=True):
+            pipe.delete(b)  # one key per DEL: cluster pipelines refuse multi-key DEL
+            pipe.delete(h)
+        existed = any(pipe.execute()) or existed
+        return existed
+
+    def delete(self) -> bool:
+        """Delete the filter from Redis (meta first, then every shard)."""
+        return self.delete_named(self.client, self.name)
+
+    # ---- keys ---------------------------------------------------------------------
+
+    def shard_of(self, key: object) -> int:
+        """The shard holding ``key``'s bits: its first position // (8 * shard_bytes)."""
+        return int(self._proto._bit_positions(key)[0]) // self._shard_bits
+
+    @property
+    def shard_keys(self) -> list[str]:
+        """The Redis keys of the bit strings, shard 0 first."""
+        return list(self._bits_keys)
+
+    def _calls(self, script: _Script, chunk: list[object]) -> list[tuple[int, list[int],
+                                                                           list[Any]]]:
+        """One (shard, key indices, EVALSHA args) per shard the chunk touches."""
+        pos = self._proto._bit_positions
+        k = self.num_hashes
+        if self.shards == 1:
+            flat: list[int] = []
+            for key in chunk:
+                flat += pos(key)
+            return [(0, list(range(len(chunk))), self._argv(script, 0, flat, k))]
+        per: list[list[int]] = [[] for _ in range(self.shards)]
+        idx: list[list[int]] = [[] for _ in range(self.shards)]
+        sb = self._shard_bits
+        for i, key in enumerate(chunk):
+            p = pos(key)
+            s = p[0] // sb
+            per[s] += p
+            idx[s].append(i)
+        return [
+            (s, idx[s], self._argv(script, s, per[s], k))
+            for s in range(self.shards)
+            if idx[s]
+        ]
+
+    def _argv(self, script: _Script, s: int, flat: list[int], k: int) -> list[Any]:
+        base = s * self._shard_bits
+        if base:
+            text = " ".join([str((p - base) ^ 7) for p in flat])
+        else:
+            text = " ".join([str(p ^ 7) for p in flat])
+        return script.args(
+            [self._bits_keys[s], self._hash_keys[s]], [self._gen, self._lens[s], k, text]
+        )
+
+    def _execute(self, calls: list[list[Any]], what: str, confirmed: int) -> list[bytes]:
+        """Run EVALSHA calls in one pipeline; NOSCRIPT ones again with EVAL."""
+        pipe = self.client.pipeline(transaction=False)
+        for args in calls:
+            pipe.execute_command("EVALSHA", *args)
+        try:
+            res = pipe.execute(raise_on_error=False)
+            out: list[bytes] = []
+            for args, r in zip(calls, res, strict=True):
+                if isinstance(r, NoScriptError):
+                    body = _SCRIPTS[args[0]]
+                    r = self.client.execute_command("EVAL", body, *args[1:])
+                if isinstance(r, ResponseError):
+                    raise _map_response_error(r, self.name)
+                if isinstance(r, Exception):
+                    raise r
+                out.append(r)
+            return out
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, what, confirmed) from exc
+
+    # ---- membership ---------------------------------------------------------------
+
+    def add(self, key: object) -> bool:
+        """Add ``key``; True if it was new (some of its bits were 0).  One atomic call."""
+        (_, _, args), = self._calls(_ADD, [key])
+        return self._execute([args], "add", 0)[0] == b"1"
+
+    def __contains__(self, key: object) -> bool:
+        (_, _, args), = self._calls(_CONTAINS, [key])
+        return self._execute([args], "contains", 0)[0] == b"1"
+
+    def contains(self, key: object) -> bool:
+        """``key in self``."""
+        return key in self
+
+    def _batches(self, script: _Script, keys: Iterable[object]
+                 ) -> Iterator[tuple[int, list[tuple[list[int], bytes]]]]:
+        """(keys in the round trip, [(indices, reply)]) per pipelined round trip."""
+        depth = max(1, self.pipeline_depth)
+        pending: list[tuple[int, list[int], list[Any]]] = []
+        nkeys = 0
+        base = 0
+        what = "add_many" if script is _ADD else "contains_many"
+        confirmed = 0
+
+        def flush() -> list[tuple[list[int], bytes]]:
+            res = self._execute([a for _, _, a in pending], what, confirmed)
+            return [(ix, r) for (_, ix, _), r in zip(pending, res, strict=True)]
+
+        chunks = 0
+        for chunk in _chunks(keys, max(1, self.chunk_size)):
+            for s, ix, args in self._calls(script, chunk):
+                pending.append((s, [base + i for i in ix], args))
+            base += len(chunk)
+            nkeys += len(chunk)
+            chunks += 1
+            if chunks >= depth:
+                yield nkeys, flush()
+                confirmed += nkeys
+                pending, nkeys, chunks = [], 0, 0
+        if pending:
+            yield nkeys, flush()
+
+    def add_many(self, keys: Iterable[object]) -> int:
+        """Add every key (chunked, pipelined); returns how many were new."""
+        new = 0
+        for _, replies in self._batches(_ADD, keys):
+            for _, r in replies:
+                new += r.count(b"1")
+        return new
+
+    def update(self, *iterables: Iterable[object]) -> None:
+        """Add the keys of every iterable."""
+        for it in iterables:
+            self.add_many(it)
+
+    def contains_many(self, keys: Iterable[object]) -> list[bool]:
+        """Membership of every key, in order (chunked, pipelined)."""
+        out: list[bool] = []
+        for n, replies in self._batches(_CONTAINS, keys):
+            out.extend([False] * n)
+            for ix, r in replies:
+                for i, c in zip(ix, r, strict=True):
+                    out[i] = c == 49  # b"1"
+        return out
+
+    # ---- whole-filter operations --------------------------------------------------
+
+    def _shard_counts(self) -> list[tuple[int, int]]:
+        pipe = self.client.pipeline(transaction=False)
+        for h in self._hash_keys:
+            pipe.hmget(h, "adds", "base")
+        return [(int(a or 0), int(b or 0)) for a, b in pipe.execute()]
+
+    def _count(self, counts: list[tuple[int, int]]) -> int:
+        adds = sum(a for a, _ in counts)
+        base = sum(b for _, b in counts)
+        return _union_count(self.num_bits, self.num_hashes, base) + adds
+
+    def __len__(self) -> int:
+        """The count ``to_local()`` would store (see docs/redis.md)."""
+        return self._count(self._shard_counts())
+
+    def bits_set(self) -> int:
+        """Number of bits set (BITCOUNT over the shards)."""
+        pipe = self.client.pipeline(transaction=False)
+        for b in self._bits_keys:
+            pipe.bitcount(b)
+        return sum(int(x) for x in pipe.execute())
+
+    def _read_shard(self, s: int, out: memoryview) -> tuple[int, int]:
+        """Copy shard s into out, atomically with its counter (one MULTI)."""
+        pipe = self.client.pipeline(transaction=True)
+        length = self._lens[s]
+        for off in range(0, length, _PIECE):
+            pipe.getrange(self._bits_keys[s], off, min(off + _PIECE, length) - 1)
+        pipe.hmget(self._hash_keys[s], "gen", "adds", "base")
+        res = pipe.execute()
+        gen, adds, base = res[-1]
+        if gen is None or _text(gen) != self._gen:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was open"
+            )
+        pos = 0
+        for piece in res[:-1]:
+            out[pos:pos + len(piece)] = piece
+            pos += len(piece)
+        if pos != length:
+            raise FilterNotFoundError(f"Redis filter {self.name!r}: shard {s} has the wrong size")
+        return int(adds or 0), int(base or 0)
+
+    def to_local(self) -> Any:
+        """A local filter with the same bits, byte-identical to the local build.
+
+        Each shard is read atomically together with its counter; the count
+        is ``round(union estimate of the popcount at the last merge) + new
+        adds since`` -- exactly what the local filter stores after the same
+        operations in the order the server ran them.
+        """
+        data = bytearray(_HEADER_LEN + self.payload_len)
+        view = memoryview(data)
+        counts = []
+        try:
+            for s in range(self.shards):
+                start = _HEADER_LEN + s * self.shard_bytes
+                counts.append(self._read_shard(s, view[start:start + self._lens[s]]))
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, "to_local", 0) from exc
+        count = self._count(counts)
+        data[:_HEADER_LEN] = _header(
+            self._kind, self.num_bits, self.num_hashes, self.capacity, self.error_rate,
+            self.seed, self.keyed, self._key_check, self.payload_len, count,
+        )
+        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        return self._cls.from_bytes(data, self._secret, self._keyfunc)
+
+    def merge_from(self, local: Any) -> None:
+        """OR a local filter of the same shape into the shared one.
+
+        Each shard is merged by one script (BITOP OR of an uploaded copy,
+        then the count reset to the local union's estimate), atomic against
+        every other command: unsharded, the whole merge is atomic.
+        """
+        data = memoryview(local.to_bytes()) if isinstance(local, self._cls) else None
+        self._check_compatible(local, data)
+        assert data is not None
+        header_len = struct.unpack_from("<I", data, 20)[0]
+        payload = data[header_len:]
+        token = _secrets.token_hex(8)
+        try:
+            for s in range(self.shards):
+                tag = self._bits_keys[s].rsplit(":", 1)[0]
+                tmp = f"{tag}:merge:{token}"
+                part = payload[s * self.shard_bytes:s * self.shard_bytes + self._lens[s]]
+                pipe = self.client.pipeline(transaction=False)
+                for off in range(0, len(part), _PIECE):
+                    piece = part[off:off + _PIECE].tobytes()
+                    if off == 0:
+                        pipe.set(tmp, piece, px=600_000)
+                    else:
+                        pipe.setrange(tmp, off, piece)
+                pipe.execute()
+                try:
+                    _MERGE.run(self.client, [self._bits_keys[s], self._hash_keys[s], tmp],
+                               [self._gen, self._lens[s]])
+                except ResponseError as exc:
+                    self.client.delete(tmp)
+                    raise _map_response_error(exc, self.name) from exc
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise RedisConnectionLost(
+                f"connection to Redis failed during merge_from ({exc}); each shard is merged "
+                "atomically or not at all; merging again is safe (OR is idempotent)"
+            ) from exc
+
+    def _check_compatible(self, local: Any, data: memoryview | None) -> None:
+        if not isinstance(local, self._cls):
+            raise IncompatibleFiltersError(
+                f"cannot merge a {type(local).__name__} into a {self.layout} Redis filter "
+                f"(needs a {self._cls.__name__})"
+            )
+        mine = (self.num_bits, self.num_hashes, self.seed, self.keyed)
+        theirs = (local.num_bits, local.num_hashes, local.seed, local.keyed)
+        if mine != theirs:
+            raise IncompatibleFiltersError(
+                f"filters differ: (num_bits, num_hashes, seed, keyed) {theirs} != {mine}"
+            )
+        # hash algorithm and secret: the header's key_check (0 when unkeyed)
+        assert data is not None
+        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+            raise IncompatibleFiltersError("filters are keyed with different secrets")
+
+    def __repr__(self) -> str:
+        shards = f", shards={self.shards}" if self.shards > 1 else ""
+        keyed = ", keyed" if self.keyed else ""
+        return (
+            f"RedisBloomFilter(name={self.name!r}, layout={self.layout!r}, "
+            f"capacity={self.capacity}, error_rate={self.error_rate:g}, "
+            f"num_bits={self.num_bits}, num_hashes={self.num_hashes}, seed={self.seed}"
+            f"{shards}{keyed})"
+        )
+
+
+_SCRIPTS = {s.sha: s.body for s in (_ADD, _CONTAINS, _MERGE, _CLAIM, _INIT_SHARD)}
+
+
+def _meta_key(name: str) -> str:
+    return f"{{{name}}}:meta"
+
+
+def _shard_keys(name: str, shards: int) -> tuple[list[str], list[str]]:
+    if shards == 1:
+        tags = [f"{{{name}}}"]
+    else:
+        tags = [f"{{{name}:{s}}}" for s in range(shards)]
+    return [t + ":bits" for t in tags], [t + ":n" for t in tags]
+
+
+def _text(v: Any) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else str(v)
+
+
+def _expect(
+    name: str,
+    meta: dict[str, str],
+    capacity: int | None,
+    error_rate: float | None,
+    layout: str | None,
+    seed: int | None,
+    shards: int | None,
+) -> None:
+    diffs: list[str] = []
+    if layout is not None and layout != meta["layout"]:
+        diffs.append(f"layout {meta['layout']!r} (expected {layout!r})")
+    if seed is not None and seed != int(meta["seed"]) and seed % 2**64 != int(meta["seed"]):
+        diffs.append(f"seed {meta['seed']} (expected {seed})")
+    if shards is not None and shards != int(meta["shards"]):
+        diffs.append(f"shards {meta['shards']} (expected {shards})")
+    if capacity is not None or error_rate is not None:
+        d = design(
+            capacity if capacity is not None else int(meta["capacity"]),
+            error_rate if error_rate is not None else float.fromhex(meta["error_rate"]),
+            layout or meta["layout"],
+        )
+        if (d.num_bits, d.num_hashes) != (int(meta["num_bits"]), int(meta["num_hashes"])):
+            diffs.append(
+                f"size {meta['num_bits']} bits, k={meta['num_hashes']} (expected "
+                f"{d.num_bits} bits, k={d.num_hashes} for capacity={capacity}, "
+                f"error_rate={error_rate})"
+            )
+    if diffs:
+        raise FilterMismatchError(f"filter {name!r} differs: " + "; ".join(diffs))
+

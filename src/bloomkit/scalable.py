@@ -1,0 +1,167 @@
+"""The scalable Bloom filter: a chain of Bloom filters that grows with n.
+
+A thin facade over the C type :class:`bloomkit._core.ScalableBase` (Almeida,
+Baquero, Preguica and Hutchison, 2007).  Link i holds
+``initial_capacity * growth**i`` keys at error rate
+``error_rate * (1 - tightening) * tightening**i``, so the compound rate stays
+below ``error_rate`` however many keys are added.  This module sizes each
+link (:func:`bloomkit.design`); the C type hashes a key once and probes every
+link, and stores the whole chain in ONE container of the format.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from . import _core
+from .design import (
+    LAYOUTS,
+    MIN_BLOCKED_ERROR_RATE,
+    MIN_ERROR_RATE,
+    design,
+    validate_capacity,
+    validate_error_rate,
+)
+from .errors import CapacityError
+
+__all__ = ["KIND_SCALABLE_BLOOM", "MAX_GROWTH", "MAX_LINKS", "LinkInfo", "ScalableBloomFilter"]
+
+KIND_SCALABLE_BLOOM = 4
+MAX_LINKS = 64
+MAX_GROWTH = 16
+_MAX_CAPACITY = 2**48
+
+
+class LinkInfo(NamedTuple):
+    """One link of a chain, as reported by :attr:`ScalableBloomFilter.links`."""
+
+    capacity: int
+    error_rate: float
+    num_bits: int
+    num_hashes: int
+    num_keys: int
+    bits_set: int
+    nbytes: int
+
+    @property
+    def fill_ratio(self) -> float:
+        return self.bits_set / self.num_bits
+
+
+def _check_growth(growth: object) -> int:
+    if isinstance(growth, bool) or not isinstance(growth, int):
+        raise TypeError(f"growth must be an int in [2, {MAX_GROWTH}], not {type(growth).__name__}")
+    if not 2 <= growth <= MAX_GROWTH:
+        raise ValueError(f"growth must be an int in [2, {MAX_GROWTH}], got {growth}")
+    return growth
+
+
+def _check_tightening(tightening: object) -> float:
+    allowed = "tightening must be a real number with 0 < tightening < 1"
+    if isinstance(tightening, (bool, str, bytes)) or not isinstance(tightening, (int, float)):
+        raise TypeError(f"{allowed}, not {type(tightening).__name__}")
+    value = float(tightening)
+    if not 0.0 < value < 1.0:  # also refuses NaN
+        raise ValueError(f"{allowed}, got {value!r}")
+    return value
+
+
+def _link_params(
+    index: int, initial_capacity: int, error_rate: float, growth: int, tightening: float,
+    layout: str,
+) -> tuple[int, int, int, float]:
+    """(num_bits, num_hashes, capacity, error_rate) of link ``index``."""
+    if index >= MAX_LINKS:
+        raise CapacityError(f"scalable chain is full: at most {MAX_LINKS} links")
+    capacity = initial_capacity * growth**index
+    if capacity > _MAX_CAPACITY:
+        raise CapacityError(
+            f"scalable chain is full: link {index} would need capacity {capacity} > 2**48"
+        )
+    rate = error_rate * (1.0 - tightening) * math.pow(tightening, index)
+    floor = MIN_BLOCKED_ERROR_RATE if layout == "blocked" else MIN_ERROR_RATE
+    if rate < floor:
+        raise CapacityError(
+            f"scalable chain is full: link {index} would need error rate {rate:.3g}, below the "
+            f"{layout} layout's floor {floor:g}; use a larger initial_capacity or growth, a "
+            "tightening closer to 1" + (", or layout='classic'" if layout == "blocked" else "")
+        )
+    try:
+        d = design(capacity, rate, layout)
+    except ValueError as exc:
+        raise CapacityError(f"scalable chain is full: link {index}: {exc}") from exc
+    return d.num_bits, d.num_hashes, capacity, rate
+
+
+class ScalableBloomFilter(_core.ScalableBase):
+    """A Bloom filter that grows: a chain of classic or blocked Bloom filters.
+
+    ``ScalableBloomFilter(initial_capacity=1000, error_rate=0.01, *, growth=2,
+    tightening=0.5, layout="classic", seed=0, key=None, secret=None)``.
+    ``add`` puts a key in the newest link unless some link already reports it
+    (then it returns False and adds nothing); when the newest link has taken
+    its capacity a new link with ``growth`` times the capacity and
+    ``tightening`` times the error rate is appended.  The compound
+    false-positive rate stays below ``error_rate`` for any number of keys.
+    """
+
+    __slots__ = ()
+    _bk_kind = KIND_SCALABLE_BLOOM
+
+    def __new__(
+        cls,
+        initial_capacity: int = 1000,
+        error_rate: float = 0.01,
+        *,
+        growth: int = 2,
+        tightening: float = 0.5,
+        layout: str = "classic",
+        seed: int = 0,
+        key: Any = None,
+        secret: bytes | None = None,
+    ) -> Any:
+        n0 = validate_capacity(initial_capacity)
+        p = validate_error_rate(error_rate)
+        s = _check_growth(growth)
+        r = _check_tightening(tightening)
+        if not isinstance(layout, str):
+            raise TypeError(f"layout must be one of {LAYOUTS!r}, not {type(layout).__name__}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS!r}, got {layout!r}")
+        try:
+            num_bits, k, _, rate = _link_params(0, n0, p, s, r, layout)
+        except CapacityError as exc:
+            raise ValueError(str(exc).replace("scalable chain is full: ", "")) from exc
+        return super().__new__(
+            cls, p, r, n0, s, LAYOUTS.index(layout), num_bits, k, rate,
+            seed=seed, secret=secret, key=key,
+        )
+
+    def _link_shape(self, index: int) -> tuple[int, int, int, float]:
+        """Called by the C type when the chain grows."""
+        return _link_params(
+            index, self.initial_capacity, self.error_rate, self.growth, self.tightening,
+            self.layout,
+        )
+
+    @property
+    def links(self) -> list[LinkInfo]:
+        """Per-link information, oldest link first (``len(f.links) == f.num_links``)."""
+        return [LinkInfo(*t) for t in self._links()]
+
+    def __repr__(self) -> str:
+        extra = ", keyed" if self.keyed else ""
+        mapped = ", mapped" if self.mapped else ""
+        return (
+            f"{type(self).__name__}(initial_capacity={self.initial_capacity}, "
+            f"error_rate={self.error_rate:g}, growth={self.growth}, "
+            f"tightening={self.tightening:g}, layout={self.layout!r}, seed={self.seed}, "
+            f"num_links={self.num_links}, count={len(self)}{extra}{mapped})"
+        )
+
+    def save(self, path: Any) -> None:
+        """Write the whole chain to ``path`` atomically (see :func:`bloomkit.save`)."""
+        from .persist import save
+
+        save(self, path)

@@ -1,0 +1,336 @@
+"""bloomkit.redis against real redis-server processes (R26).
+
+The fixtures start redis-server on free loopback ports (see redis_fixtures.py);
+without the binaries the tests skip with the install command, in CI they fail.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bloomkit import BlockedBloomFilter, BloomFilter, CapacityError, IncompatibleFiltersError
+from redis_fixtures import RedisClusterNodes, RedisServer, no_retry, require_redis
+
+try:
+    import redis
+
+    from bloomkit.redis import (
+        FilterExistsError,
+        FilterMismatchError,
+        FilterNotFoundError,
+        RedisBloomFilter,
+        RedisConnectionLost,
+    )
+except ImportError:  # the fixtures skip (or fail in CI) with the install hint
+    redis = None
+
+LOCAL = {"classic": BloomFilter, "blocked": BlockedBloomFilter}
+SECRET = bytes(range(16))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    require_redis()
+    s = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterNodes]:
+    require_redis()
+    c = RedisClusterNodes(tmp_path_factory.mktemp("cluster")).start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture
+def client(server: RedisServer) -> Any:
+    return server.client()
+
+
+@pytest.fixture
+def name(request: pytest.FixtureRequest) -> str:
+    return "t:" + request.node.name.replace("[", ":").replace("]", "")
+
+
+def _keys(rng: Any, n: int) -> list[object]:
+    out: list[object] = []
+    for i in range(n):
+        r = i % 3
+        if r == 0:
+            out.append(f"user:{rng.getrandbits(40)}")
+        elif r == 1:
+            out.append(rng.getrandbits(70) - 2**69)
+        else:
+            out.append(rng.randbytes(rng.randrange(1, 24)))
+    return out
+
+
+@pytest.mark.parametrize("layout", ["classic", "blocked"])
+class SameAsLocalTests:
+    def test_answers_and_bytes_match_a_local_build(self, client: Any, name: str, layout: str,
+                                                    rng: Any) -> None:
+        f = RedisBloomFilter.create(client, name, 3000, 0.01, layout=layout, seed=7)
+        local = LOCAL[layout](3000, 0.01, seed=7)
+        keys = _keys(rng, 2500)
+        keys += keys[:300]  # duplicates: "was new" must be False for them
+        single = [f.add(k) for k in keys[:400]]
+        assert single == [local.add(k) for k in keys[:400]]
+        assert f.add_many(keys[400:]) == local.add_many(keys[400:])
+        probes = keys + _keys(rng, 3000)
+        assert f.contains_many(probes) == list(local.contains_many(probes))
+        assert [k in f for k in probes[:200]] == [k in local for k in probes[:200]]
+        got = f.to_local()
+        assert type(got) is type(local)
+        assert got.to_bytes() == local.to_bytes()
+        assert len(f) == len(local)
+
+    def test_keyed_filter_needs_its_secret(self, client: Any, name: str, layout: str,
+                                           rng: Any) -> None:
+        f = RedisBloomFilter.create(client, name, 1000, 0.01, layout=layout, secret=SECRET)
+        local = LOCAL[layout](1000, 0.01, secret=SECRET)
+        keys = _keys(rng, 800)
+        assert f.add_many(keys) == local.add_many(keys)
+        assert f.to_local().to_bytes() == local.to_bytes()
+        again = RedisBloomFilter.open(client, name, secret=SECRET)
+        assert all(again.contains_many(keys))
+        with pytest.raises(FilterMismatchError, match="wrong secret"):
+            RedisBloomFilter.open(client, name, secret=bytes(16))
+        with pytest.raises(FilterMismatchError, match="secret"):
+            RedisBloomFilter.open(client, name)
+
+    def test_merge_from_is_the_local_union(self, client: Any, name: str, layout: str,
+                                           rng: Any) -> None:
+        f = RedisBloomFilter.create(client, name, 4000, 0.01, layout=layout)
+        mine, other = LOCAL[layout](4000, 0.01), LOCAL[layout](4000, 0.01)
+        a, b, c = _keys(rng, 1500), _keys(rng, 1500), _keys(rng, 300)
+        f.add_many(a)
+        mine.add_many(a)
+        other.add_many(b)
+        f.merge_from(other)
+        mine |= other
+        assert f.to_local().to_bytes() == mine.to_bytes()
+        assert f.add_many(c) == mine.add_many(c)  # the count carries on from the estimate
+        assert f.to_local().to_bytes() == mine.to_bytes()
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(LOCAL[layout](4000, 0.01, seed=1))
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(LOCAL[layout](5000, 0.01))
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(LOCAL[layout](4000, 0.01, secret=SECRET))
+        other_layout = "blocked" if layout == "classic" else "classic"
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(LOCAL[other_layout](4000, 0.01))
+        assert f.to_local().to_bytes() == mine.to_bytes()
+
+
+class LifecycleTests:
+    def test_create_open_delete(self, client: Any, name: str) -> None:
+        with pytest.raises(FilterNotFoundError, match="no bloomkit filter"):
+            RedisBloomFilter.open(client, name)
+        f = RedisBloomFilter.create(client, name, 1000, 0.001, seed=3)
+        with pytest.raises(FilterExistsError):
+            RedisBloomFilter.create(client, name, 1000, 0.001)
+        f.add("a")
+        g = RedisBloomFilter.open(client, name, capacity=1000, error_rate=0.001, seed=3)
+        assert "a" in g and (g.num_bits, g.num_hashes) == (f.num_bits, f.num_hashes)
+        with pytest.raises(FilterMismatchError, match="size"):
+            RedisBloomFilter.open(client, name, capacity=2000)
+        with pytest.raises(FilterMismatchError, match="layout"):
+            RedisBloomFilter.open(client, name, layout="blocked")
+        with pytest.raises(FilterMismatchError, match="seed"):
+            RedisBloomFilter.open(client, name, seed=4)
+        assert RedisBloomFilter.open_or_create(client, name, 1000, 0.001, seed=3).num_bits \
+            == f.num_bits
+        assert f.delete()
+        assert client.keys(f"{{{name}}}*") == []
+        with pytest.raises(FilterNotFoundError):
+            g.add("b")  # a live handle on a deleted filter never re-grows its key
+        with pytest.raises(FilterNotFoundError):
+            _ = "a" in g
+        RedisBloomFilter.create(client, name, 1000, 0.001, seed=3)
+        with pytest.raises(FilterNotFoundError, match="replaced"):
+            g.add_many(["x", "y"])  # same name and shape, new creation: refused
+        assert not f.delete() or True
+
+    def test_bad_arguments_write_nothing(self, client: Any, name: str) -> None:
+        with pytest.raises(CapacityError, match=r"512 MiB.*shards"):
+            RedisBloomFilter.create(client, name, 10**9, 0.01)  # 1.2 GB classic
+        with pytest.raises(CapacityError, match="shards >= 3"):
+            RedisBloomFilter.create(client, name, 10**9, 0.01, layout="blocked")
+        with pytest.raises(ValueError, match="layout='blocked'"):
+            RedisBloomFilter.create(client, name, 1000, shards=2)
+        with pytest.raises(ValueError, match="too many"):
+            RedisBloomFilter.create(client, name, 10, layout="blocked", shards=50)
+        with pytest.raises(ValueError, match="hash tags"):
+            RedisBloomFilter.create(client, "a{b}", 1000)
+        with pytest.raises(ValueError, match="layout"):
+            RedisBloomFilter.create(client, name, 1000, layout="cuckoo")
+        with pytest.raises(ValueError):
+            RedisBloomFilter.create(client, name, 1000, error_rate=1.5)
+        with pytest.raises(ValueError, match="decode_responses"):
+            RedisBloomFilter.create(redis.Redis(port=client.get_connection_kwargs()["port"],
+                                                decode_responses=True), name, 1000)
+        assert client.keys(f"*{name}*") == []
+
+    def test_a_foreign_key_is_a_mismatch(self, client: Any, name: str) -> None:
+        client.hset(f"{{{name}}}:meta", "format", "something-else")
+        with pytest.raises(FilterMismatchError, match="does not hold"):
+            RedisBloomFilter.open(client, name)
+        client.delete(f"{{{name}}}:meta")
+        client.set(f"{{{name}}}:meta", b"x")
+        with pytest.raises(FilterMismatchError):
+            RedisBloomFilter.open(client, name)
+
+    def test_a_damaged_shard_is_refused(self, client: Any, name: str) -> None:
+        f = RedisBloomFilter.create(client, name, 1000)
+        client.append(f.shard_keys[0], b"\0")
+        with pytest.raises(FilterMismatchError, match="damaged"):
+            RedisBloomFilter.open(client, name)
+        with pytest.raises(FilterNotFoundError):
+            f.add("k")
+
+
+def _expected_collisions(m: int, k: int, distinct: int) -> float:
+    """Sum over insertions of the classic false-positive rate at that fill."""
+    return sum((1.0 - math.exp(-k * j / m)) ** k for j in range(distinct))
+
+
+def _worker(port: int, name: str, start: int, n: int, universe: int, out: Any) -> None:
+    client = redis.Redis(host="127.0.0.1", port=port)
+    f = RedisBloomFilter.open(client, name)
+    keys = [f"item:{(start + j) % universe}" for j in range(n)]
+    new = sum(f.add(k) for k in keys[:500])  # single-key commands ...
+    new += f.add_many(keys[500:])  # ... and pipelined batches
+    out.put(new)
+
+
+class ConcurrentProcessesTests:
+    def test_16_processes_overlapping_adds(self, server: RedisServer, client: Any,
+                                           name: str) -> None:
+        procs, per, universe = 16, 10_000, 40_000
+        f = RedisBloomFilter.create(client, name, universe, 0.01)
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        workers = [
+            ctx.Process(target=_worker, args=(server.port, name, i * 2500, per, universe, q))
+            for i in range(procs)
+        ]
+        for w in workers:
+            w.start()
+        news = [q.get(timeout=120) for _ in workers]
+        for w in workers:
+            w.join(30)
+            assert w.exitcode == 0
+        keys = [f"item:{i}" for i in range(universe)]
+        assert all(f.contains_many(keys))  # zero false negatives
+        total = sum(news)
+        collisions = universe - total  # first adds that found every bit already set
+        bound = _expected_collisions(f.num_bits, f.num_hashes, universe)
+        print(f"was-new sum {total}, collisions {collisions}, expected {bound:.1f}")
+        assert 0 <= collisions <= bound + 6 * math.sqrt(bound) + 5
+        assert len(f) == total  # the server's counter saw exactly the "was new" answers
+        local = BloomFilter(universe, 0.01)
+        local.add_many(keys)
+        got = f.to_local()
+        assert got.to_bytes()[128:] == local.to_bytes()[128:]  # the payload is order-free
+        assert len(got) == total
+
+
+class PersistenceTests:
+    def test_state_survives_a_restart(self, tmp_path: Path, rng: Any) -> None:
+        require_redis()
+        s = RedisServer(tmp_path, None, "--appendonly", "yes", "--appendfsync", "always").start()
+        try:
+            f = RedisBloomFilter.create(s.client(), "p", 5000, 0.01, layout="blocked")
+            keys = _keys(rng, 4000)
+            f.add_many(keys)
+            before = f.to_local().to_bytes()
+            s.restart()  # SIGTERM, then the same dir and port: the AOF is replayed
+            g = RedisBloomFilter.open(s.client(), "p")  # the script cache is empty now
+            assert g.to_local().to_bytes() == before
+            assert all(g.contains_many(keys))
+            assert not g.add(keys[0])
+        finally:
+            s.stop()
+
+
+class KilledConnectionTests:
+    def test_a_killed_connection_leaves_keys_whole(self, server: RedisServer, name: str,
+                                                   rng: Any) -> None:
+        admin = server.client()
+        f = RedisBloomFilter.create(admin, name, 400_000, 0.01)
+        worker_client = server.client(retry=no_retry(), client_name="bk-victim")
+        victim = RedisBloomFilter.open(worker_client, name)
+        victim.chunk_size, victim.pipeline_depth = 50, 64
+        keys = [f"k:{rng.getrandbits(64)}" for _ in range(150_000)]
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                victim.add_many(keys)
+            except BaseException as exc:
+                errors.append(exc)
+
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 60
+        while len(f) == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        killed = admin.client_kill_filter(_type="normal", skipme=True)
+        t.join(120)
+        assert killed >= 1
+        assert len(errors) == 1 and isinstance(errors[0], RedisConnectionLost), errors
+        assert "fully added or not at all" in str(errors[0])
+        # All-or-nothing: the keys whose k bits are all set explain every set bit.
+        got = f.to_local()
+        whole = [k for k, present in zip(keys, got.contains_many(keys), strict=True) if present]
+        assert 0 < len(whole) < len(keys)
+        rebuilt = BloomFilter(400_000, 0.01)
+        rebuilt.add_many(whole)
+        assert rebuilt.to_bytes()[128:] == got.to_bytes()[128:]
+        # Retrying is safe: adds are idempotent and the counter stays exact.
+        f.add_many(keys)
+        full = BloomFilter(400_000, 0.01)
+        assert f.to_local().to_bytes()[128:] == (full.add_many(keys), full.to_bytes())[1][128:]
+
+
+class ShardedClusterTests:
+    def test_sharded_filter_is_the_unsharded_one(self, cluster: RedisClusterNodes,
+                                                 rng: Any) -> None:
+        client = cluster.client()
+        f = RedisBloomFilter.create(client, "sh", 20_000, 0.01, layout="blocked", shards=6,
+                                    seed=5)
+        flat = RedisBloomFilter.create(client, "flat", 20_000, 0.01, layout="blocked", seed=5)
+        nodes = {client.get_node_from_key(k).name for k in f.shard_keys}
+        assert len(nodes) >= 2, nodes  # hash tags {sh:0}..{sh:5} spread over the nodes
+        local = BlockedBloomFilter(20_000, 0.01, seed=5)
+        keys = _keys(rng, 15_000)
+        assert [f.add(k) for k in keys[:200]] == [local.add(k) for k in keys[:200]]
+        assert f.add_many(keys[200:]) == local.add_many(keys[200:])
+        flat.add_many(keys)
+        probes = keys[:3000] + _keys(rng, 5000)
+        assert f.contains_many(probes) == flat.contains_many(probes) \
+            == list(local.contains_many(probes))
+        assert f.to_local().to_bytes() == local.to_bytes()
+        per_block = f.shard_bytes * 8
+        for k in keys[:50]:
+            assert f.shard_of(k) == local._bit_positions(k)[0] // per_block
+        other = BlockedBloomFilter(20_000, 0.01, seed=5)
+        other.add_many(_keys(rng, 2000))
+        f.merge_from(other)
+        local |= other
+        assert f.to_local().to_bytes() == local.to_bytes()
+        assert RedisBloomFilter.open(client, "sh").shards == 6
+        assert f.delete() and flat.delete()
+        with pytest.raises(FilterNotFoundError):
+            RedisBloomFilter.open(client, "sh")
