@@ -29,7 +29,7 @@ if command -v clang >/dev/null 2>&1; then
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         $have -I$n tests/fuzz/fuzz_validate.c $n/bk_*.c -o "$work/fuzz_validate"
     "$work/fuzz_validate" -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
-        "$work/corpus_c" 2>&1 | tail -n 12
+        -artifact_prefix="$work/" "$work/corpus_c" 2>&1 | tail -n 12
 else
     echo "fuzz: clang not found; skipping the libFuzzer target (apt-get install clang)" >&2
     exit 1
@@ -45,4 +45,4 @@ else
     export PYTHONPATH=src
 fi
 python tests/fuzz/fuzz_loads.py -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
-    "$work/corpus_py" 2>&1 | tail -n 12
+    -artifact_prefix="$work/" "$work/corpus_py" 2>&1 | tail -n 12
