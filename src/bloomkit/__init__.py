@@ -8,7 +8,9 @@ cache line per key), :class:`CountingBloomFilter` (with remove),
 Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
-:func:`loads`, :func:`save`, :func:`load`.  Errors: :mod:`bloomkit.errors`.
+:func:`loads`, :func:`save`, :func:`load`; memory-mapped files: :func:`open`,
+:func:`create`, :func:`flush`, :func:`close`, :func:`verify`.  Errors:
+:mod:`bloomkit.errors`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
-from .persist import dumps, load, loads, register_kind, save
+from .persist import close, create, dumps, flush, load, loads, open, register_kind, save, verify
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
@@ -70,12 +72,18 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "close",
+    "create",
     "cuckoo_design",
     "design",
     "dumps",
     "false_positive_rate",
+    "flush",
     "key_hash",
     "load",
     "loads",
+    "open",
+    "register_kind",
     "save",
+    "verify",
 ]

@@ -68,6 +68,18 @@ class BloomBase:
         allow_dirty: bool = False,
         verify: bool = False,
     ) -> _B: ...
+    @classmethod
+    def _header(
+        cls,
+        layout: int,
+        num_bits: int,
+        num_hashes: int,
+        capacity: int,
+        error_rate: float,
+        *,
+        seed: int = 0,
+        secret: bytes | None = None,
+    ) -> bytes: ...
     def estimate_count(self) -> float: ...
     def estimate_error_rate(self) -> float: ...
     def _seal(self) -> None: ...

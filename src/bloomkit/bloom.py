@@ -14,6 +14,7 @@ from typing import Any
 
 from . import _core
 from .design import BLOCK_BITS, design, false_positive_rate
+from .persist import Persistent
 
 __all__ = ["BlockedBloomFilter", "BloomFilter"]
 
@@ -34,7 +35,7 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
-class _BloomFacade(_core.BloomBase):
+class _BloomFacade(Persistent, _core.BloomBase):
     __slots__ = ()
     _bk_kind: int
     _layout_id: int
@@ -64,11 +65,18 @@ class _BloomFacade(_core.BloomBase):
             f"count={len(self)}, fill_ratio={self.fill_ratio:.4f}{extra}{mapped})"
         )
 
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)
+    @classmethod
+    def _create_header(
+        cls, capacity: int, error_rate: float = 0.01, *, seed: int = 0,
+        secret: bytes | None = None,
+    ) -> bytes:
+        """The header of a fresh filter sized like ``cls(capacity, error_rate)``
+        (for :func:`bloomkit.create`: the payload is never allocated)."""
+        d = design(capacity, error_rate, cls._layout_name)
+        return _core.BloomBase._header(
+            cls._layout_id, d.num_bits, d.num_hashes, d.capacity, d.error_rate,
+            seed=seed, secret=secret,
+        )
 
 
 class BloomFilter(_BloomFacade):

@@ -553,6 +553,51 @@ static PyObject *bkbloom_from_buffer(PyTypeObject *type, PyObject *args, PyObjec
                                shared);
 }
 
+/* _header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
+ *         secret=None): the 128-byte header of a fresh, empty filter (count
+ * 0, checksum 0, DIRTY clear) without allocating its payload.
+ * bloomkit.create() writes it to a file and extends the file with zeros:
+ * a new mapped filter that was never built in memory. */
+static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
+                             "seed", "secret", NULL};
+    int layout, keyed;
+    unsigned long long num_bits, capacity;
+    unsigned int k;
+    double p;
+    PyObject *seed_obj = NULL, *secret = Py_None;
+    uint64_t seed = 0, payload_len = 0;
+    uint8_t secret16[16], head[BK_BLOOM_HEADER_LEN];
+    const char *reason = NULL;
+    bk_hasher hs;
+    (void)type;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OO:_header", kwlist, &layout,
+                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret))
+        return NULL;
+    if (seed_obj != NULL && bkbloom_check_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (layout != 0 && layout != 1) {
+        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic) or 1 (blocked)");
+        return NULL;
+    }
+    if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return NULL;
+    }
+    bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
+    bk_bloom_init_state(head, layout, num_bits, k, capacity, p, seed, keyed,
+                        bk_hasher_key_check(&hs));
+    return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
+}
+
 static PyObject *bkbloom_reduce(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     PyObject *data, *ctor, *res;
@@ -812,6 +857,9 @@ static PyMethodDef bkbloom_methods[] = {
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
      "to_bytes() output; corrupt input raises FormatError."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bkbloom_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"_header", (PyCFunction)(void (*)(void))bkbloom_header, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "_header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, secret=None)\n--\n\n"
+     "The header of a fresh empty filter (no payload allocated); used by bloomkit.create()."},
     {"__reduce__", (PyCFunction)bkbloom_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkbloom_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the number of distinct keys."},

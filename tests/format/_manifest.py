@@ -1,0 +1,135 @@
+"""The golden-file manifest convention (tests/format/golden/*.json), shared
+by the generic golden test, the hostile-input tests and make_golden.py.
+
+A manifest next to ``<kind_name>_<variant>.bkf``::
+
+    {
+      "file": "BloomFilter_small.bkf",
+      "class": "BloomFilter",              # the class loads() must return
+      "kind": 1,                           # header kind id
+      "format_version": "1.0",             # version that wrote it
+      "build": {                           # how to rebuild it byte for byte
+        "class": "BloomFilter",
+        "constructor": null,               # or a classmethod name ("with_size")
+        "args": [1000, 0.01],
+        "kwargs": {"seed": 7},             # {"hex": "..."} values are bytes
+        "method": "add_many",              # how keys go in (default add_many)
+        "keys": {"recipe": "int_range", "start": 0, "stop": 1000}
+      },
+      "load_kwargs": {},                   # e.g. {"secret": {"hex": "..."}}
+      "sha256": "...",                     # of the .bkf file
+      "members": [0, 1, "..."],            # keys that must be reported present
+      "probes": {"recipe": "str_format", "format": "absent-{}", "start": 0,
+                 "stop": 20000, "false_positives": 183}
+    }
+
+Key recipes (``keys`` and ``probes``): ``int_range`` (start, stop, step=1)
+gives ints; ``str_format`` (format, start, stop) gives ``format.format(i)``;
+``bytes_format`` the same encoded as UTF-8 bytes.  The older nested form
+``{"recipe": {"type": "int"|"str"|"bytes", "template": ..., "start", "stop",
+"step"}}`` (the QuotientFilter goldens) is read too, as is a secret given as
+``build["secret"]`` (hex).  ``file`` defaults to the manifest's name with
+``.bkf``; a ``build`` without ``keys`` is kind-specific: the generic test then
+checks everything but the rebuild, which the kind's own tests do.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import bloomkit
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"hex"}:
+        return bytes.fromhex(value["hex"])
+    if isinstance(value, dict):
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def keys(recipe: dict[str, Any]) -> list[Any]:
+    if isinstance(recipe.get("recipe"), dict):
+        return keys(recipe["recipe"])
+    if "type" in recipe:  # the nested form
+        rng = range(recipe["start"], recipe["stop"], recipe.get("step", 1))
+        if recipe["type"] == "int":
+            return list(rng)
+        template = recipe.get("template", "{}")
+        strs = [template.format(i) for i in rng]
+        return [x.encode() for x in strs] if recipe["type"] == "bytes" else strs
+    name = recipe["recipe"]
+    if name == "int_range":
+        return list(range(recipe["start"], recipe["stop"], recipe.get("step", 1)))
+    if name == "str_format":
+        return [recipe["format"].format(i) for i in range(recipe["start"], recipe["stop"])]
+    if name == "bytes_format":
+        return [recipe["format"].format(i).encode()
+                for i in range(recipe["start"], recipe["stop"])]
+    raise ValueError(f"unknown key recipe {name!r}")
+
+
+def build(spec: dict[str, Any]) -> Any:
+    cls = getattr(bloomkit, spec["class"])
+    ctor = getattr(cls, spec["constructor"]) if spec.get("constructor") else cls
+    obj = ctor(*decode(spec.get("args", [])), **decode(spec.get("kwargs", {})))
+    getattr(obj, spec.get("method", "add_many"))(keys(spec["keys"]))
+    return obj
+
+
+def manifests() -> list[Path]:
+    return sorted(GOLDEN.glob("*.json"))
+
+
+def load_manifest(path: Path) -> dict[str, Any]:
+    m: dict[str, Any] = json.loads(path.read_text())
+    return m
+
+
+def load_kwargs(m: dict[str, Any]) -> dict[str, Any]:
+    if "load_kwargs" in m:
+        kw: dict[str, Any] = decode(m["load_kwargs"])
+        return kw
+    secret = m.get("build", {}).get("secret")
+    return {"secret": bytes.fromhex(secret)} if isinstance(secret, str) else {}
+
+
+def data_file(manifest: Path, m: dict[str, Any]) -> Path:
+    return GOLDEN / m.get("file", manifest.stem + ".bkf")
+
+
+def rebuildable(m: dict[str, Any]) -> bool:
+    return isinstance(m.get("build", {}).get("keys"), dict)
+
+
+_RECIPES = ("int_range", "str_format", "bytes_format")
+
+
+def probe_keys(m: dict[str, Any]) -> list[Any] | None:
+    """The probe keys when the manifest gives them in a machine-readable
+    recipe; None for a recipe written as prose (kind-specific manifests)."""
+    probes = m.get("probes", {})
+    recipe = probes.get("recipe")
+    if isinstance(recipe, dict) and "type" in recipe:
+        return keys(recipe)
+    if recipe in _RECIPES:
+        return keys(probes)
+    return None
+
+
+def member_keys(m: dict[str, Any]) -> list[Any] | None:
+    """Keys that must be present (None when members are not a plain list,
+    e.g. a sketch's key -> estimate mapping)."""
+    members = m.get("members")
+    return decode(members) if isinstance(members, list) else None
+
+
+def format_version(m: dict[str, Any]) -> str | None:
+    v = m.get("format_version", m.get("format"))
+    return v if isinstance(v, str) else None

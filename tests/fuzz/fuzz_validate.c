@@ -1,0 +1,55 @@
+/*
+ * fuzz_validate.c -- R17: libFuzzer target on the one C validator.
+ *
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DBK_HAVE_BLOOM=1 \
+ *       -Isrc/bloomkit/_native tests/fuzz/fuzz_validate.c \
+ *       src/bloomkit/_native/bk_format.c src/bloomkit/_native/bk_bloom.c \
+ *       src/bloomkit/_native/bk_hash.c -o build/fuzz/fuzz_validate
+ *
+ * (tests/fuzz/run.sh does this).  The first input byte picks the checks
+ * (checksum, deep, allow-dirty); the rest is the state.  The input is
+ * copied into an exactly sized heap buffer so that ASan sees any read
+ * past its end.  A state that validates must also survive attaching a
+ * Bloom filter to it and probing it (what the Python types then do).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bk_bloom.h"
+#include "bk_format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    bk_header h;
+    const char *reason = NULL;
+    uint8_t *buf;
+    int checks;
+    bk_rc rc;
+
+    if (size < 1)
+        return 0;
+    checks = (data[0] & 1 ? BK_CHECK_CHECKSUM : 0) | (data[0] & 2 ? BK_CHECK_DEEP : 0) |
+             (data[0] & 4 ? BK_ALLOW_DIRTY : 0);
+    size -= 1;
+    buf = (uint8_t *)malloc(size ? size : 1);
+    if (buf == NULL)
+        return 0;
+    if (size)
+        memcpy(buf, data + 1, size);
+    rc = bk_format_validate(buf, (uint64_t)size, checks, &h, &reason);
+    if (rc != BK_OK && reason == NULL)
+        abort(); /* every refusal names its reason */
+    if (rc == BK_OK && (h.kind == BK_KIND_BLOOM || h.kind == BK_KIND_BLOCKED_BLOOM)) {
+        bk_bloom b;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL};
+        uint8_t out[4];
+        bk_bloom_attach(&b, buf);
+        bk_bloom_contains_many(&b, hs, 4, out);
+        (void)bk_bloom_add_many(&b, hs, 4, 0);
+        (void)bk_bloom_popcount(&b);
+        bk_format_seal(buf, (uint64_t)size);
+    }
+    free(buf);
+    return 0;
+}

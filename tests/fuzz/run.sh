@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# R17: run both fuzz targets briefly (FUZZ_SECONDS each, default 30), seeded
+# with the golden files.  The libFuzzer target needs clang; the atheris
+# target needs `pip install atheris` (the `fuzz` extra).  With
+# BLOOMKIT_FUZZ_ASAN=1 the atheris target runs on the ASan + UBSan build
+# that .ci/asan.sh leaves in build/asan/lib.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+secs=${FUZZ_SECONDS:-30}
+work=build/fuzz
+mkdir -p "$work/corpus_c" "$work/corpus_py"
+for f in tests/format/golden/*.bkf; do
+    b=$(basename "$f" .bkf)
+    for m in 0 1 2 3 4 5 6 7; do
+        { printf "\\x0$m"; cat "$f"; } > "$work/corpus_c/$b.$m"
+    done
+    for m in 0 1 2; do
+        { printf "\\x0$m"; cat "$f"; } > "$work/corpus_py/$b.$m"
+    done
+done
+
+if command -v clang >/dev/null 2>&1; then
+    echo "== libFuzzer: bk_format_validate (${secs}s)"
+    n=src/bloomkit/_native
+    # every structure's validator, with the BK_HAVE_* switches setup.py derives
+    have=$(for f in $n/py_*.c; do s=$(basename "$f" .c); s=${s#py_}; \
+           [ "$s" = common ] || echo "-DBK_HAVE_$(echo "$s" | tr a-z A-Z)=1"; done)
+    # shellcheck disable=SC2086
+    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        $have -I$n tests/fuzz/fuzz_validate.c $n/bk_*.c -o "$work/fuzz_validate"
+    "$work/fuzz_validate" -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
+        -artifact_prefix="$work/" "$work/corpus_c" 2>&1 | tail -n 12
+else
+    echo "fuzz: clang not found; skipping the libFuzzer target (apt-get install clang)" >&2
+    exit 1
+fi
+
+echo "== atheris: bloomkit.loads (${secs}s)"
+if [ "${BLOOMKIT_FUZZ_ASAN:-0}" = 1 ]; then
+    asan=$(python -c "import atheris, os; print(os.path.join(os.path.dirname(atheris.__file__), 'asan_with_fuzzer.so'))")
+    [ -f "$asan" ] || asan=$(${CC:-gcc} -print-file-name=libasan.so)
+    export LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=64 PYTHONMALLOC=malloc
+    export PYTHONPATH=build/asan/lib
+else
+    export PYTHONPATH=src
+fi
+python tests/fuzz/fuzz_loads.py -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
+    -artifact_prefix="$work/" "$work/corpus_py" 2>&1 | tail -n 12
