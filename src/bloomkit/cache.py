@@ -13,9 +13,11 @@ the window, and the frequently used entries stay.
 :func:`functools.lru_cache` (``cache_info()``, ``cache_clear()``,
 ``cache_parameters()``, ``__wrapped__``).
 
-The sketch is fed ``hash(key)``, so any hashable key works; the cache lives
-in one process (use a :class:`bloomkit.TinyLFU` directly to persist
-frequencies).  See docs/cache.md.
+The sketch is fed the key itself when it is a str, bytes or int (so the
+cache's decisions are the same in every run), and ``hash(key)`` for any other
+hashable (tuples, frozensets, ...: those decisions follow PYTHONHASHSEED,
+which is harmless for an in-process cache); the cache lives in one process
+(use a :class:`bloomkit.TinyLFU` directly to persist frequencies).  See docs/cache.md.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ _MISSING: Any = object()
 
 WINDOW_SHARE = 0.01     # window ~1% of maxsize (at least 1 entry)
 PROTECTED_SHARE = 0.8   # protected ~80% of the main segment
+
+
+_STABLE_KEYS = (str, bytes, int)
+
+
+def _sketch_key(key: Any) -> Any:
+    """The key as the sketch sees it: itself when bloomkit can encode it, else hash()."""
+    return key if type(key) in _STABLE_KEYS else hash(key)
 
 
 class CacheStats(NamedTuple):
@@ -107,7 +117,7 @@ class TinyLFUCache(Generic[K, V]):
 
     def get(self, key: K, default: Any = None) -> Any:
         """The cached value (a hit) or ``default`` (a miss)."""
-        self.sketch.record(hash(key))
+        self.sketch.record(_sketch_key(key))
         window = self._window
         if key in window:
             window.move_to_end(key)
@@ -161,7 +171,7 @@ class TinyLFUCache(Generic[K, V]):
                 seg.move_to_end(key)
                 return
         if last is _MISSING or last != key:
-            self.sketch.record(hash(key))
+            self.sketch.record(_sketch_key(key))
         if self.maxsize == 0:
             return
         window = self._window
@@ -184,7 +194,7 @@ class TinyLFUCache(Generic[K, V]):
             return
         victim_seg = probation if probation else protected
         victim = next(iter(victim_seg))
-        if self.sketch.admit(hash(cand), hash(victim)):
+        if self.sketch.admit(_sketch_key(cand), _sketch_key(victim)):
             del victim_seg[victim]
             probation[cand] = cval
             self._admissions += 1
