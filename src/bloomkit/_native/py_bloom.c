@@ -224,20 +224,25 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
 {
     bkbloom_add_ctx ctx;
     bkpy_batch_info info;
-    int rc;
+    int rc, nogil;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     /* A batch over a buffer runs without the GIL: from here until it ends,
      * every writer of this filter (including per-item add() in other
      * threads, which holds the GIL and so sees this counter) uses atomic
-     * ORs.  See bk_bloom.c, Concurrency. */
-    self->st.nogil_writers++;
+     * ORs.  Lists and iterators are read with the GIL held, so they need
+     * atomics only when the buffer is shared.  See bk_bloom.c. */
+    nogil = self->st.keyfunc == NULL && PyObject_CheckBuffer(keys) &&
+            !PyBytes_Check(keys) && !PyByteArray_Check(keys);
+    if (nogil)
+        self->st.nogil_writers++;
     ctx.bloom = &self->bloom;
-    ctx.atomic = 1;
+    ctx.atomic = bkpy_state_atomic(&self->st);
     ctx.added = 0;
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk, NULL,
-                             &ctx, 1, &info);
-    self->st.nogil_writers--;
+                             &ctx, nogil, &info);
+    if (nogil)
+        self->st.nogil_writers--;
     bkbloom_add_count(self, ctx.added, bkpy_state_atomic(&self->st));
     if (rc < 0)
         return NULL;

@@ -1,0 +1,544 @@
+/*
+ * bk_sketch.c -- frequency sketches: the count-min sketch (Cormode and
+ * Muthukrishnan, "An improved data stream summary: the count-min sketch and
+ * its applications", J. Algorithms 55, 2005) and the TinyLFU frequency
+ * sketch (Einziger, Friedman and Manes, "TinyLFU: a highly efficient cache
+ * admission policy", ACM TOS 13(4), 2017).
+ *
+ * ---- Count-min sketch (kind 7) -------------------------------------------
+ *
+ * d rows of w counters.  A key increments one counter per row; its estimate
+ * is the minimum of those d counters.  Counters only grow, and every
+ * occurrence of a key lands in each of its counters, so the estimate is
+ * never below the true count (while no counter saturated).  With
+ * w = ceil(e / eps) and d = ceil(ln(1 / delta)) the paper's bound is
+ * P[estimate > truth + eps N] <= delta, N the total count: each row's
+ * excess has expectation <= N / w = eps N / e, Markov gives 1/e per row,
+ * and the d rows are (pairwise) independent.  eps = 0.001, delta = 0.01
+ * gives w = 2719, d = 5: 54 KiB of 32-bit counters; measured on a
+ * Zipf(1.1) stream of 10^6 events over 10^5 keys, the share of keys off by
+ * more than eps N is 0 (tests/test_sketch.py, R5) -- Markov is loose.
+ *
+ * Conservative update (Estan and Varghese, 2002): raise each of the key's
+ * counters only up to (current estimate + count).  The estimate stays an
+ * upper bound and over-counting drops, but the sketch is no longer linear:
+ * the sum of two conservative sketches is still an upper bound, but not the
+ * sketch of the concatenated stream.
+ *
+ * Positions: ONE 64-bit key hash h (bk_keys.h) per key.  Row i uses column
+ * c_i = mulhi(x_i, w) with enhanced double hashing x0 = h, y0 = mix64(h),
+ * x_{i+1} = x_i + y_i, y_{i+1} = y_i + i (mod 2^64) -- the recipe of the
+ * classic Bloom filter (Kirsch and Mitzenmacher show that two hashes keep
+ * the asymptotic guarantees).  The flat counter index is i * w + c_i.
+ *
+ * Saturation (RELIABILITY R6): a counter that would pass its maximum
+ * (2^32-1 or 2^64-1) stays at the maximum; nothing wraps, nothing ever
+ * decreases.  `total` is a saturating u64.  A merge either refuses
+ * (default: it scans first and changes nothing if a sum would pass the
+ * maximum; Python raises OverflowError) or, on request, clamps each sum at
+ * the maximum.
+ *
+ * State (bk_format.c container, kind 7):
+ *   params @64  +0 u64 width  +8 u32 depth  +12 u32 counter_bits (32|64)
+ *               +16 u32 options (bit0 conservative; other bits 0)
+ *               +20 u32 0  +24 u64 total
+ *   payload @128  depth * width counters, row-major, u32 LE or u64 LE:
+ *                 counter (i, c) at byte (i * width + c) * counter_bits/8.
+ *                 Exactly that many bytes (no padding).
+ *
+ * Concurrency: with `atomic` set, increments are relaxed compare-and-swap
+ * loops, so concurrent writers (a shared mmap, a batch without the GIL)
+ * lose no count.  Conservative update is a read-then-raise and can lose an
+ * increment under concurrency; the glue therefore runs conservative
+ * updates with plain atomic adds when shared (documented in docs/sketch.md).
+ * On big-endian hosts the atomic path degrades to plain stores.
+ *
+ * ---- TinyLFU frequency sketch (kind 8) ------------------------------------
+ *
+ * An approximate, aging access frequency for cache admission: on a miss
+ * that would evict a victim, admit the candidate only if its estimated
+ * frequency is higher.  Three parts, all in one state buffer:
+ *
+ *   counters    4-bit counters (max 15: an admission decision needs only
+ *               "more often than the victim"), grouped in 64-byte blocks
+ *               of 128 nibbles; a key's four counters all lie in ONE block
+ *               (one cache line): block = mulhi(h, num_blocks), counter r
+ *               (r = 0..3) is nibble (h >> 5r) & 31 of the 32-nibble row r
+ *               (words 2r and 2r+1 of the block).  Increments are minimal
+ *               ("conservative"): only the counters equal to the minimum
+ *               grow.  num_blocks = ceil(capacity / 8): 16 nibbles per
+ *               cached entry.
+ *   doorkeeper  a blocked Bloom filter (bk_bloom.h) over mix64(h) in front
+ *               of the counters: a key's first sighting in a sample sets
+ *               its doorkeeper bits and no counter, so one-hit wonders
+ *               cost no counters.  estimate = min(counters) + (key in
+ *               doorkeeper).  Sized at 4 bits per sampled event, k = 3.
+ *   aging       after sample_size = sample_factor * capacity recorded
+ *               events, every counter is halved, the doorkeeper cleared and
+ *               the event count halved ("reset" in the paper): frequencies
+ *               track the recent past.
+ *
+ * State (kind 8):
+ *   params @64  +0 u64 capacity  +8 u32 sample_factor  +12 u32 door_k (3)
+ *               +16 u64 num_blocks  +24 u64 door_blocks  +32 u64 events
+ *               +40 u64 resets  +48 u64 0
+ *   payload @128  num_blocks * 64 bytes of counters (8 u64 LE words per
+ *                 block, nibble j of a word is bits 4j..4j+3), then
+ *                 door_blocks * 64 bytes of doorkeeper (blocked Bloom
+ *                 layout of bk_bloom.c).
+ * Invariant: events < sample_size (checked by the validator).  TinyLFU is
+ * for one writer at a time (the glue never releases the GIL around it).
+ */
+#include "bk_sketch.h"
+
+#include "bk_bloom.h"
+
+/* ---- Begin logic for the count-min sketch ----------------------------- */
+
+bk_rc bk_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
+                   const char **reason)
+{
+    uint64_t cells, bytes;
+    if (width < 1 || width > BK_CMS_MAX_WIDTH) {
+        *reason = "width must be in [1, 2**32]";
+        return BK_ERR_ARG;
+    }
+    if (depth < 1 || depth > BK_CMS_MAX_DEPTH) {
+        *reason = "depth must be in [1, 64]";
+        return BK_ERR_ARG;
+    }
+    if (counter_bits != 32 && counter_bits != 64) {
+        *reason = "counter_bits must be 32 or 64";
+        return BK_ERR_ARG;
+    }
+    if (bk_mul_overflow(width, depth, &cells) || bk_mul_overflow(cells, counter_bits / 8, &bytes) ||
+        bytes > BK_CMS_MAX_PAYLOAD) {
+        *reason = "width * depth * counter bytes exceeds 2**40 bytes";
+        return BK_ERR_ARG;
+    }
+    *payload_len = bytes;
+    return BK_OK;
+}
+
+void bk_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
+                       int conservative, uint64_t seed, int keyed, uint64_t key_check)
+{
+    bk_header h;
+    uint64_t payload_len = 0;
+    const char *reason;
+    uint8_t *p = buf + BK_OFF_PARAMS;
+    (void)bk_cms_shape(width, depth, counter_bits, &payload_len, &reason);
+    memset(&h, 0, sizeof h);
+    h.version_major = BK_VERSION_MAJOR;
+    h.version_minor = BK_VERSION_MINOR;
+    h.kind = BK_KIND_COUNT_MIN;
+    h.flags = keyed ? BK_FLAG_KEYED : 0;
+    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
+    h.header_len = BK_CMS_HEADER_LEN;
+    h.params_len = BK_CMS_PARAMS_LEN;
+    h.seed = seed;
+    h.payload_len = payload_len;
+    h.key_check = key_check;
+    bk_format_write_header(buf, &h);
+    bk_store_u64le(p + BK_CMS_P_WIDTH, width);
+    bk_store_u32le(p + BK_CMS_P_DEPTH, depth);
+    bk_store_u32le(p + BK_CMS_P_COUNTER_BITS, counter_bits);
+    bk_store_u32le(p + BK_CMS_P_OPTIONS, conservative ? BK_CMS_OPT_CONSERVATIVE : 0);
+    bk_store_u32le(p + BK_CMS_P_RESERVED0, 0);
+    bk_store_u64le(p + BK_CMS_P_TOTAL, 0);
+}
+
+void bk_cms_attach(bk_cms *c, uint8_t *buf)
+{
+    const uint8_t *p = buf + BK_OFF_PARAMS;
+    c->counters = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+    c->width = bk_load_u64le(p + BK_CMS_P_WIDTH);
+    c->depth = bk_load_u32le(p + BK_CMS_P_DEPTH);
+    c->bytes = bk_load_u32le(p + BK_CMS_P_COUNTER_BITS) / 8;
+    c->conservative = (bk_load_u32le(p + BK_CMS_P_OPTIONS) & BK_CMS_OPT_CONSERVATIVE) != 0;
+    c->max = c->bytes == 4 ? UINT32_MAX : UINT64_MAX;
+}
+
+bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                      int checks, const char **reason)
+{
+    uint64_t width, payload_len = 0;
+    uint32_t depth, bits, opts;
+    (void)payload;
+    (void)checks;
+    if (h->params_len < BK_CMS_PARAMS_LEN) {
+        *reason = "count-min parameters truncated";
+        return BK_ERR_FORMAT;
+    }
+    if (h->header_len != BK_CMS_HEADER_LEN && h->version_minor == 0) {
+        *reason = "count-min header_len must be 128 in format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    width = bk_load_u64le(params + BK_CMS_P_WIDTH);
+    depth = bk_load_u32le(params + BK_CMS_P_DEPTH);
+    bits = bk_load_u32le(params + BK_CMS_P_COUNTER_BITS);
+    opts = bk_load_u32le(params + BK_CMS_P_OPTIONS);
+    if (bk_cms_shape(width, depth, bits, &payload_len, reason) != BK_OK)
+        return BK_ERR_FORMAT;
+    if (payload_len != h->payload_len) {
+        *reason = "payload_len does not match width * depth * counter bytes";
+        return BK_ERR_FORMAT;
+    }
+    if (opts & ~BK_CMS_OPTS_KNOWN) {
+        *reason = "unknown count-min option bits";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u32le(params + BK_CMS_P_RESERVED0) != 0) {
+        *reason = "reserved count-min parameter is not zero";
+        return BK_ERR_FORMAT;
+    }
+    /* Every counter value and every total is a valid state (the total may
+     * be below a counter after saturation or a saturating merge), so there
+     * is no deep invariant to scan for. */
+    return BK_OK;
+}
+
+void bk_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out)
+{
+    uint64_t x = h, y = bk_mix64(h);
+    for (uint32_t i = 0; i < c->depth; i++) {
+        out[i] = (uint64_t)i * c->width + bk_mulhi64(x, c->width);
+        x += y;
+        y += i;
+    }
+}
+
+BK_INLINE uint64_t bk_cms_get(const bk_cms *c, uint64_t idx)
+{
+    const uint8_t *p = c->counters + idx * c->bytes;
+    return c->bytes == 4 ? bk_load_u32le(p) : bk_load_u64le(p);
+}
+
+BK_INLINE void bk_cms_set(bk_cms *c, uint64_t idx, uint64_t v)
+{
+    uint8_t *p = c->counters + idx * c->bytes;
+    if (c->bytes == 4)
+        bk_store_u32le(p, (uint32_t)v);
+    else
+        bk_store_u64le(p, v);
+}
+
+/* new = min(old + add, max) and raise-to (conservative) as atomic loops. */
+#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+#define BK_CMS_HAVE_ATOMIC 1
+static void bk_cms_atomic_add(bk_cms *c, uint64_t idx, uint64_t add)
+{
+    if (c->bytes == 4) {
+        uint32_t *p = (uint32_t *)(void *)(c->counters + idx * 4);
+        uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv;
+        do {
+            uint64_t s = bk_sat_add64(old, add);
+            nv = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+            if (nv == old)
+                return;
+        } while (!__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } else {
+        uint64_t *p = (uint64_t *)(void *)(c->counters + idx * 8);
+        uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv;
+        do {
+            nv = bk_sat_add64(old, add);
+            if (nv == old)
+                return;
+        } while (!__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    }
+}
+#else
+#define BK_CMS_HAVE_ATOMIC 0
+#endif
+
+void bk_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic)
+{
+    uint64_t pos[BK_CMS_MAX_DEPTH];
+    if (count == 0)
+        return;
+    bk_cms_positions(c, h, pos);
+#if BK_CMS_HAVE_ATOMIC
+    if (atomic) {
+        /* Conservative update is not atomic as a whole: under concurrency
+         * fall back to plain (atomic) increments, still an upper bound. */
+        for (uint32_t i = 0; i < c->depth; i++)
+            bk_cms_atomic_add(c, pos[i], count);
+        return;
+    }
+#else
+    (void)atomic;
+#endif
+    if (c->conservative) {
+        uint64_t est = UINT64_MAX, target;
+        for (uint32_t i = 0; i < c->depth; i++) {
+            uint64_t v = bk_cms_get(c, pos[i]);
+            if (v < est)
+                est = v;
+        }
+        target = bk_sat_add64(est, count);
+        if (target > c->max)
+            target = c->max;
+        for (uint32_t i = 0; i < c->depth; i++)
+            if (bk_cms_get(c, pos[i]) < target)
+                bk_cms_set(c, pos[i], target);
+        return;
+    }
+    for (uint32_t i = 0; i < c->depth; i++) {
+        uint64_t v = bk_sat_add64(bk_cms_get(c, pos[i]), count);
+        bk_cms_set(c, pos[i], v > c->max ? c->max : v);
+    }
+}
+
+uint64_t bk_cms_estimate(const bk_cms *c, uint64_t h)
+{
+    uint64_t pos[BK_CMS_MAX_DEPTH], est = UINT64_MAX;
+    bk_cms_positions(c, h, pos);
+    for (uint32_t i = 0; i < c->depth; i++) {
+        uint64_t v = bk_cms_get(c, pos[i]);
+        if (v < est)
+            est = v;
+    }
+    return est;
+}
+
+bk_rc bk_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)
+{
+    uint64_t n = dst->width * dst->depth;
+    if (!saturate) {
+        for (uint64_t i = 0; i < n; i++)
+            if (bk_cms_get(src, i) > dst->max - bk_cms_get(dst, i))
+                return BK_ERR_CAPACITY;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = bk_sat_add64(bk_cms_get(dst, i), bk_cms_get(src, i));
+        bk_cms_set(dst, i, v > dst->max ? dst->max : v);
+    }
+    return BK_OK;
+}
+
+/* ---- End logic for the count-min sketch ------------------------------- */
+
+/* ---- Begin logic for TinyLFU ------------------------------------------ */
+
+bk_rc bk_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blocks,
+                    uint64_t *door_blocks, uint64_t *payload_len, const char **reason)
+{
+    uint64_t sample, door_bits, total;
+    if (capacity < 1 || capacity > BK_TLFU_MAX_CAPACITY) {
+        *reason = "capacity must be in [1, 2**40]";
+        return BK_ERR_ARG;
+    }
+    if (sample_factor < 1 || sample_factor > BK_TLFU_MAX_SAMPLE_FACTOR) {
+        *reason = "sample_factor must be in [1, 1024]";
+        return BK_ERR_ARG;
+    }
+    /* capacity <= 2^40 and sample_factor <= 2^10: no overflow below. */
+    sample = capacity * sample_factor;
+    *num_blocks = (capacity + 7) / 8;
+    door_bits = sample * BK_TLFU_DOOR_BITS_PER_EVENT;
+    *door_blocks = (door_bits + BK_BLOCK_BITS - 1) / BK_BLOCK_BITS;
+    total = (*num_blocks + *door_blocks) * 64;
+    if (total > BK_CMS_MAX_PAYLOAD) {
+        *reason = "capacity * sample_factor too large (state over 2**40 bytes)";
+        return BK_ERR_ARG;
+    }
+    *payload_len = total;
+    return BK_OK;
+}
+
+void bk_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
+                        int keyed, uint64_t key_check)
+{
+    bk_header h;
+    uint64_t nb = 0, db = 0, payload_len = 0;
+    const char *reason;
+    uint8_t *p = buf + BK_OFF_PARAMS;
+    (void)bk_tlfu_shape(capacity, sample_factor, &nb, &db, &payload_len, &reason);
+    memset(&h, 0, sizeof h);
+    h.version_major = BK_VERSION_MAJOR;
+    h.version_minor = BK_VERSION_MINOR;
+    h.kind = BK_KIND_TINYLFU;
+    h.flags = keyed ? BK_FLAG_KEYED : 0;
+    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
+    h.header_len = BK_TLFU_HEADER_LEN;
+    h.params_len = BK_TLFU_PARAMS_LEN;
+    h.seed = seed;
+    h.payload_len = payload_len;
+    h.key_check = key_check;
+    bk_format_write_header(buf, &h);
+    bk_store_u64le(p + BK_TLFU_P_CAPACITY, capacity);
+    bk_store_u32le(p + BK_TLFU_P_SAMPLE_FACTOR, sample_factor);
+    bk_store_u32le(p + BK_TLFU_P_DOOR_K, BK_TLFU_DOOR_K);
+    bk_store_u64le(p + BK_TLFU_P_NUM_BLOCKS, nb);
+    bk_store_u64le(p + BK_TLFU_P_DOOR_BLOCKS, db);
+    bk_store_u64le(p + BK_TLFU_P_EVENTS, 0);
+    bk_store_u64le(p + BK_TLFU_P_RESETS, 0);
+    bk_store_u64le(p + BK_TLFU_P_RESERVED, 0);
+}
+
+void bk_tlfu_attach(bk_tlfu *t, uint8_t *buf)
+{
+    const uint8_t *p = buf + BK_OFF_PARAMS;
+    uint8_t *payload = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+    t->buf = buf;
+    t->num_blocks = bk_load_u64le(p + BK_TLFU_P_NUM_BLOCKS);
+    t->door_blocks = bk_load_u64le(p + BK_TLFU_P_DOOR_BLOCKS);
+    t->blocks = (uint64_t *)(void *)payload;
+    t->door = (uint64_t *)(void *)(payload + t->num_blocks * 64);
+    t->sample_size = bk_load_u64le(p + BK_TLFU_P_CAPACITY) *
+                     bk_load_u32le(p + BK_TLFU_P_SAMPLE_FACTOR);
+}
+
+bk_rc bk_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                          int checks, const char **reason)
+{
+    uint64_t capacity, nb = 0, db = 0, payload_len = 0;
+    uint32_t sf;
+    (void)payload;
+    (void)checks;
+    if (h->params_len < BK_TLFU_PARAMS_LEN) {
+        *reason = "TinyLFU parameters truncated";
+        return BK_ERR_FORMAT;
+    }
+    if (h->header_len != BK_TLFU_HEADER_LEN && h->version_minor == 0) {
+        *reason = "TinyLFU header_len must be 128 in format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    capacity = bk_load_u64le(params + BK_TLFU_P_CAPACITY);
+    sf = bk_load_u32le(params + BK_TLFU_P_SAMPLE_FACTOR);
+    if (bk_tlfu_shape(capacity, sf, &nb, &db, &payload_len, reason) != BK_OK)
+        return BK_ERR_FORMAT;
+    if (bk_load_u32le(params + BK_TLFU_P_DOOR_K) != BK_TLFU_DOOR_K) {
+        *reason = "TinyLFU door_k must be 3";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u64le(params + BK_TLFU_P_NUM_BLOCKS) != nb ||
+        bk_load_u64le(params + BK_TLFU_P_DOOR_BLOCKS) != db) {
+        *reason = "TinyLFU block counts do not match capacity and sample_factor";
+        return BK_ERR_FORMAT;
+    }
+    if (payload_len != h->payload_len) {
+        *reason = "payload_len does not match the TinyLFU shape";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u64le(params + BK_TLFU_P_EVENTS) >= capacity * sf) {
+        *reason = "TinyLFU events must be below the sample size";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u64le(params + BK_TLFU_P_RESERVED) != 0) {
+        *reason = "reserved TinyLFU parameter is not zero";
+        return BK_ERR_FORMAT;
+    }
+    return BK_OK;
+}
+
+/* The doorkeeper as a blocked Bloom filter view over our own payload. */
+BK_INLINE void bk_tlfu_door(const bk_tlfu *t, bk_bloom *b)
+{
+    b->words = t->door;
+    b->num_bits = t->door_blocks * BK_BLOCK_BITS;
+    b->num_blocks = t->door_blocks;
+    b->num_words = t->door_blocks * BK_BLOCK_WORDS;
+    b->k = BK_TLFU_DOOR_K;
+    b->blocked = 1;
+}
+
+/* A second, independent-looking hash for the doorkeeper: the counter block
+ * already uses the high bits of h and the nibble indices its low 20 bits. */
+BK_INLINE uint64_t bk_tlfu_door_hash(uint64_t h)
+{
+    return bk_mix64(h ^ 0x646f6f726b656570ULL); /* "doorkeep" */
+}
+
+/* Nibble (word index within the block, shift) of the key's counter r. */
+BK_INLINE void bk_tlfu_slot(uint64_t h, unsigned r, unsigned *word, unsigned *shift)
+{
+    unsigned idx = (unsigned)(h >> (5 * r)) & 31u;
+    *word = 2 * r + (idx >> 4);
+    *shift = (idx & 15u) * 4;
+}
+
+static unsigned bk_tlfu_counters_min(const bk_tlfu *t, uint64_t h, unsigned vals[4])
+{
+    const uint64_t *blk = t->blocks + bk_mulhi64(h, t->num_blocks) * 8;
+    unsigned m = BK_TLFU_COUNTER_MAX;
+    for (unsigned r = 0; r < 4; r++) {
+        unsigned w, s;
+        bk_tlfu_slot(h, r, &w, &s);
+        vals[r] = (unsigned)(BK_LE64(blk[w]) >> s) & 15u;
+        if (vals[r] < m)
+            m = vals[r];
+    }
+    return m;
+}
+
+uint64_t bk_tlfu_events(const bk_tlfu *t)
+{
+    return bk_load_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_EVENTS);
+}
+
+uint64_t bk_tlfu_resets(const bk_tlfu *t)
+{
+    return bk_load_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_RESETS);
+}
+
+void bk_tlfu_age(bk_tlfu *t)
+{
+    uint64_t n = t->num_blocks * 8;
+    uint8_t *p = t->buf + BK_OFF_PARAMS;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t w = BK_LE64(t->blocks[i]);
+        t->blocks[i] = BK_LE64((w >> 1) & 0x7777777777777777ULL);
+    }
+    memset(t->door, 0, (size_t)(t->door_blocks * 64));
+    bk_store_u64le(p + BK_TLFU_P_EVENTS, bk_tlfu_events(t) / 2);
+    bk_store_u64le(p + BK_TLFU_P_RESETS, bk_sat_add64(bk_tlfu_resets(t), 1));
+}
+
+int bk_tlfu_record(bk_tlfu *t, uint64_t h)
+{
+    bk_bloom door;
+    uint64_t events;
+    bk_tlfu_door(t, &door);
+    if (!bk_bloom_blocked_add(&door, bk_tlfu_door_hash(h), 0)) {
+        /* seen before in this sample: count it (minimal increment) */
+        unsigned vals[4];
+        unsigned m = bk_tlfu_counters_min(t, h, vals);
+        if (m < BK_TLFU_COUNTER_MAX) {
+            uint64_t *blk = t->blocks + bk_mulhi64(h, t->num_blocks) * 8;
+            for (unsigned r = 0; r < 4; r++) {
+                unsigned w, s;
+                if (vals[r] != m)
+                    continue;
+                bk_tlfu_slot(h, r, &w, &s);
+                blk[w] = BK_LE64(BK_LE64(blk[w]) + (1ULL << s));
+            }
+        }
+    }
+    events = bk_tlfu_events(t) + 1;
+    bk_store_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_EVENTS, events);
+    if (events >= t->sample_size) {
+        bk_tlfu_age(t);
+        return 1;
+    }
+    return 0;
+}
+
+unsigned bk_tlfu_estimate(const bk_tlfu *t, uint64_t h)
+{
+    bk_bloom door;
+    unsigned vals[4];
+    unsigned m = bk_tlfu_counters_min(t, h, vals);
+    bk_tlfu_door(t, &door);
+    return m + (unsigned)bk_bloom_blocked_contains(&door, bk_tlfu_door_hash(h));
+}
+
+void bk_tlfu_clear(bk_tlfu *t)
+{
+    uint8_t *p = t->buf + BK_OFF_PARAMS;
+    memset(t->blocks, 0, (size_t)((t->num_blocks + t->door_blocks) * 64));
+    bk_store_u64le(p + BK_TLFU_P_EVENTS, 0);
+    bk_store_u64le(p + BK_TLFU_P_RESETS, 0);
+}
+
+/* ---- End logic for TinyLFU -------------------------------------------- */

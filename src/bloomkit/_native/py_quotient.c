@@ -1,0 +1,915 @@
+/*
+ * py_quotient.c -- CPython type for the quotient filter.
+ *
+ * bloomkit._core.QuotientBase works directly on its state buffer (header +
+ * payload), owned or borrowed from an mmap, like BloomBase (py_bloom.c).
+ * The facade bloomkit.QuotientFilter (quotient.py) subclasses it with
+ * __slots__ = () and does the sizing, so `x in f` goes straight to
+ * sq_contains and add() is METH_O.
+ *
+ * Every operation runs with the GIL held: an insert shifts a cluster, so a
+ * reader racing a writer could see a half-moved run.  add_many is all or
+ * nothing: the fingerprints it inserted are logged and removed again if the
+ * table fills up (CapacityError) or a key fails to hash, which restores the
+ * exact bytes (the layout depends only on the multiset of fingerprints).
+ */
+#include "py_common.h"
+
+#include <math.h>
+
+#include "bk_endian.h"
+#include "bk_quotient.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    bk_qf qf;
+    uint64_t version; /* bumped by every mutation: live iterators notice */
+    PyObject *weakreflist;
+} BKQuotient;
+
+typedef struct {
+    PyObject_HEAD
+    BKQuotient *owner;
+    bk_qf_cursor cur;
+    uint64_t version;
+} BKQuotientIter;
+
+static PyTypeObject BKQuotient_Type;
+static PyTypeObject BKQuotientIter_Type;
+
+static double bkqf_param_f64(const BKQuotient *self, size_t off)
+{
+    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
+}
+
+static uint64_t bkqf_param_u64(const BKQuotient *self, size_t off)
+{
+    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
+}
+
+static int bkqf_check_seed(PyObject *obj, uint64_t *seed)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLong(obj);
+    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bkqf_check_key(PyObject *key)
+{
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bkqf_check_params(unsigned long long capacity, double p, double max_load)
+{
+    if (capacity == 0 || capacity > (1ULL << 48)) {
+        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48]");
+        return -1;
+    }
+    if (!(p > 0.0 && p < 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "error_rate must be in (0, 1)");
+        return -1;
+    }
+    if (!(max_load > 0.0 && max_load <= 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "max_load must be in (0, 1]");
+        return -1;
+    }
+    return 0;
+}
+
+static BKQuotient *bkqf_alloc(PyTypeObject *type)
+{
+    BKQuotient *self = (BKQuotient *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    memset(&self->st, 0, sizeof self->st);
+    memset(&self->qf, 0, sizeof self->qf);
+    self->version = 0;
+    self->weakreflist = NULL;
+    return self;
+}
+
+/* An empty filter of shape (q, r) hashing like `like` (or from seed/key). */
+static BKQuotient *bkqf_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
+                                  uint64_t capacity, double p, double max_load,
+                                  const bk_hasher *hs)
+{
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    BKQuotient *self;
+    if (bk_qf_shape(q, r, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    self = bkqf_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + payload_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.hasher = *hs;
+    bk_qf_init_state(self->st.buf, q, r, capacity, p, max_load, hs->seed, hs->keyed,
+                     bk_hasher_key_check(hs));
+    bk_qf_attach(&self->qf, self->st.buf);
+    return self;
+}
+
+/* QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None,
+ *              key=None): the low-level constructor; the facade computes q
+ * and r from (capacity, error_rate, max_load). */
+static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"q", "r", "capacity", "error_rate", "max_load",
+                             "seed", "secret", "key", NULL};
+    unsigned int q, r;
+    unsigned long long capacity;
+    double p, max_load;
+    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint64_t seed = 0;
+    uint8_t secret16[16];
+    int keyed;
+    bk_hasher hs;
+    BKQuotient *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKdd|$OOO:QuotientBase", kwlist, &q, &r,
+                                     &capacity, &p, &max_load, &seed_obj, &secret, &key))
+        return NULL;
+    if (seed_obj != NULL && bkqf_check_seed(seed_obj, &seed) < 0)
+        return NULL;
+    if (bkqf_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (bkqf_check_params(capacity, p, max_load) < 0)
+        return NULL;
+    bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
+    self = bkqf_new_empty(type, q, r, capacity, p, max_load, &hs);
+    if (self == NULL)
+        return NULL;
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static void bkqf_dealloc(BKQuotient *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bkpy_state_release(&self->st);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bkqf_traverse(BKQuotient *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->st.keyfunc);
+    Py_VISIT(self->st.view.obj);
+    return 0;
+}
+
+static int bkqf_clear_refs(BKQuotient *self)
+{
+    Py_CLEAR(self->st.keyfunc);
+    return 0;
+}
+
+static int bkqf_raise(bk_rc rc)
+{
+    switch (rc) {
+    case BK_ERR_CAPACITY:
+        PyErr_SetString(bkpy_CapacityError,
+                        "quotient filter is full (2**q - 1 fingerprints); it was left "
+                        "unchanged: use resized() to grow it");
+        break;
+    case BK_ERR_NOTFOUND:
+        PyErr_SetString(PyExc_KeyError, "key not in the quotient filter");
+        break;
+    default:
+        bkpy_raise_rc(rc, "quotient filter table is corrupt (run validate())", NULL);
+        break;
+    }
+    return -1;
+}
+
+/* ---- Begin logic for per-key operations ------------------------------- */
+
+static int bkqf_fp_of(BKQuotient *self, PyObject *key, uint64_t *fp)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    *fp = bk_qf_fingerprint(&self->qf, h);
+    return 0;
+}
+
+static PyObject *bkqf_add(BKQuotient *self, PyObject *key)
+{
+    uint64_t fp;
+    int was_new;
+    bk_rc rc;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkqf_fp_of(self, key, &fp) < 0)
+        return NULL;
+    rc = bk_qf_insert_fp(&self->qf, fp, &was_new);
+    if (rc != BK_OK) {
+        bkqf_raise(rc);
+        return NULL;
+    }
+    self->version++;
+    return PyBool_FromLong(was_new);
+}
+
+static int bkqf_contains(BKQuotient *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_qf_contains(&self->qf, h);
+}
+
+static PyObject *bkqf_remove_impl(BKQuotient *self, PyObject *key, int raise)
+{
+    uint64_t fp;
+    bk_rc rc;
+    if (bkpy_state_check_writable(&self->st) < 0 || bkqf_fp_of(self, key, &fp) < 0)
+        return NULL;
+    rc = bk_qf_remove_fp(&self->qf, fp);
+    if (rc == BK_ERR_NOTFOUND && !raise)
+        Py_RETURN_FALSE;
+    if (rc != BK_OK) {
+        if (rc == BK_ERR_NOTFOUND)
+            PyErr_SetObject(PyExc_KeyError, key);
+        else
+            bkqf_raise(rc);
+        return NULL;
+    }
+    self->version++;
+    if (raise)
+        Py_RETURN_NONE;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *bkqf_remove(BKQuotient *self, PyObject *key)
+{
+    return bkqf_remove_impl(self, key, 1);
+}
+
+static PyObject *bkqf_discard(BKQuotient *self, PyObject *key)
+{
+    return bkqf_remove_impl(self, key, 0);
+}
+
+static PyObject *bkqf_count(BKQuotient *self, PyObject *key)
+{
+    uint64_t fp;
+    if (bkqf_fp_of(self, key, &fp) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(bk_qf_count_fp(&self->qf, fp));
+}
+
+static PyObject *bkqf_fingerprint(BKQuotient *self, PyObject *key)
+{
+    uint64_t fp;
+    if (bkqf_fp_of(self, key, &fp) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(fp);
+}
+
+static PyObject *bkqf_key_hash(BKQuotient *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* ---- End logic for per-key operations --------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef struct {
+    bk_qf *qf;
+    uint64_t *log; /* fingerprints inserted by this call, for the rollback */
+    size_t len, cap;
+    uint64_t added;
+    bk_rc rc;
+} bkqf_add_ctx;
+
+static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkqf_add_ctx *ctx = (bkqf_add_ctx *)vctx;
+    (void)offset;
+    if (ctx->rc != BK_OK)
+        return;
+    if (ctx->len + n > ctx->cap) {
+        size_t cap = ctx->cap ? ctx->cap : 256;
+        uint64_t *p;
+        while (cap < ctx->len + n)
+            cap *= 2;
+        p = (uint64_t *)realloc(ctx->log, cap * sizeof *p);
+        if (p == NULL) {
+            ctx->rc = BK_ERR_NOMEM;
+            return;
+        }
+        ctx->log = p;
+        ctx->cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t fp = bk_qf_fingerprint(ctx->qf, hs[i]);
+        int was_new;
+        bk_rc rc = bk_qf_insert_fp(ctx->qf, fp, &was_new);
+        if (rc != BK_OK) {
+            ctx->rc = rc;
+            return;
+        }
+        ctx->log[ctx->len++] = fp;
+        ctx->added += (uint64_t)was_new;
+    }
+}
+
+/* Size callback: a known length that cannot fit fails before any insert;
+ * for iterators (n < 0) it stops the iteration after a failed chunk. */
+static int bkqf_add_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkqf_add_ctx *ctx = (bkqf_add_ctx *)vctx;
+    (void)from_buffer;
+    if (n >= 0 && (uint64_t)n > ctx->qf->nslots - 1 - bk_qf_count(ctx->qf))
+        ctx->rc = BK_ERR_CAPACITY;
+    if (ctx->rc != BK_OK) {
+        bkqf_raise(ctx->rc);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *bkqf_add_many(BKQuotient *self, PyObject *keys)
+{
+    bkqf_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.qf = &self->qf;
+    ctx.rc = BK_OK;
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkqf_add_chunk,
+                             bkqf_add_size, &ctx, 0, &info);
+    if (rc < 0 || ctx.rc != BK_OK) {
+        /* All or nothing: take back what this call inserted. */
+        while (ctx.len > 0)
+            (void)bk_qf_remove_fp(&self->qf, ctx.log[--ctx.len]);
+        free(ctx.log);
+        if (!PyErr_Occurred())
+            bkqf_raise(ctx.rc);
+        return NULL;
+    }
+    free(ctx.log);
+    if (ctx.len > 0)
+        self->version++;
+    return PyLong_FromUnsignedLongLong(ctx.added);
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const bk_qf *qf;
+} bkqf_query_ctx;
+
+static void bkqf_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkqf_query_ctx *ctx = (bkqf_query_ctx *)vctx;
+    bk_qf_contains_many(ctx->qf, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+static PyObject *bkqf_contains_many(BKQuotient *self, PyObject *keys)
+{
+    bkqf_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.qf = &self->qf;
+    /* nogil = 0: a writer holding the GIL must not shift runs under us. */
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkqf_query_chunk,
+                            bkpy_bools_size, &ctx, 0, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for iteration ---------------------------------------- */
+
+static PyObject *bkqf_iter(BKQuotient *self)
+{
+    BKQuotientIter *it = PyObject_GC_New(BKQuotientIter, &BKQuotientIter_Type);
+    if (it == NULL)
+        return NULL;
+    Py_INCREF(self);
+    it->owner = self;
+    it->version = self->version;
+    bk_qf_cursor_init(&it->cur, &self->qf);
+    PyObject_GC_Track(it);
+    return (PyObject *)it;
+}
+
+static void bkqfit_dealloc(BKQuotientIter *it)
+{
+    PyObject_GC_UnTrack(it);
+    Py_XDECREF(it->owner);
+    PyObject_GC_Del(it);
+}
+
+static int bkqfit_traverse(BKQuotientIter *it, visitproc visit, void *arg)
+{
+    Py_VISIT(it->owner);
+    return 0;
+}
+
+static PyObject *bkqfit_next(BKQuotientIter *it)
+{
+    uint64_t fp;
+    if (it->owner == NULL)
+        return NULL;
+    if (it->owner->version != it->version) {
+        PyErr_SetString(PyExc_RuntimeError, "quotient filter changed during iteration");
+        return NULL;
+    }
+    if (bk_qf_cursor_next(&it->cur, &fp))
+        return PyLong_FromUnsignedLongLong(fp);
+    Py_CLEAR(it->owner);
+    return NULL;
+}
+
+static PyTypeObject BKQuotientIter_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.QuotientIterator",
+    .tp_basicsize = sizeof(BKQuotientIter),
+    .tp_dealloc = (destructor)bkqfit_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)bkqfit_traverse,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)bkqfit_next,
+};
+
+/* ---- End logic for iteration ------------------------------------------ */
+
+/* ---- Begin logic for merge and resize --------------------------------- */
+
+static int bkqf_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
+{
+    BKQuotient *b;
+    uint64_t sa, sb;
+    if (!PyObject_TypeCheck(other_obj, &BKQuotient_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s needs another QuotientFilter, not %.50s", op,
+                     Py_TYPE(other_obj)->tp_name);
+        return -1;
+    }
+    b = (BKQuotient *)other_obj;
+    sa = bk_load_u64le(a->st.buf + BK_OFF_SEED);
+    sb = bk_load_u64le(b->st.buf + BK_OFF_SEED);
+    if (sa != sb) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s quotient filters with different seeds: %llu vs %llu", op,
+                     (unsigned long long)sa, (unsigned long long)sb);
+        return -1;
+    }
+    if (bk_load_u16le(a->st.buf + BK_OFF_HASH) != bk_load_u16le(b->st.buf + BK_OFF_HASH) ||
+        bk_load_u64le(a->st.buf + BK_OFF_KEY_CHECK) != bk_load_u64le(b->st.buf + BK_OFF_KEY_CHECK)) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s quotient filters with different hashing (keyed vs unkeyed, "
+                     "or different secrets)", op);
+        return -1;
+    }
+    if (a->qf.q + a->qf.r != b->qf.q + b->qf.r) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s quotient filters with different fingerprint widths "
+                     "(q + r): %u vs %u bits", op, a->qf.q + a->qf.r, b->qf.q + b->qf.r);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *bkqf_rebuild_impl(BKQuotient *self, BKQuotient *other, PyObject *args,
+                                   const char *fmt)
+{
+    unsigned int q, r;
+    unsigned long long capacity;
+    double p, max_load;
+    BKQuotient *dst;
+    bk_rc rc;
+    if (!PyArg_ParseTuple(args, fmt, &q, &r, &capacity, &p, &max_load))
+        return NULL;
+    if (bkqf_check_params(capacity, p, max_load) < 0)
+        return NULL;
+    if (q + r != self->qf.q + self->qf.r) {
+        PyErr_Format(PyExc_ValueError, "q + r must stay %u (the fingerprint width)",
+                     self->qf.q + self->qf.r);
+        return NULL;
+    }
+    dst = bkqf_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher);
+    if (dst == NULL)
+        return NULL;
+    dst->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(dst->st.keyfunc);
+    rc = bk_qf_rebuild(&dst->qf, &self->qf, other ? &other->qf : NULL);
+    if (rc != BK_OK) {
+        Py_DECREF(dst);
+        bkqf_raise(rc);
+        return NULL;
+    }
+    return (PyObject *)dst;
+}
+
+/* _rebuild(q, r, capacity, error_rate, max_load): the same fingerprints in a
+ * table of another shape with the same q + r (resized()). */
+static PyObject *bkqf_rebuild(BKQuotient *self, PyObject *args)
+{
+    return bkqf_rebuild_impl(self, NULL, args, "IIKdd:_rebuild");
+}
+
+/* _merge(other, q, r, capacity, error_rate, max_load): both multisets of
+ * fingerprints, streamed in sorted order into a new table. */
+static PyObject *bkqf_merge(BKQuotient *self, PyObject *args)
+{
+    PyObject *other, *rest, *res;
+    if (PyTuple_GET_SIZE(args) < 1) {
+        PyErr_SetString(PyExc_TypeError, "_merge(other, q, r, capacity, error_rate, max_load)");
+        return NULL;
+    }
+    other = PyTuple_GET_ITEM(args, 0);
+    if (bkqf_same_hashing(self, other, "merge") < 0)
+        return NULL;
+    rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+    if (rest == NULL)
+        return NULL;
+    res = bkqf_rebuild_impl(self, (BKQuotient *)other, rest, "IIKdd:_merge");
+    Py_DECREF(rest);
+    return res;
+}
+
+static PyObject *bkqf_check_merge(BKQuotient *self, PyObject *other)
+{
+    if (bkqf_same_hashing(self, other, "merge") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- End logic for merge and resize ----------------------------------- */
+
+static BKQuotient *bkqf_copy_impl(BKQuotient *self, PyTypeObject *type)
+{
+    BKQuotient *c = bkqf_alloc(type);
+    if (c == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
+    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    c->st.hasher = self->st.hasher;
+    c->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(c->st.keyfunc);
+    bk_qf_attach(&c->qf, c->st.buf);
+    return c;
+}
+
+static PyObject *bkqf_copy(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    return (PyObject *)bkqf_copy_impl(self, Py_TYPE(self));
+}
+
+static PyObject *bkqf_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKQuotient *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKQuotient_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKQuotient *)a;
+    y = (BKQuotient *)b;
+    eq = x->st.len == y->st.len &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         x->qf.q == y->qf.q && x->qf.r == y->qf.r &&
+         memcmp(x->qf.words, y->qf.words, (size_t)x->qf.num_words * 8) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+static PyObject *bkqf_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(self->qf.words, 0, (size_t)self->qf.num_words * 8);
+    bk_store_u64le(self->qf.count_p, 0);
+    self->version++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    const char *reason = "invalid";
+    bk_rc rc = bk_qf_check(&self->qf, &reason);
+    if (rc != BK_OK) {
+        PyErr_Format(bkpy_FormatError, "invalid quotient filter: %s", reason);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkqf_to_bytes(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    return bkpy_state_to_bytes(&self->st);
+}
+
+static PyObject *bkqf_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+                                  PyObject *key, int copy, int writable, int checks, int shared)
+{
+    BKQuotient *self;
+    bk_header h;
+    if (bkqf_check_key(key) < 0)
+        return NULL;
+    self = bkqf_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, data, copy, writable, checks, 1u << BK_KIND_QUOTIENT, secret,
+                        &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.shared = shared;
+    bk_qf_attach(&self->qf, self->st.buf);
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *bkqf_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
+                                     &key, &verify))
+        return NULL;
+    return bkqf_load_common(type, data, secret, key, 1, 1,
+                            BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+}
+
+/* _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
+ *              allow_dirty=False, verify=False): works in place on an
+ * exporter's memory (an mmap).  With verify=False the metadata invariants
+ * are not scanned (O(2^q)); operations on a corrupt table stay in bounds
+ * and terminate, and validate() reports the damage. */
+static PyObject *bkqf_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
+                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
+        return NULL;
+    return bkqf_load_common(type, data, secret, key, 0, writable,
+                            (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                                (allow_dirty ? BK_ALLOW_DIRTY : 0),
+                            shared);
+}
+
+static PyObject *bkqf_reduce(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *data, *ctor;
+    if (self->st.hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed filter: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(&self->st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                         self->st.keyfunc ? self->st.keyfunc : Py_None);
+}
+
+static PyObject *bkqf_seal(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_format_seal(self->st.buf, self->st.len);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkqf_set_dirty(BKQuotient *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+/* Release a borrowed buffer (mmap close); the object becomes an empty,
+ * read-only filter so nothing dangles. */
+static PyObject *bkqf_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    PyBuffer_Release(&self->st.view);
+    self->st.buf = NULL;
+    self->st.len = 0;
+    if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + 8) < 0)
+        return NULL;
+    bk_qf_init_state(self->st.buf, 1, 1, 1, 0.5, 0.9, 0, 0, 0);
+    bk_qf_attach(&self->qf, self->st.buf);
+    self->st.writable = 0;
+    self->st.shared = 0;
+    self->version++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkqf_sizeof(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t(sizeof(BKQuotient) + own);
+}
+
+static Py_ssize_t bkqf_len(BKQuotient *self)
+{
+    uint64_t c = bk_qf_count(&self->qf);
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+/* ---- getters ---- */
+
+#define BKQF_GETTER(name, expr)                                      \
+    static PyObject *name(BKQuotient *self, void *c)                 \
+    {                                                                \
+        (void)c;                                                     \
+        return expr;                                                 \
+    }
+BKQF_GETTER(bkqf_get_q, PyLong_FromUnsignedLong(self->qf.q))
+BKQF_GETTER(bkqf_get_r, PyLong_FromUnsignedLong(self->qf.r))
+BKQF_GETTER(bkqf_get_fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
+BKQF_GETTER(bkqf_get_num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
+BKQF_GETTER(bkqf_get_capacity,
+            PyLong_FromUnsignedLongLong(bkqf_param_u64(self, BK_QF_P_CAPACITY)))
+BKQF_GETTER(bkqf_get_error_rate, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_ERROR_RATE)))
+BKQF_GETTER(bkqf_get_max_load, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_MAX_LOAD)))
+BKQF_GETTER(bkqf_get_seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
+BKQF_GETTER(bkqf_get_nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
+BKQF_GETTER(bkqf_get_state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
+BKQF_GETTER(bkqf_get_load_factor,
+            PyFloat_FromDouble((double)bk_qf_count(&self->qf) / (double)self->qf.nslots))
+BKQF_GETTER(bkqf_get_keyed, PyBool_FromLong(self->st.hasher.keyed))
+BKQF_GETTER(bkqf_get_writable, PyBool_FromLong(self->st.writable))
+BKQF_GETTER(bkqf_get_mapped, PyBool_FromLong(self->st.view.obj != NULL))
+BKQF_GETTER(bkqf_get_dirty,
+            PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
+
+static PyObject *bkqf_get_key(BKQuotient *self, void *c)
+{
+    (void)c;
+    if (self->st.keyfunc == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(self->st.keyfunc);
+    return self->st.keyfunc;
+}
+
+static PyObject *bkqf_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    /* 1 - (1 - 2^-f)^n: an absent key's fingerprint matches a stored one. */
+    double n = (double)bk_qf_count(&self->qf);
+    double fb = (double)(self->qf.q + self->qf.r);
+    return PyFloat_FromDouble(-expm1(n * log1p(-ldexp(1.0, -(int)fb))));
+}
+
+static PyGetSetDef bkqf_getset[] = {
+    {"q", (getter)bkqf_get_q, NULL, "Quotient bits: the table has 2**q slots.", NULL},
+    {"r", (getter)bkqf_get_r, NULL, "Remainder bits stored per slot.", NULL},
+    {"fingerprint_bits", (getter)bkqf_get_fp_bits, NULL, "q + r: the top bits of the key hash kept per key.", NULL},
+    {"num_slots", (getter)bkqf_get_num_slots, NULL, "2**q.", NULL},
+    {"capacity", (getter)bkqf_get_capacity, NULL, "The design capacity n.", NULL},
+    {"error_rate", (getter)bkqf_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    {"max_load", (getter)bkqf_get_max_load, NULL, "The load factor the table was sized for.", NULL},
+    {"seed", (getter)bkqf_get_seed, NULL, "The hash seed.", NULL},
+    {"nbytes", (getter)bkqf_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
+    {"state_nbytes", (getter)bkqf_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"load_factor", (getter)bkqf_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
+    {"keyed", (getter)bkqf_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkqf_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkqf_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkqf_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkqf_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bkqf_methods[] = {
+    {"add", (PyCFunction)bkqf_add, METH_O,
+     "add($self, key, /)\n--\n\nStore the key's fingerprint (a multiset: duplicates are kept); "
+     "return True if no equal fingerprint was stored.  CapacityError when full."},
+    {"add_many", (PyCFunction)bkqf_add_many, METH_O,
+     "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
+     "array, all or nothing; return how many fingerprints were new."},
+    {"contains_many", (PyCFunction)bkqf_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
+     "bool array for array input."},
+    {"remove", (PyCFunction)bkqf_remove, METH_O,
+     "remove($self, key, /)\n--\n\nRemove one copy of the key's fingerprint; KeyError (and no "
+     "change) if absent."},
+    {"discard", (PyCFunction)bkqf_discard, METH_O,
+     "discard($self, key, /)\n--\n\nRemove one copy if present; return whether one was removed."},
+    {"count", (PyCFunction)bkqf_count, METH_O,
+     "count($self, key, /)\n--\n\nHow many copies of the key's fingerprint are stored."},
+    {"validate", (PyCFunction)bkqf_validate, METH_NOARGS,
+     "validate($self, /)\n--\n\nCheck every metadata invariant; FormatError naming the first "
+     "broken one."},
+    {"estimate_error_rate", (PyCFunction)bkqf_estimate_error_rate, METH_NOARGS,
+     "estimate_error_rate($self, /)\n--\n\n1 - (1 - 2**-(q + r)) ** len(self)."},
+    {"_merge", (PyCFunction)bkqf_merge, METH_VARARGS, NULL},
+    {"_check_merge", (PyCFunction)bkqf_check_merge, METH_O, NULL},
+    {"_rebuild", (PyCFunction)bkqf_rebuild, METH_VARARGS, NULL},
+    {"copy", (PyCFunction)bkqf_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
+    {"__copy__", (PyCFunction)bkqf_copy, METH_NOARGS, NULL},
+    {"clear", (PyCFunction)bkqf_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove everything."},
+    {"to_bytes", (PyCFunction)bkqf_to_bytes, METH_NOARGS,
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
+    {"from_bytes", (PyCFunction)(void (*)(void))bkqf_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
+     "to_bytes() output; corrupt input raises FormatError."},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkqf_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"__reduce__", (PyCFunction)bkqf_reduce, METH_NOARGS, NULL},
+    {"_seal", (PyCFunction)bkqf_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkqf_set_dirty, METH_O, NULL},
+    {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},
+    {"_fingerprint", (PyCFunction)bkqf_fingerprint, METH_O,
+     "_fingerprint($self, key, /)\n--\n\nThe key's (q + r)-bit fingerprint."},
+    {"_key_hash", (PyCFunction)bkqf_key_hash, METH_O, NULL},
+    {"__sizeof__", (PyCFunction)bkqf_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bkqf_as_sequence = {
+    .sq_length = (lenfunc)bkqf_len,
+    .sq_contains = (objobjproc)bkqf_contains,
+};
+
+static PyTypeObject BKQuotient_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.QuotientBase",
+    .tp_basicsize = sizeof(BKQuotient),
+    .tp_dealloc = (destructor)bkqf_dealloc,
+    .tp_as_sequence = &bkqf_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
+              "key=None)\n--\n\nC core of QuotientFilter.",
+    .tp_traverse = (traverseproc)bkqf_traverse,
+    .tp_clear = (inquiry)bkqf_clear_refs,
+    .tp_richcompare = bkqf_richcompare,
+    .tp_weaklistoffset = offsetof(BKQuotient, weakreflist),
+    .tp_iter = (getiterfunc)bkqf_iter,
+    .tp_methods = bkqf_methods,
+    .tp_getset = bkqf_getset,
+    .tp_new = bkqf_new,
+};
+
+int bkpy_init_quotient(PyObject *m)
+{
+    if (PyType_Ready(&BKQuotient_Type) < 0 || PyType_Ready(&BKQuotientIter_Type) < 0)
+        return -1;
+    Py_INCREF(&BKQuotient_Type);
+    if (PyModule_AddObject(m, "QuotientBase", (PyObject *)&BKQuotient_Type) < 0) {
+        Py_DECREF(&BKQuotient_Type);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,1269 @@
+/*
+ * py_sketch.c -- CPython types for the count-min sketch (CountMinBase,
+ * kind 7) and the TinyLFU frequency sketch (TinyLFUBase, kind 8).
+ *
+ * Both objects work directly on one state buffer (header + params +
+ * payload, bk_sketch.c), owned or borrowed from an mmap, exactly like
+ * py_bloom.c.  The two structs share a common initial sequence (BKSk), so
+ * the state-level methods (to_bytes, _seal, pickling, equality, ...) are
+ * written once.  The facades in bloomkit/sketch.py subclass these types.
+ */
+#include "py_common.h"
+
+#include "bk_endian.h"
+#include "bk_sketch.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    PyObject *weakreflist;
+} BKSk;
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    PyObject *weakreflist;
+    bk_cms cms;
+} BKCms;
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    PyObject *weakreflist;
+    bk_tlfu t;
+} BKTlfu;
+
+static PyTypeObject BKCms_Type;
+static PyTypeObject BKTlfu_Type;
+
+/* ---- Begin logic for shared state methods ----------------------------- */
+
+static int bksk_parse_seed(PyObject *obj, uint64_t *seed)
+{
+    if (obj == NULL) {
+        *seed = 0;
+        return 0;
+    }
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLong(obj);
+    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bksk_check_key(PyObject *key)
+{
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return -1;
+    }
+    return 0;
+}
+
+/* A non-negative int as u64; values >= 2^64 saturate (counters would
+ * saturate anyway).  what names the argument in errors. */
+static int bksk_parse_count(PyObject *obj, uint64_t *out, const char *what)
+{
+    int overflow = 0;
+    long long v;
+    if (!PyLong_Check(obj) && !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a non-negative int, not %.50s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (!PyLong_Check(obj)) {
+        PyObject *i = PyNumber_Index(obj);
+        int rc;
+        if (i == NULL)
+            return -1;
+        rc = bksk_parse_count(i, out, what);
+        Py_DECREF(i);
+        return rc;
+    }
+    v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow < 0 || (!overflow && v < 0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a non-negative int", what);
+        return -1;
+    }
+    if (!overflow) {
+        *out = (uint64_t)v;
+        return 0;
+    }
+    *out = PyLong_AsUnsignedLongLong(obj);
+    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        *out = UINT64_MAX;
+    }
+    return 0;
+}
+
+static BKSk *bksk_alloc(PyTypeObject *type)
+{
+    BKSk *self = (BKSk *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    memset(&self->st, 0, sizeof self->st);
+    self->weakreflist = NULL;
+    return self;
+}
+
+static void bksk_dealloc(BKSk *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bkpy_state_release(&self->st);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bksk_traverse(BKSk *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->st.keyfunc);
+    Py_VISIT(self->st.view.obj);
+    return 0;
+}
+
+static int bksk_clear_refs(BKSk *self)
+{
+    Py_CLEAR(self->st.keyfunc);
+    return 0;
+}
+
+static void bksk_set_keyfunc(BKSk *self, PyObject *key)
+{
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+}
+
+typedef void (*bksk_attach_fn)(BKSk *self);
+
+static void bksk_attach_cms(BKSk *self)
+{
+    bk_cms_attach(&((BKCms *)self)->cms, self->st.buf);
+}
+
+static void bksk_attach_tlfu(BKSk *self)
+{
+    bk_tlfu_attach(&((BKTlfu *)self)->t, self->st.buf);
+}
+
+static bksk_attach_fn bksk_attacher(PyTypeObject *type)
+{
+    return PyType_IsSubtype(type, &BKCms_Type) ? bksk_attach_cms : bksk_attach_tlfu;
+}
+
+static unsigned bksk_kind(PyTypeObject *type)
+{
+    return PyType_IsSubtype(type, &BKCms_Type) ? BK_KIND_COUNT_MIN : BK_KIND_TINYLFU;
+}
+
+static PyObject *bksk_to_bytes(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    return bkpy_state_to_bytes(&self->st);
+}
+
+static PyObject *bksk_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+                                  PyObject *key, int copy, int writable, int checks, int shared)
+{
+    BKSk *self;
+    bk_header h;
+    if (bksk_check_key(key) < 0)
+        return NULL;
+    self = bksk_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, data, copy, writable, checks, 1u << bksk_kind(type), secret,
+                        &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.shared = shared;
+    bksk_attacher(type)(self);
+    bksk_set_keyfunc(self, key);
+    return (PyObject *)self;
+}
+
+static PyObject *bksk_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int verify = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
+                                     &key, &verify))
+        return NULL;
+    return bksk_load_common(type, data, secret, key, 1, 1,
+                            BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+}
+
+static PyObject *bksk_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    PyObject *data, *secret = Py_None, *key = Py_None;
+    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
+                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
+        return NULL;
+    return bksk_load_common(type, data, secret, key, 0, writable,
+                            (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                                (allow_dirty ? BK_ALLOW_DIRTY : 0),
+                            shared);
+}
+
+static BKSk *bksk_copy_impl(BKSk *self)
+{
+    BKSk *c = bksk_alloc(Py_TYPE(self));
+    if (c == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
+    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    c->st.hasher = self->st.hasher;
+    c->st.keyfunc = self->st.keyfunc;
+    Py_XINCREF(c->st.keyfunc);
+    bksk_attacher(Py_TYPE(self))(c);
+    return c;
+}
+
+static PyObject *bksk_copy(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    return (PyObject *)bksk_copy_impl(self);
+}
+
+static PyObject *bksk_reduce(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *data, *ctor;
+    if (self->st.hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed sketch: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(&self->st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                         self->st.keyfunc ? self->st.keyfunc : Py_None);
+}
+
+static PyObject *bksk_seal(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_format_seal(self->st.buf, self->st.len);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bksk_set_dirty(BKSk *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+/* Release a borrowed buffer (mmap close): a tiny owned, read-only empty
+ * state is left behind so that nothing dangles. */
+static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    uint64_t len;
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    PyBuffer_Release(&self->st.view);
+    self->st.buf = NULL;
+    self->st.len = 0;
+    if (bksk_kind(Py_TYPE(self)) == BK_KIND_COUNT_MIN) {
+        len = BK_CMS_HEADER_LEN + 4;
+        if (bkpy_state_alloc(&self->st, len) < 0)
+            return NULL;
+        bk_cms_init_state(self->st.buf, 1, 1, 32, 0, 0, 0, 0);
+    } else {
+        uint64_t nb, db, pl = 0;
+        const char *reason;
+        (void)bk_tlfu_shape(1, 1, &nb, &db, &pl, &reason);
+        if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + pl) < 0)
+            return NULL;
+        bk_tlfu_init_state(self->st.buf, 1, 1, 0, 0, 0);
+    }
+    bksk_attacher(Py_TYPE(self))(self);
+    self->st.writable = 0;
+    self->st.shared = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bksk_key_hash(BKSk *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *bksk_sizeof(BKSk *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t((size_t)Py_TYPE(self)->tp_basicsize + own);
+}
+
+/* Equal: same kind, hashing, seed, parameters and payload (DIRTY and the
+ * checksum field are not part of a sketch's value). */
+static PyObject *bksk_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKSk *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b)->tp_richcompare != Py_TYPE(a)->tp_richcompare)
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKSk *)a;
+    y = (BKSk *)b;
+    eq = x->st.len == y->st.len &&
+         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS,
+                (size_t)(x->st.len - BK_OFF_PARAMS)) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+static PyObject *bksk_get_seed(BKSk *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->st.hasher.seed);
+}
+static PyObject *bksk_get_keyed(BKSk *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.hasher.keyed);
+}
+static PyObject *bksk_get_key(BKSk *self, void *c)
+{
+    (void)c;
+    if (self->st.keyfunc == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(self->st.keyfunc);
+    return self->st.keyfunc;
+}
+static PyObject *bksk_get_writable(BKSk *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.writable);
+}
+static PyObject *bksk_get_mapped(BKSk *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->st.view.obj != NULL);
+}
+static PyObject *bksk_get_dirty(BKSk *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0);
+}
+static PyObject *bksk_get_state_nbytes(BKSk *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->st.len);
+}
+static PyObject *bksk_get_nbytes(BKSk *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->st.len -
+                                       bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN));
+}
+
+#define BKSK_COMMON_GETSET                                                                     \
+    {"seed", (getter)bksk_get_seed, NULL, "The hash seed.", NULL},                             \
+    {"keyed", (getter)bksk_get_keyed, NULL, "True when hashed with SipHash under a secret.",   \
+     NULL},                                                                                    \
+    {"key", (getter)bksk_get_key, NULL, "The key= callable, or None.", NULL},                  \
+    {"writable", (getter)bksk_get_writable, NULL, "False when opened read-only.", NULL},       \
+    {"mapped", (getter)bksk_get_mapped, NULL, "True when the state lives in a borrowed "       \
+     "buffer (mmap).", NULL},                                                                  \
+    {"dirty", (getter)bksk_get_dirty, NULL, "True when marked open for writing.", NULL},       \
+    {"nbytes", (getter)bksk_get_nbytes, NULL, "Bytes of the payload.", NULL},                  \
+    {"state_nbytes", (getter)bksk_get_state_nbytes, NULL, "Bytes of the whole state "          \
+     "(the serialized size).", NULL}
+
+#define BKSK_COMMON_METHODS                                                                    \
+    {"copy", (PyCFunction)bksk_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent "      \
+     "in-memory copy."},                                                                       \
+    {"__copy__", (PyCFunction)bksk_copy, METH_NOARGS, NULL},                                   \
+    {"to_bytes", (PyCFunction)bksk_to_bytes, METH_NOARGS,                                      \
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},        \
+    {"from_bytes", (PyCFunction)(void (*)(void))bksk_from_bytes,                               \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                                \
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild from "           \
+     "to_bytes() output; corrupt input raises FormatError."},                                  \
+    {"_from_buffer", (PyCFunction)(void (*)(void))bksk_from_buffer,                            \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
+    {"__reduce__", (PyCFunction)bksk_reduce, METH_NOARGS, NULL},                               \
+    {"_seal", (PyCFunction)bksk_seal, METH_NOARGS, NULL},                                      \
+    {"_set_dirty", (PyCFunction)bksk_set_dirty, METH_O, NULL},                                 \
+    {"_detach", (PyCFunction)bksk_detach, METH_NOARGS, NULL},                                  \
+    {"_key_hash", (PyCFunction)bksk_key_hash, METH_O, NULL},                                   \
+    {"__sizeof__", (PyCFunction)bksk_sizeof, METH_NOARGS, NULL}
+
+/* ---- End logic for shared state methods ------------------------------- */
+
+/* ---- Begin logic for the count-min sketch ----------------------------- */
+
+#define BKCMS_TOTAL_PTR(self) ((self)->st.buf + BK_OFF_PARAMS + BK_CMS_P_TOTAL)
+
+static void bkcms_total_add(BKCms *self, uint64_t n, int atomic)
+{
+    uint8_t *p = BKCMS_TOTAL_PTR(self);
+#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+    if (atomic) {
+        uint64_t *w = (uint64_t *)(void *)p;
+        uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(w, &old, bk_sat_add64(old, n), 1, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+        }
+        return;
+    }
+#endif
+    (void)atomic;
+    bk_store_u64le(p, bk_sat_add64(bk_load_u64le(p), n));
+}
+
+/* CountMinBase(width, depth, *, seed=0, secret=None, key=None,
+ *              conservative=False, counter_bits=32) */
+static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
+                             "counter_bits", NULL};
+    PyObject *wobj, *dobj, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    int conservative = 0, bits = 32, keyed;
+    uint64_t seed, width, depth, payload_len = 0;
+    uint8_t secret16[16];
+    const char *reason = NULL;
+    BKCms *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOpi:CountMinSketch", kwlist, &wobj,
+                                     &dobj, &seed_obj, &secret, &key, &conservative, &bits))
+        return NULL;
+    if (PyBool_Check(wobj) || PyBool_Check(dobj) || !PyLong_Check(wobj) || !PyLong_Check(dobj)) {
+        PyErr_SetString(PyExc_TypeError, "width and depth must be ints");
+        return NULL;
+    }
+    width = PyLong_AsUnsignedLongLong(wobj);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        width = 0;
+    }
+    depth = PyLong_AsUnsignedLongLong(dobj);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        depth = 0;
+    }
+    if (bksk_parse_seed(seed_obj, &seed) < 0 || bksk_check_key(key) < 0 ||
+        bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (depth > BK_CMS_MAX_DEPTH)
+        depth = 0; /* refused by the shape check below */
+    if (bits != 32 && bits != 64) {
+        PyErr_SetString(PyExc_ValueError, "counter_bits must be 32 or 64");
+        return NULL;
+    }
+    if (bk_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    self = (BKCms *)bksk_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_CMS_HEADER_LEN + payload_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
+    bk_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative, seed,
+                      keyed, bk_hasher_key_check(&self->st.hasher));
+    bk_cms_attach(&self->cms, self->st.buf);
+    bksk_set_keyfunc((BKSk *)self, key);
+    return (PyObject *)self;
+}
+
+static PyObject *bkcms_add(BKCms *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint64_t h, count = 1;
+    int atomic;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "add(key, count=1) takes 1 or 2 arguments");
+        return NULL;
+    }
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (nargs == 2 && bksk_parse_count(args[1], &count, "count") < 0)
+        return NULL;
+    if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    atomic = bkpy_state_atomic(&self->st);
+    bk_cms_add(&self->cms, h, count, atomic);
+    bkcms_total_add(self, count, atomic);
+    return PyLong_FromUnsignedLongLong(bk_cms_estimate(&self->cms, h));
+}
+
+static PyObject *bkcms_estimate(BKCms *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(bk_cms_estimate(&self->cms, h));
+}
+
+static int bkcms_contains(BKCms *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_cms_estimate(&self->cms, h) > 0;
+}
+
+typedef struct {
+    bk_cms *cms;
+    const uint64_t *counts;  /* NULL: every count is 1 */
+    size_t ncounts;
+    int atomic;
+    int mismatch;
+    uint64_t total;
+} bkcms_add_ctx;
+
+static void bkcms_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkcms_add_ctx *ctx = (bkcms_add_ctx *)vctx;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t c = 1;
+        if (ctx->counts != NULL) {
+            if (offset + j >= ctx->ncounts) {
+                ctx->mismatch = 1;
+                return;
+            }
+            c = ctx->counts[offset + j];
+        }
+        bk_cms_add(ctx->cms, hs[j], c, ctx->atomic);
+        ctx->total = bk_sat_add64(ctx->total, c);
+    }
+}
+
+/* counts: a 1-d integer buffer (numpy array) or a sequence of ints. */
+static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (PyObject_CheckBuffer(counts) && !PyBytes_Check(counts) && !PyByteArray_Check(counts)) {
+        Py_buffer v;
+        const char *f;
+        char c;
+        Py_ssize_t len, stride;
+        int is_signed;
+        if (PyObject_GetBuffer(counts, &v, PyBUF_RECORDS_RO) < 0)
+            return -1;
+        f = v.format ? v.format : "B";
+        if (*f == '<' || *f == '=' || *f == '@' || *f == '|')
+            f++;
+        c = *f;
+        if (v.ndim != 1 || f[1] != '\0' || strchr("bhilqnBHILQN", c) == NULL || c == '\0' ||
+            (v.itemsize != 1 && v.itemsize != 2 && v.itemsize != 4 && v.itemsize != 8)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "counts must be a 1-d array of native-endian integers or a sequence "
+                            "of ints");
+            PyBuffer_Release(&v);
+            return -1;
+        }
+        is_signed = strchr("bhilqn", c) != NULL;
+        len = v.shape ? v.shape[0] : v.len / v.itemsize;
+        stride = v.strides ? v.strides[0] : v.itemsize;
+        *out = (uint64_t *)PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(uint64_t));
+        if (*out == NULL) {
+            PyBuffer_Release(&v);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            const char *p = (const char *)v.buf + i * stride;
+            int64_t s = 0;
+            uint64_t u = 0;
+            switch (v.itemsize) {
+            case 1: { int8_t a; uint8_t b; memcpy(&a, p, 1); memcpy(&b, p, 1); s = a; u = b; break; }
+            case 2: { int16_t a; uint16_t b; memcpy(&a, p, 2); memcpy(&b, p, 2); s = a; u = b; break; }
+            case 4: { int32_t a; uint32_t b; memcpy(&a, p, 4); memcpy(&b, p, 4); s = a; u = b; break; }
+            default: { int64_t a; uint64_t b; memcpy(&a, p, 8); memcpy(&b, p, 8); s = a; u = b; break; }
+            }
+            if (is_signed && s < 0) {
+                PyMem_Free(*out);
+                *out = NULL;
+                PyBuffer_Release(&v);
+                PyErr_SetString(PyExc_ValueError, "counts must be non-negative");
+                return -1;
+            }
+            (*out)[i] = is_signed ? (uint64_t)s : u;
+        }
+        *n = (size_t)len;
+        PyBuffer_Release(&v);
+        return 0;
+    }
+    {
+        PyObject *seq = PySequence_Fast(counts, "counts must be a sequence of ints or a 1-d "
+                                                "integer array");
+        Py_ssize_t len;
+        if (seq == NULL)
+            return -1;
+        len = PySequence_Fast_GET_SIZE(seq);
+        *out = (uint64_t *)PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(uint64_t));
+        if (*out == NULL) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (bksk_parse_count(PySequence_Fast_GET_ITEM(seq, i), &(*out)[i], "counts") < 0) {
+                PyMem_Free(*out);
+                *out = NULL;
+                Py_DECREF(seq);
+                return -1;
+            }
+        }
+        *n = (size_t)len;
+        Py_DECREF(seq);
+        return 0;
+    }
+}
+
+static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"keys", "counts", NULL};
+    PyObject *keys, *counts = Py_None, *owned = NULL;
+    bkcms_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc, nogil;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:add_many", kwlist, &keys, &counts))
+        return NULL;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(&ctx, 0, sizeof ctx);
+    if (counts != Py_None) {
+        Py_ssize_t nkeys;
+        uint64_t *cs;
+        if (bkcms_read_counts(counts, &cs, &ctx.ncounts) < 0)
+            return NULL;
+        ctx.counts = cs;
+        if (!PyList_CheckExact(keys) && !PyTuple_CheckExact(keys) &&
+            !(PyObject_CheckBuffer(keys) && self->st.keyfunc == NULL) &&
+            !PyUnicode_Check(keys) && !PyBytes_Check(keys) && !PyByteArray_Check(keys)) {
+            owned = PySequence_List(keys);
+            if (owned == NULL) {
+                PyMem_Free(cs);
+                return NULL;
+            }
+            keys = owned;
+        }
+        nkeys = PyObject_Length(keys);
+        if (nkeys < 0)
+            PyErr_Clear();
+        if (nkeys >= 0 && (size_t)nkeys != ctx.ncounts) {
+            PyErr_Format(PyExc_ValueError, "keys and counts differ in length (%zd vs %zu)",
+                         nkeys, ctx.ncounts);
+            PyMem_Free(cs);
+            Py_XDECREF(owned);
+            return NULL;
+        }
+    }
+    ctx.cms = &self->cms;
+    /* Conservative update is read-then-raise: keep the GIL (deterministic
+     * bytes); plain updates over a buffer run without it, atomically. */
+    nogil = !self->cms.conservative;
+    if (nogil)
+        self->st.nogil_writers++;
+    ctx.atomic = bkpy_state_atomic(&self->st);
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcms_add_chunk, NULL,
+                             &ctx, nogil, &info);
+    if (nogil)
+        self->st.nogil_writers--;
+    bkcms_total_add(self, ctx.total, bkpy_state_atomic(&self->st));
+    PyMem_Free((void *)ctx.counts);
+    Py_XDECREF(owned);
+    if (rc < 0)
+        return NULL;
+    if (ctx.counts != NULL && (ctx.mismatch || (size_t)info.count != ctx.ncounts)) {
+        PyErr_SetString(PyExc_ValueError, "keys and counts differ in length");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    const bk_cms *cms;
+    uint64_t *out;
+    Py_ssize_t len, cap;
+    PyObject *bytearray;
+} bkcms_est_ctx;
+
+static int bkcms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkcms_est_ctx *ctx = (bkcms_est_ctx *)vctx;
+    Py_ssize_t need = n >= 0 ? n : -n;
+    if (from_buffer) {
+        ctx->bytearray = PyByteArray_FromStringAndSize(NULL, need * 8);
+        if (ctx->bytearray == NULL)
+            return -1;
+        ctx->out = (uint64_t *)(void *)PyByteArray_AS_STRING(ctx->bytearray);
+        ctx->cap = ctx->len = need;
+        return 0;
+    }
+    if (need > ctx->cap) {
+        Py_ssize_t cap = ctx->cap ? ctx->cap : 256;
+        uint64_t *p;
+        while (cap < need)
+            cap *= 2;
+        p = (uint64_t *)PyMem_Realloc(ctx->out, (size_t)cap * 8);
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        ctx->out = p;
+        ctx->cap = cap;
+    }
+    if (need > ctx->len)
+        ctx->len = need;
+    return 0;
+}
+
+static void bkcms_est_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkcms_est_ctx *ctx = (bkcms_est_ctx *)vctx;
+    for (size_t j = 0; j < n; j++)
+        ctx->out[offset + j] = bk_cms_estimate(ctx->cms, hs[j]);
+}
+
+static PyObject *bkcms_estimate_many(BKCms *self, PyObject *keys)
+{
+    bkcms_est_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cms = &self->cms;
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcms_est_chunk,
+                            bkcms_est_size, &ctx, 1, &info) == 0) {
+        if (info.from_buffer) {
+            PyObject *np = PyImport_ImportModule("numpy");
+            if (np == NULL) {
+                PyErr_Clear();
+                res = ctx.bytearray;
+                Py_INCREF(res);
+            } else {
+                res = PyObject_CallMethod(np, "frombuffer", "Os", ctx.bytearray, "<u8");
+                Py_DECREF(np);
+            }
+        } else {
+            res = PyList_New(ctx.len);
+            for (Py_ssize_t i = 0; res != NULL && i < ctx.len; i++) {
+                PyObject *v = PyLong_FromUnsignedLongLong(ctx.out[i]);
+                if (v == NULL) {
+                    Py_CLEAR(res);
+                    break;
+                }
+                PyList_SET_ITEM(res, i, v);
+            }
+        }
+    }
+    if (ctx.bytearray != NULL)
+        Py_DECREF(ctx.bytearray);
+    else
+        PyMem_Free(ctx.out);
+    return res;
+}
+
+static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
+{
+    BKCms *b;
+    bk_header ha, hb;
+    const char *reason = NULL;
+    if (!PyObject_TypeCheck(other, &BKCms_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s needs another CountMinSketch, not %.50s", op,
+                     Py_TYPE(other)->tp_name);
+        return -1;
+    }
+    b = (BKCms *)other;
+    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
+    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
+    if (a->cms.width != b->cms.width || a->cms.depth != b->cms.depth) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s sketches of different shapes: width x depth %llu x %u vs "
+                     "%llu x %u", op, (unsigned long long)a->cms.width, a->cms.depth,
+                     (unsigned long long)b->cms.width, b->cms.depth);
+        return -1;
+    }
+    if (a->cms.bytes != b->cms.bytes) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s sketches with different counter_bits: %u vs %u", op,
+                     a->cms.bytes * 8, b->cms.bytes * 8);
+        return -1;
+    }
+    if (a->cms.conservative != b->cms.conservative) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s a conservative-update sketch with a plain one", op);
+        return -1;
+    }
+    if (ha.seed != hb.seed) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s sketches with different seeds: %llu vs %llu", op,
+                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
+        return -1;
+    }
+    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s sketches with different hashing (keyed vs unkeyed, or "
+                     "different secrets)", op);
+        return -1;
+    }
+    return 0;
+}
+
+static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
+{
+    uint64_t other_total;
+    if (bkcms_check_compatible(self, other, "merge") < 0)
+        return -1;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return -1;
+    other_total = bk_load_u64le(BKCMS_TOTAL_PTR((BKCms *)other));
+    if (bk_cms_merge(&self->cms, &((BKCms *)other)->cms, saturate) != BK_OK) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "merge would overflow a counter; the sketch is unchanged (use "
+                        "merge(other, saturate=True) to clamp at the maximum, or 64-bit "
+                        "counters)");
+        return -1;
+    }
+    bkcms_total_add(self, other_total, bkpy_state_atomic(&self->st));
+    return 0;
+}
+
+static PyObject *bkcms_merge(BKCms *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"other", "saturate", NULL};
+    PyObject *other;
+    int saturate = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:merge", kwlist, &other, &saturate))
+        return NULL;
+    if (bkcms_merge_into(self, other, saturate) < 0)
+        return NULL;
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *bkcms_nb_add(PyObject *a, PyObject *b)
+{
+    BKSk *c;
+    if (!PyObject_TypeCheck(a, &BKCms_Type) || !PyObject_TypeCheck(b, &BKCms_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (bkcms_check_compatible((BKCms *)a, b, "add") < 0)
+        return NULL;
+    c = bksk_copy_impl((BKSk *)a);
+    if (c == NULL)
+        return NULL;
+    if (bkcms_merge_into((BKCms *)c, b, 0) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    return (PyObject *)c;
+}
+
+static PyObject *bkcms_nb_iadd(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &BKCms_Type) || !PyObject_TypeCheck(b, &BKCms_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (bkcms_merge_into((BKCms *)a, b, 0) < 0)
+        return NULL;
+    Py_INCREF(a);
+    return a;
+}
+
+static PyObject *bkcms_clear(BKCms *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(self->cms.counters, 0, (size_t)(self->cms.width * self->cms.depth * self->cms.bytes));
+    bk_store_u64le(BKCMS_TOTAL_PTR(self), 0);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkcms_counter_positions(BKCms *self, PyObject *key)
+{
+    uint64_t h, pos[BK_CMS_MAX_DEPTH];
+    PyObject *list;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    bk_cms_positions(&self->cms, h, pos);
+    list = PyList_New(self->cms.depth);
+    if (list == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < self->cms.depth; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(pos[i]);
+        if (v == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+static PyObject *bkcms_get_width(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->cms.width);
+}
+static PyObject *bkcms_get_depth(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(self->cms.depth);
+}
+static PyObject *bkcms_get_counter_bits(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(self->cms.bytes * 8);
+}
+static PyObject *bkcms_get_conservative(BKCms *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->cms.conservative);
+}
+static PyObject *bkcms_get_total(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bk_load_u64le(BKCMS_TOTAL_PTR(self)));
+}
+static PyObject *bkcms_get_counter_max(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->cms.max);
+}
+
+static PyGetSetDef bkcms_getset[] = {
+    {"width", (getter)bkcms_get_width, NULL, "Counters per row.", NULL},
+    {"depth", (getter)bkcms_get_depth, NULL, "Rows (one counter per row per key).", NULL},
+    {"counter_bits", (getter)bkcms_get_counter_bits, NULL, "32 or 64.", NULL},
+    {"counter_max", (getter)bkcms_get_counter_max, NULL, "The saturation value of a counter.",
+     NULL},
+    {"conservative", (getter)bkcms_get_conservative, NULL, "True with conservative update.",
+     NULL},
+    {"total", (getter)bkcms_get_total, NULL, "Sum of all counts added (saturating u64).", NULL},
+    BKSK_COMMON_GETSET,
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bkcms_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))bkcms_add, METH_FASTCALL,
+     "add($self, key, count=1, /)\n--\n\nAdd count (a non-negative int) to key; return its new "
+     "estimate.  Counters saturate at counter_max."},
+    {"estimate", (PyCFunction)bkcms_estimate, METH_O,
+     "estimate($self, key, /)\n--\n\nThe estimated count of key: never below the true count."},
+    {"add_many", (PyCFunction)(void (*)(void))bkcms_add_many, METH_VARARGS | METH_KEYWORDS,
+     "add_many($self, keys, counts=None)\n--\n\nAdd every key (count 1, or the matching entry "
+     "of counts: a sequence of ints or a 1-d integer array)."},
+    {"estimate_many", (PyCFunction)bkcms_estimate_many, METH_O,
+     "estimate_many($self, keys, /)\n--\n\nEstimates of every key: a list, or a numpy uint64 "
+     "array for array input."},
+    {"merge", (PyCFunction)(void (*)(void))bkcms_merge, METH_VARARGS | METH_KEYWORDS,
+     "merge($self, other, *, saturate=False)\n--\n\nAdd other's counters into this sketch "
+     "(same shape, seed, counter width and hashing only).  If a sum would pass counter_max, "
+     "raise OverflowError and change nothing, unless saturate=True (then clamp).  Returns self."},
+    {"clear", (PyCFunction)bkcms_clear, METH_NOARGS, "clear($self, /)\n--\n\nZero every counter."},
+    {"_counter_positions", (PyCFunction)bkcms_counter_positions, METH_O,
+     "_counter_positions($self, key, /)\n--\n\nFlat counter indices (row * width + column), "
+     "one per row, in payload order; counter j is at payload byte j * counter_bits / 8."},
+    BKSK_COMMON_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bkcms_as_sequence = {
+    .sq_contains = (objobjproc)bkcms_contains,
+};
+
+static PyNumberMethods bkcms_as_number = {
+    .nb_add = bkcms_nb_add,
+    .nb_inplace_add = bkcms_nb_iadd,
+};
+
+static PyTypeObject BKCms_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.CountMinBase",
+    .tp_basicsize = sizeof(BKCms),
+    .tp_dealloc = (destructor)bksk_dealloc,
+    .tp_as_number = &bkcms_as_number,
+    .tp_as_sequence = &bkcms_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
+              "counter_bits=32)\n--\n\nC core of CountMinSketch.",
+    .tp_traverse = (traverseproc)bksk_traverse,
+    .tp_clear = (inquiry)bksk_clear_refs,
+    .tp_richcompare = bksk_richcompare,
+    .tp_weaklistoffset = offsetof(BKCms, weakreflist),
+    .tp_methods = bkcms_methods,
+    .tp_getset = bkcms_getset,
+    .tp_new = bkcms_new,
+};
+
+/* ---- End logic for the count-min sketch ------------------------------- */
+
+/* ---- Begin logic for TinyLFU ------------------------------------------ */
+
+/* TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None) */
+static PyObject *bktlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"capacity", "sample_factor", "seed", "secret", "key", NULL};
+    PyObject *cobj, *sfobj = NULL, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint64_t capacity, sf = 10, seed, nb, db, payload_len = 0;
+    uint8_t secret16[16];
+    int keyed;
+    const char *reason = NULL;
+    BKTlfu *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOO:TinyLFU", kwlist, &cobj, &sfobj,
+                                     &seed_obj, &secret, &key))
+        return NULL;
+    if (PyBool_Check(cobj) || !PyLong_Check(cobj) ||
+        (sfobj != NULL && (PyBool_Check(sfobj) || !PyLong_Check(sfobj)))) {
+        PyErr_SetString(PyExc_TypeError, "capacity and sample_factor must be ints");
+        return NULL;
+    }
+    capacity = PyLong_AsUnsignedLongLong(cobj);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        capacity = 0;
+    }
+    if (sfobj != NULL) {
+        sf = PyLong_AsUnsignedLongLong(sfobj);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            sf = 0;
+        }
+    }
+    if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
+        sf = 0;
+    if (bksk_parse_seed(seed_obj, &seed) < 0 || bksk_check_key(key) < 0 ||
+        bkpy_parse_secret(secret, secret16, &keyed) < 0)
+        return NULL;
+    if (bk_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    self = (BKTlfu *)bksk_alloc(type);
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + payload_len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
+    bk_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, seed, keyed,
+                       bk_hasher_key_check(&self->st.hasher));
+    bk_tlfu_attach(&self->t, self->st.buf);
+    bksk_set_keyfunc((BKSk *)self, key);
+    return (PyObject *)self;
+}
+
+static PyObject *bktlfu_record(BKTlfu *self, PyObject *key)
+{
+    uint64_t h;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    (void)bk_tlfu_record(&self->t, h);
+    Py_RETURN_NONE;
+}
+
+static void bktlfu_record_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bk_tlfu *t = (bk_tlfu *)vctx;
+    (void)offset;
+    for (size_t j = 0; j < n; j++)
+        (void)bk_tlfu_record(t, hs[j]);
+}
+
+static PyObject *bktlfu_record_many(BKTlfu *self, PyObject *keys)
+{
+    bkpy_batch_info info;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    /* one writer at a time: the GIL is kept */
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bktlfu_record_chunk, NULL,
+                            &self->t, 0, &info) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bktlfu_estimate(BKTlfu *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(bk_tlfu_estimate(&self->t, h));
+}
+
+static PyObject *bktlfu_admit(BKTlfu *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint64_t hc, hv;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "admit(candidate, victim) takes 2 arguments");
+        return NULL;
+    }
+    if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &hc) < 0 ||
+        bkpy_hash_key(args[1], self->st.keyfunc, &self->st.hasher, &hv) < 0)
+        return NULL;
+    return PyBool_FromLong(bk_tlfu_estimate(&self->t, hc) > bk_tlfu_estimate(&self->t, hv));
+}
+
+static PyObject *bktlfu_age(BKTlfu *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_tlfu_age(&self->t);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bktlfu_clear(BKTlfu *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_tlfu_clear(&self->t);
+    Py_RETURN_NONE;
+}
+
+static uint64_t bktlfu_param_u64(BKTlfu *self, size_t off)
+{
+    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
+}
+
+static PyObject *bktlfu_get_capacity(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bktlfu_param_u64(self, BK_TLFU_P_CAPACITY));
+}
+static PyObject *bktlfu_get_sample_factor(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(
+        bk_load_u32le(self->st.buf + BK_OFF_PARAMS + BK_TLFU_P_SAMPLE_FACTOR));
+}
+static PyObject *bktlfu_get_sample_size(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->t.sample_size);
+}
+static PyObject *bktlfu_get_events(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bk_tlfu_events(&self->t));
+}
+static PyObject *bktlfu_get_resets(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(bk_tlfu_resets(&self->t));
+}
+static PyObject *bktlfu_get_num_counters(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->t.num_blocks * 128);
+}
+static PyObject *bktlfu_get_doorkeeper_bits(BKTlfu *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(self->t.door_blocks * 512);
+}
+
+static PyGetSetDef bktlfu_getset[] = {
+    {"capacity", (getter)bktlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
+    {"sample_factor", (getter)bktlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
+    {"sample_size", (getter)bktlfu_get_sample_size, NULL,
+     "Events between agings (sample_factor * capacity).", NULL},
+    {"events", (getter)bktlfu_get_events, NULL, "Events recorded since the last aging (halved "
+     "at each aging).", NULL},
+    {"resets", (getter)bktlfu_get_resets, NULL, "Agings so far.", NULL},
+    {"num_counters", (getter)bktlfu_get_num_counters, NULL, "4-bit counters.", NULL},
+    {"doorkeeper_bits", (getter)bktlfu_get_doorkeeper_bits, NULL, "Bits of the doorkeeper.",
+     NULL},
+    BKSK_COMMON_GETSET,
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bktlfu_methods[] = {
+    {"record", (PyCFunction)bktlfu_record, METH_O,
+     "record($self, key, /)\n--\n\nRecord one access of key."},
+    {"record_many", (PyCFunction)bktlfu_record_many, METH_O,
+     "record_many($self, keys, /)\n--\n\nRecord one access of every key, in order."},
+    {"estimate", (PyCFunction)bktlfu_estimate, METH_O,
+     "estimate($self, key, /)\n--\n\nEstimated recent frequency of key, in [0, 16]."},
+    {"admit", (PyCFunction)(void (*)(void))bktlfu_admit, METH_FASTCALL,
+     "admit($self, candidate, victim, /)\n--\n\nTrue when candidate is estimated more frequent "
+     "than victim (the TinyLFU admission rule)."},
+    {"age", (PyCFunction)bktlfu_age, METH_NOARGS,
+     "age($self, /)\n--\n\nAge now: halve every counter and clear the doorkeeper."},
+    {"clear", (PyCFunction)bktlfu_clear, METH_NOARGS, "clear($self, /)\n--\n\nForget everything."},
+    BKSK_COMMON_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BKTlfu_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.TinyLFUBase",
+    .tp_basicsize = sizeof(BKTlfu),
+    .tp_dealloc = (destructor)bksk_dealloc,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
+              "C core of TinyLFU.",
+    .tp_traverse = (traverseproc)bksk_traverse,
+    .tp_clear = (inquiry)bksk_clear_refs,
+    .tp_richcompare = bksk_richcompare,
+    .tp_weaklistoffset = offsetof(BKTlfu, weakreflist),
+    .tp_methods = bktlfu_methods,
+    .tp_getset = bktlfu_getset,
+    .tp_new = bktlfu_new,
+};
+
+/* ---- End logic for TinyLFU -------------------------------------------- */
+
+int bkpy_init_sketch(PyObject *m)
+{
+    PyTypeObject *types[2] = {&BKCms_Type, &BKTlfu_Type};
+    const char *names[2] = {"CountMinBase", "TinyLFUBase"};
+    for (int i = 0; i < 2; i++) {
+        if (PyType_Ready(types[i]) < 0)
+            return -1;
+        Py_INCREF(types[i]);
+        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {
+            Py_DECREF(types[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
