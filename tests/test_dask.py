@@ -32,7 +32,12 @@ from dask.delayed import delayed  # noqa: E402
 
 import bloomkit  # noqa: E402
 import bloomkit.dask as bkd  # noqa: E402
-from bloomkit import BlockedBloomFilter, BloomFilter, IncompatibleFiltersError  # noqa: E402
+from bloomkit import (  # noqa: E402
+    BlockedBloomFilter,
+    BloomFilter,
+    CountMinSketch,
+    IncompatibleFiltersError,
+)
 
 KINDS = [BloomFilter, BlockedBloomFilter]
 
@@ -206,6 +211,43 @@ class PartitionedBuildTests:
     ) -> None:
         f = bkd.build(db.from_sequence([], npartitions=1), kind, 100)
         assert f.to_bytes() == _single(kind, [], 100).to_bytes()
+
+
+class CountMinBuildTests:
+    """R27 for CountMinSketch (merged by counter sums, no count estimate to store)."""
+
+    def test_partitioned_sketch_matches_single_build(
+        self, client: Any, rng: random.Random
+    ) -> None:
+        stream = [int(rng.paretovariate(1.1)) for _ in range(4000)]
+        stream += [f"page/{rng.randrange(300)}" for _ in range(2000)]
+        rng.shuffle(stream)
+        ref = CountMinSketch(300, 4, seed=3)
+        ref.add_many(stream)
+        for parts in [1, rng.randint(2, 64)]:
+            cms = bkd.build(_bag(rng, stream, parts), CountMinSketch, width=300, depth=4, seed=3)
+            assert isinstance(cms, CountMinSketch)
+            assert cms.to_bytes() == ref.to_bytes(), f"{parts} partitions"
+        ints = np.array([int(rng.paretovariate(1.1)) for _ in range(3000)], dtype=np.int64)
+        ref_i = CountMinSketch(128, 3, counter_bits=64)
+        ref_i.add_many(ints)
+        parts = rng.randint(1, 64)
+        arr = bkd.build(_array(rng, ints, parts), CountMinSketch, width=128, depth=3,
+                        counter_bits=64)
+        assert arr.to_bytes() == ref_i.to_bytes()
+
+    def test_incompatible_sketches_raise(self, client: Any) -> None:
+        with pytest.raises(IncompatibleFiltersError):
+            bkd.reduce_filters([CountMinSketch(100, 3), CountMinSketch(101, 3)])
+
+    def test_capacity_and_conservative_are_refused(self, local: None) -> None:
+        bag = db.from_sequence([1, 2], npartitions=1)
+        with pytest.raises(TypeError, match="capacity"):
+            bkd.build(bag, CountMinSketch, 100, width=10, depth=2)
+        with pytest.raises(TypeError, match="error_rate"):
+            bkd.build(bag, CountMinSketch, error_rate=0.01, width=10, depth=2)
+        with pytest.raises(ValueError, match="conservative"):
+            bkd.build(bag, CountMinSketch, width=10, depth=2, conservative=True)
 
 
 class CapacityChoiceTests:

@@ -290,7 +290,14 @@ def _spec_for(
             raise TypeError(f"{kind.__name__} takes no error_rate")
         kwargs["error_rate"] = error_rate
     spec = _Spec(kind, kwargs, params.get("secret"))
-    spec.new()  # bad parameters fail here, on the client, not in every task
+    proto = spec.new()  # bad parameters fail here, on the client, not in every task
+    if getattr(proto, "conservative", False):
+        # Conservative update is not linear: merged partial sketches are valid
+        # (never below the truth) but looser than, and not equal to, one build.
+        raise ValueError(
+            "a conservative-update sketch cannot be built in parts byte-identically; "
+            "use conservative=False (or build it in one process)"
+        )
     return spec
 
 
@@ -301,7 +308,7 @@ def build_delayed(
     collection: Any,
     kind: type[Any] = BloomFilter,
     capacity: int | str | None = None,
-    error_rate: float | None = 0.01,
+    error_rate: float | None = None,
     *,
     split_every: int = SPLIT_EVERY,
     **params: Any,
@@ -325,12 +332,17 @@ def build(
     collection: Any,
     kind: type[Any] = BloomFilter,
     capacity: int | str | None = None,
-    error_rate: float | None = 0.01,
+    error_rate: float | None = None,
     *,
     split_every: int = SPLIT_EVERY,
     **params: Any,
 ) -> Any:
     """Build ``kind(capacity, error_rate, **params)`` over a dask collection.
+
+    ``capacity`` and ``error_rate`` are passed only to kinds that take them
+    (``error_rate=None``: the kind's default, 0.01 for the Bloom filters);
+    shape other kinds with ``params`` (``width=``, ``depth=`` for a
+    CountMinSketch).
 
     ``collection``: a ``dask.bag.Bag``, a ``dask.dataframe`` Series (nulls
     are skipped) or a 1-d ``dask.array.Array``.  ``params`` go to the
