@@ -371,6 +371,19 @@ static void bkbloom_recount(BKBloom *self)
     bkbloom_set_count(self, (uint64_t)llround(est));
 }
 
+/* _recount(): store the Swamidass-Baldi estimate as the count, exactly as a
+ * union does.  The count a build keeps ("adds that were new") depends on the
+ * order of the keys; the estimate depends only on the bits.  bloomkit.dask
+ * calls this on every distributed build, so that the result is the same
+ * bytes for any partitioning of the same keys (R27). */
+static PyObject *bkbloom_recount_meth(BKBloom *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bkbloom_recount(self);
+    Py_RETURN_NONE;
+}
+
 static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
 {
     if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
@@ -873,6 +886,9 @@ static PyMethodDef bkbloom_methods[] = {
      "_bit_positions($self, key, /)\n--\n\nThe payload bit indices a key probes (bit i is bit "
      "i % 8 of payload byte i // 8)."},
     {"_key_hash", (PyCFunction)bkbloom_key_hash, METH_O, NULL},
+    {"_recount", (PyCFunction)bkbloom_recount_meth, METH_NOARGS,
+     "_recount($self, /)\n--\n\nSet the count to the estimate from the bits (as a union "
+     "does), so that it no longer depends on the order of the adds."},
     {"__sizeof__", (PyCFunction)bkbloom_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
