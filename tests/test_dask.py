@@ -432,12 +432,18 @@ class SemiJoinTests:
     def test_filter_is_broadcast_once_to_every_worker(
         self, client: Any, rng: random.Random
     ) -> None:
-        f = _single(BloomFilter, range(100), 100)
+        # a seed of its own, so that copies left on the workers by earlier
+        # tests (released asynchronously) are not counted
+        f = _single(BloomFilter, range(100), 100, seed=rng.randrange(2**64))
+        state = f.to_bytes()
         lazy = bkd.filter_membership(_bag(rng, list(range(300)), 12), f)
         assert sorted(lazy.compute()) == sorted(x for x in range(300) if x in f)
 
         def shipped_copies(dask_worker: Any) -> int:
-            return sum(type(v).__name__ == "_FilterRef" for v in dask_worker.data.values())
+            return sum(
+                type(v).__name__ == "_FilterRef" and v.data == state
+                for v in dask_worker.data.values()
+            )
 
         assert list(client.run(shipped_copies).values()) == [1, 1]
         del lazy
