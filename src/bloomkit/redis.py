@@ -29,6 +29,7 @@ import of the third-party client package.
 from __future__ import annotations
 
 import math
+import re
 import secrets as _secrets
 import struct
 from collections.abc import Iterable, Iterator
@@ -259,6 +260,60 @@ def _wrap_connection_error(exc: Exception, what: str, confirmed: int) -> RedisCo
     )
 
 
+class _RawReader:
+    """Reads raw reply bytes from a redis-py connection's socket.
+
+    Used only for round trips whose every reply was sent by us in one packed
+    write and is read here in full, so the client's parser holds no buffered
+    bytes of them.  Reading exactly the expected length never blocks past
+    the replies: any error reply is longer than the fixed-size reply it
+    replaces.
+    """
+
+    def __init__(self, conn: Any) -> None:
+        self.sock = conn._sock
+        self.buf = bytearray()
+        self.pos = 0
+
+    def _fill(self) -> None:
+        piece = self.sock.recv(1 << 18)
+        if not piece:
+            raise _RedisConnectionError("connection closed by server")
+        if self.pos:
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.buf += piece
+
+    def exact(self, n: int) -> bytes:
+        while len(self.buf) - self.pos < n:
+            self._fill()
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def line(self) -> bytes:
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                out = bytes(self.buf[self.pos:i])
+                self.pos = i + 2
+                return out
+            self._fill()
+
+
+def _first_error(data: bytes) -> str:
+    i = data.find(b"-")
+    if i < 0:
+        return data[:80].decode("ascii", "replace")
+    return data[i + 1:data.find(b"\r\n", i)].decode("utf-8", "replace")
+
+
+def _as_redis_error(exc: BaseException) -> Exception:
+    if isinstance(exc, (_RedisConnectionError, _RedisTimeoutError)):
+        return exc
+    return _RedisConnectionError(f"{type(exc).__name__}: {exc}")
+
+
 def _map_response_error(exc: ResponseError, name: str) -> Exception:
     text = str(exc)
     if "BKGONE" in text:
@@ -357,6 +412,8 @@ class RedisBloomFilter:
     chunk_size: int = 1000
     #: script calls per pipeline round trip
     pipeline_depth: int = 8
+    #: contains_many on a plain client sends hand-packed RESP (see docs/redis.md)
+    raw_protocol: bool = True
 
     _layouts: ClassVar[dict[str, tuple[int, int, type[Any]]]] = {
         "classic": (KIND_BLOOM, 0, BloomFilter),
@@ -396,6 +453,20 @@ class RedisBloomFilter:
             for s in range(self.shards)
         ]
         self._cluster = _is_cluster(client)
+        k = self.num_hashes
+        self._ro_heads = [
+            f"*{2 + 3 * k}\r\n$11\r\nBITFIELD_RO\r\n${len(b.encode())}\r\n{b}\r\n"
+            for b in self._bits_keys
+        ]
+        self._ro_tail = "".join(
+            f"*3\r\n$4\r\nHGET\r\n${len(h.encode())}\r\n{h}\r\n$3\r\ngen\r\n"
+            f"*2\r\n$6\r\nSTRLEN\r\n${len(b.encode())}\r\n{b}\r\n"
+            for b, h in zip(self._bits_keys, self._hash_keys, strict=True)
+        )
+        self._ro_rec = len(f"*{k}\r\n") + 4 * k  # one reply: *k then k of :0 / :1
+        self._ro_pattern = re.compile(
+            b"(?:\\*%d\r\n(?::[01]\r\n){%d})*" % (k, k), re.DOTALL
+        )
 
     # ---- creation, opening, deletion ------------------------------------------
 
@@ -760,7 +831,90 @@ class RedisBloomFilter:
             self.add_many(it)
 
     def contains_many(self, keys: Iterable[object]) -> list[bool]:
-        """Membership of every key, in order (chunked, pipelined)."""
+        """Membership of every key, in order (chunked, pipelined).
+
+        On a plain ``redis.Redis`` client: one hand-packed ``BITFIELD_RO``
+        per key, ``chunk_size * pipeline_depth`` keys per round trip, replies
+        parsed from the raw bytes (see docs/redis.md, "Throughput").  On a
+        cluster client: one script call per chunk and shard.
+        """
+        if self._raw_ok():
+            return self._contains_raw(keys)
+        return self._contains_scripted(keys)
+
+    def _raw_ok(self) -> bool:
+        return self.raw_protocol and not self._cluster and hasattr(self.client,
+                                                                   "connection_pool")
+
+    def _contains_raw(self, keys: Iterable[object]) -> list[bool]:
+        out: list[bool] = []
+        per_trip = max(1, self.chunk_size) * max(1, self.pipeline_depth)
+        pool = self.client.connection_pool
+        conn = pool.get_connection()
+        try:
+            for chunk in _chunks(keys, per_trip):
+                out += self._contains_trip(conn, chunk)
+        except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
+            conn.disconnect()
+            raise _wrap_connection_error(_as_redis_error(exc), "contains_many", 0) from exc
+        except BaseException:
+            conn.disconnect()  # replies may be left unread: never reuse this socket
+            raise
+        finally:
+            pool.release(conn)
+        return out
+
+    def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
+        """One round trip: k GETs per key, then each shard's gen and length."""
+        k = self.num_hashes
+        pos = self._proto._bit_positions
+        heads = self._ro_heads
+        sb = self._shard_bits
+        parts: list[str] = []
+        add = parts.append
+        if self.shards == 1:
+            head = heads[0]
+            for key in chunk:
+                add(head)
+                for q in pos(key):
+                    o = str(q ^ 7)
+                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+        else:
+            for key in chunk:
+                ps = pos(key)
+                s = ps[0] // sb
+                base = s * sb
+                add(heads[s])
+                for q in ps:
+                    o = str((q - base) ^ 7)
+                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+        add(self._ro_tail)
+        conn.send_packed_command([("".join(parts)).encode()])
+        reader = _RawReader(conn)
+        rec = self._ro_rec
+        n = len(chunk)
+        data = reader.exact(rec * n)
+        if self._ro_pattern.fullmatch(data) is None:
+            conn.disconnect()  # an error reply: the rest of the stream is not ours to parse
+            raise RedisFilterError(
+                f"unexpected reply to BITFIELD_RO on {self.name!r}: {_first_error(data)!r}"
+            )
+        gone = False
+        for s in range(self.shards):
+            if reader.line() != b"$16" or reader.line().decode("ascii", "replace") != self._gen:
+                gone = True
+            if reader.line() != b":%d" % self._lens[s]:
+                gone = True
+        if gone:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
+                "open; open it again"
+            )
+        h = rec - 4 * k
+        zero = b":0"
+        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)]
+
+    def _contains_scripted(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
         for n, replies in self._batches(_CONTAINS, keys):
             out.extend([False] * n)
