@@ -30,6 +30,7 @@ try:
         RedisConnectionLost,
         RedisCountingBloomFilter,
         RedisCountMinSketch,
+        RedisFilterError,
     )
 except ImportError:  # the fixtures skip (or fail in CI) with the install hint
     redis = None
@@ -159,9 +160,15 @@ class LifecycleTests:
             g.add("b")  # a live handle on a deleted filter never re-grows its key
         with pytest.raises(FilterNotFoundError):
             _ = "a" in g
+        with pytest.raises(FilterNotFoundError):
+            g.contains_many(["a", "b"])  # the raw BITFIELD_RO path checks gen too
+        assert g.contains_many([]) == []
         RedisBloomFilter.create(client, name, 1000, 0.001, seed=3)
         with pytest.raises(FilterNotFoundError, match="replaced"):
             g.add_many(["x", "y"])  # same name and shape, new creation: refused
+        with pytest.raises(FilterNotFoundError, match="replaced"):
+            g.contains_many(["x", "y"])
+        assert RedisBloomFilter.open(client, name).contains_many(["a", "x"]) == [False, False]
         assert not f.delete() or True
 
     def test_bad_arguments_write_nothing(self, client: Any, name: str) -> None:
@@ -200,6 +207,17 @@ class LifecycleTests:
             RedisBloomFilter.open(client, name)
         with pytest.raises(FilterNotFoundError):
             f.add("k")
+
+    def test_an_error_reply_on_the_raw_path_is_clean(self, client: Any, name: str) -> None:
+        f = RedisBloomFilter.create(client, name, 1000)
+        f.add("k")
+        client.delete(f.shard_keys[0])
+        client.rpush(f.shard_keys[0], "not bits")  # WRONGTYPE for BITFIELD_RO
+        with pytest.raises(RedisFilterError, match="WRONGTYPE"):
+            f.contains_many(["k"] * 20)
+        g = RedisBloomFilter.create(client, name + ":2", 1000)
+        g.add("k")
+        assert g.contains_many(["k", "z"] * 5) == [True, False] * 5  # the pool is sane
 
 
 def _expected_collisions(m: int, k: int, distinct: int) -> float:

@@ -15,8 +15,11 @@ needed.  See docs/redis.md for the full contract; in short:
   ``SET u1`` sub-commands: it returns the old bits, so "was new" is exact,
   the key is all-or-nothing, and the same script bumps the shard's exact
   counter of new adds (what the local header calls ``count``).
-- ``add_many``/``contains_many`` send one script call per chunk of keys and
-  per shard, pipelined; a chunk runs atomically on the server.
+- ``add_many`` sends one script call per chunk of keys and per shard,
+  pipelined; a chunk runs atomically on the server.  ``contains_many`` on a
+  plain client sends one hand-packed ``BITFIELD_RO`` per key (no script).
+- RedisCountingBloomFilter / RedisCountMinSketch (end of the module): the
+  same principle over counters, see docs/redis.md.
 - Sharded mode (blocked layout): shard ``s`` holds the contiguous blocks
   ``[s * B, (s + 1) * B)`` of the one global layout, under the hash tag
   ``{name:s}``; a key's block decides its shard, so positions, answers and
@@ -768,7 +771,10 @@ class RedisBloomFilter:
             for args, r in zip(calls, res, strict=True):
                 if isinstance(r, NoScriptError):
                     body = _SCRIPTS[args[0]]
-                    r = self.client.execute_command("EVAL", body, *args[1:])
+                    try:
+                        r = self.client.execute_command("EVAL", body, *args[1:])
+                    except ResponseError as exc:  # e.g. BKGONE on a fresh script cache
+                        r = exc
                 if isinstance(r, ResponseError):
                     raise _map_response_error(r, self.name)
                 if isinstance(r, Exception):
