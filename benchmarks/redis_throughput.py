@@ -59,6 +59,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--latency-calls", type=int, default=2000)
     ap.add_argument("--port", type=int, default=0, help="use a running server")
+    ap.add_argument("--scripted", action="store_true",
+                    help="contains_many through the script path (raw_protocol=False), "
+                         "for comparison")
     args = ap.parse_args()
 
     proc = None
@@ -95,6 +98,7 @@ def main() -> None:
                 name = f"bench:{layout}:{rep}"
                 RedisBloomFilter.delete_named(client, name)
                 f = RedisBloomFilter.create(client, name, n, 0.01, layout=layout)
+                f.raw_protocol = not args.scripted
                 keys = [f"user:{rep}:{i}" for i in range(n)]
                 local = local_cls(n, 0.01)
                 lt = time.perf_counter()

@@ -28,6 +28,9 @@ try:
         FilterNotFoundError,
         RedisBloomFilter,
         RedisConnectionLost,
+        RedisCountingBloomFilter,
+        RedisCountMinSketch,
+        RedisFilterError,
     )
 except ImportError:  # the fixtures skip (or fail in CI) with the install hint
     redis = None
@@ -157,9 +160,15 @@ class LifecycleTests:
             g.add("b")  # a live handle on a deleted filter never re-grows its key
         with pytest.raises(FilterNotFoundError):
             _ = "a" in g
+        with pytest.raises(FilterNotFoundError):
+            g.contains_many(["a", "b"])  # the raw BITFIELD_RO path checks gen too
+        assert g.contains_many([]) == []
         RedisBloomFilter.create(client, name, 1000, 0.001, seed=3)
         with pytest.raises(FilterNotFoundError, match="replaced"):
             g.add_many(["x", "y"])  # same name and shape, new creation: refused
+        with pytest.raises(FilterNotFoundError, match="replaced"):
+            g.contains_many(["x", "y"])
+        assert RedisBloomFilter.open(client, name).contains_many(["a", "x"]) == [False, False]
         assert not f.delete() or True
 
     def test_bad_arguments_write_nothing(self, client: Any, name: str) -> None:
@@ -198,6 +207,17 @@ class LifecycleTests:
             RedisBloomFilter.open(client, name)
         with pytest.raises(FilterNotFoundError):
             f.add("k")
+
+    def test_an_error_reply_on_the_raw_path_is_clean(self, client: Any, name: str) -> None:
+        f = RedisBloomFilter.create(client, name, 1000)
+        f.add("k")
+        client.delete(f.shard_keys[0])
+        client.rpush(f.shard_keys[0], "not bits")  # WRONGTYPE for BITFIELD_RO
+        with pytest.raises(RedisFilterError, match="WRONGTYPE"):
+            f.contains_many(["k"] * 20)
+        g = RedisBloomFilter.create(client, name + ":2", 1000)
+        g.add("k")
+        assert g.contains_many(["k", "z"] * 5) == [True, False] * 5  # the pool is sane
 
 
 def _expected_collisions(m: int, k: int, distinct: int) -> float:
@@ -334,3 +354,240 @@ class ShardedClusterTests:
         assert f.delete() and flat.delete()
         with pytest.raises(FilterNotFoundError):
             RedisBloomFilter.open(client, "sh")
+
+
+# ---- counting Bloom filter and count-min sketch ---------------------------------
+
+def _outcome(f: Any, key: object) -> str:
+    try:
+        f.remove(key)
+    except KeyError:
+        return "absent"
+    return "removed"
+
+
+@pytest.mark.parametrize("bits", [4, 8, 16])
+class CountingSameAsLocalTests:
+    def test_adds_removes_merges_match_a_local_filter(self, client: Any, name: str, bits: int,
+                                                      rng: Any) -> None:
+        from bloomkit import CountingBloomFilter
+
+        f = RedisCountingBloomFilter.create(client, name, 600, 0.01, counter_bits=bits, seed=3)
+        local = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3)
+        # few distinct keys, many repeats: 4-bit counters saturate
+        keys = [f"k{rng.randrange(250)}" for _ in range(2500)] + _keys(rng, 200)
+        assert [f.add(k) for k in keys[:100]] == [local.add(k) for k in keys[:100]]
+        assert f.add_many(keys[100:]) == local.add_many(keys[100:])
+        probes = keys[:300] + _keys(rng, 300)
+        assert [_outcome(f, k) for k in probes] == [_outcome(local, k) for k in probes]
+        assert f.to_local().to_bytes() == local.to_bytes()
+        other = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3)
+        other.add_many(keys[:800])
+        f.merge_from(other)
+        local |= other
+        assert f.to_local().to_bytes() == local.to_bytes()
+        assert [f.discard(k) for k in probes] == [local.discard(k) for k in probes]
+        assert f.remove_many(keys[:50]) == local.remove_many(keys[:50])
+        assert f.count_many(probes) == [local.count(k) for k in probes]
+        assert f.contains_many(probes) == list(local.contains_many(probes))
+        got = f.to_local()
+        assert got.to_bytes() == local.to_bytes() and len(f) == len(local)
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(CountingBloomFilter(600, 0.01, counter_bits=bits, seed=4))
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(BloomFilter(600, 0.01, seed=3))
+
+    def test_refused_remove_changes_nothing(self, client: Any, name: str, bits: int,
+                                            rng: Any) -> None:
+        f = RedisCountingBloomFilter.create(client, name, 2000, 0.01, counter_bits=bits)
+        keys = _keys(rng, 500)
+        f.add_many(keys)
+        before = f.to_local().to_bytes()
+        absent = [k for k in _keys(rng, 200) if k not in f][:20]
+        for k in absent:
+            with pytest.raises(KeyError):
+                f.remove(k)
+        assert f.to_local().to_bytes() == before
+        with pytest.raises(KeyError, match="index 3"):
+            f.remove_many(keys[:3] + absent[:1] + keys[3:10])
+        assert all(f.contains_many(keys[3:])) and len(f) == 497
+
+
+class CountingLifecycleTests:
+    def test_open_mismatch_and_delete(self, client: Any, name: str) -> None:
+        f = RedisCountingBloomFilter.create(client, name, 1000, 0.01, counter_bits=8,
+                                            secret=SECRET)
+        with pytest.raises(FilterExistsError):
+            RedisCountingBloomFilter.create(client, name, 1000)
+        f.add("a")
+        g = RedisCountingBloomFilter.open(client, name, secret=SECRET)
+        assert g.count("a") == 1 and g.counter_bits == 8
+        with pytest.raises(FilterMismatchError, match="wrong secret"):
+            RedisCountingBloomFilter.open(client, name, secret=bytes(16))
+        with pytest.raises(FilterMismatchError, match="does not hold"):
+            RedisCountMinSketch.open(client, name)
+        with pytest.raises(FilterMismatchError, match="does not hold"):
+            RedisBloomFilter.open(client, name)
+        assert f.delete()
+        with pytest.raises(FilterNotFoundError):
+            g.add("b")
+        with pytest.raises(FilterNotFoundError):
+            RedisCountingBloomFilter.open(client, name, secret=SECRET)
+        with pytest.raises(ValueError, match="counter_bits"):
+            RedisCountingBloomFilter.create(client, name, 1000, counter_bits=32)
+        with pytest.raises(CapacityError, match="512 MiB"):
+            RedisCountingBloomFilter.create(client, name, 5 * 10**8, 0.01, counter_bits=16)
+        assert client.keys(f"*{name}*") == []
+
+
+def _counting_worker(port: int, name: str, keys: list[str], out: Any) -> None:
+    client = redis.Redis(host="127.0.0.1", port=port)
+    f = RedisCountingBloomFilter.open(client, name)
+    new = sum(f.add(k) for k in keys[:200])
+    new += f.add_many(keys[200:])
+    out.put(new)
+
+
+def _cms_worker(port: int, name: str, keys: list[str], out: Any) -> None:
+    client = redis.Redis(host="127.0.0.1", port=port)
+    f = RedisCountMinSketch.open(client, name)
+    for k in keys[:100]:
+        f.add(k, 2)
+    f.add_many(keys[100:])
+    out.put(len(keys))
+
+
+class CountersConcurrentProcessesTests:
+    def test_processes_add_counting_and_sketch(self, server: RedisServer, client: Any,
+                                               name: str) -> None:
+        from bloomkit import CountingBloomFilter, CountMinSketch
+
+        procs, per, universe = 6, 4000, 9000
+        f = RedisCountingBloomFilter.create(client, name, universe, 0.01, counter_bits=8)
+        s = RedisCountMinSketch.create(client, name + ":cms", 2000, 4)
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        batches = [[f"item:{(i * 1500 + j) % universe}" for j in range(per)]
+                   for i in range(procs)]
+        workers = [ctx.Process(target=_counting_worker, args=(server.port, name, b, q))
+                   for b in batches]
+        workers += [ctx.Process(target=_cms_worker, args=(server.port, name + ":cms", b, q))
+                    for b in batches]
+        for w in workers:
+            w.start()
+        results = [q.get(timeout=120) for _ in workers]
+        for w in workers:
+            w.join(30)
+            assert w.exitcode == 0
+        keys = [f"item:{i}" for i in range(universe)]
+        assert all(f.contains_many(keys))  # zero false negatives
+        assert len(f) == procs * per
+        local = CountingBloomFilter(universe, 0.01, counter_bits=8)
+        for b in batches:
+            local.add_many(b)
+        got = f.to_local()
+        # counters are order-free (saturating +1s), distinct depends on the order
+        assert got.to_bytes()[128:] == local.to_bytes()[128:]
+        assert sum(results) - procs * per <= universe  # was-new sum <= distinct keys
+        truth: dict[str, int] = {}
+        for b in batches:
+            for j, k in enumerate(b):
+                truth[k] = truth.get(k, 0) + (2 if j < 100 else 1)
+        est = s.estimate_many(list(truth))
+        assert all(e >= t for e, t in zip(est, truth.values(), strict=True))
+        assert s.total == sum(truth.values())
+        lcms = CountMinSketch(2000, 4)
+        for b in batches:
+            for k in b[:100]:
+                lcms.add(k, 2)
+            lcms.add_many(b[100:])
+        assert s.to_local().to_bytes() == lcms.to_bytes()  # plain update is order-free
+
+
+@pytest.mark.parametrize("conservative", [False, True])
+class SketchSameAsLocalTests:
+    def test_adds_and_merges_match_a_local_sketch(self, client: Any, name: str,
+                                                  conservative: bool, rng: Any) -> None:
+        from bloomkit import CountMinSketch
+
+        f = RedisCountMinSketch.create(client, name, 300, 5, seed=9, conservative=conservative)
+        local = CountMinSketch(300, 5, seed=9, conservative=conservative)
+        keys = [f"k{rng.randrange(2000)}" for _ in range(3000)] + _keys(rng, 100)
+        counts = [rng.randrange(0, 5) for _ in keys]
+        assert [f.add(k, c) for k, c in zip(keys[:60], counts, strict=False)] == \
+            [local.add(k, c) for k, c in zip(keys[:60], counts, strict=False)]
+        f.add_many(keys[60:], counts[60:])
+        local.add_many(keys[60:], counts[60:])
+        assert f.add("heavy", 2**40) == local.add("heavy", 2**40) == 2**32 - 1  # saturates
+        assert f.to_local().to_bytes() == local.to_bytes()
+        other = CountMinSketch(300, 5, seed=9, conservative=conservative)
+        other.add_many(keys[:500])
+        other.add("heavy", 7)
+        f.merge_from(other)
+        local.merge(other, saturate=True)
+        assert f.to_local().to_bytes() == local.to_bytes()
+        assert f.estimate_many(keys[:200]) == [local.estimate(k) for k in keys[:200]]
+        assert f.total == local.total
+        with pytest.raises(IncompatibleFiltersError):
+            f.merge_from(CountMinSketch(301, 5, seed=9))
+        with pytest.raises(ValueError, match="non-negative"):
+            f.add("x", -1)
+        with pytest.raises(ValueError, match="counter_bits must be 32"):
+            RedisCountMinSketch.create(client, name + "64", 10, 2, counter_bits=64)
+
+
+class CountersPersistenceAndKillTests:
+    def test_counters_survive_a_restart(self, tmp_path: Path, rng: Any) -> None:
+        require_redis()
+        s = RedisServer(tmp_path, None, "--appendonly", "yes", "--appendfsync", "always").start()
+        try:
+            f = RedisCountingBloomFilter.create(s.client(), "pc", 3000, 0.01, counter_bits=16)
+            m = RedisCountMinSketch.create(s.client(), "pm", 500, 3, conservative=True)
+            keys = _keys(rng, 2000)
+            f.add_many(keys)
+            m.add_many(keys)
+            before = f.to_local().to_bytes(), m.to_local().to_bytes()
+            s.restart()
+            g = RedisCountingBloomFilter.open(s.client(), "pc")
+            n = RedisCountMinSketch.open(s.client(), "pm")
+            assert (g.to_local().to_bytes(), n.to_local().to_bytes()) == before
+            g.remove(keys[0])
+            assert n.add(keys[0]) >= 2
+        finally:
+            s.stop()
+
+    def test_a_killed_connection_leaves_counting_keys_whole(self, server: RedisServer,
+                                                            name: str, rng: Any) -> None:
+        from bloomkit import CountingBloomFilter
+
+        admin = server.client()
+        f = RedisCountingBloomFilter.create(admin, name, 200_000, 0.01)
+        victim = RedisCountingBloomFilter.open(
+            server.client(retry=no_retry(), client_name="bk-victim-c"), name)
+        victim.chunk_size, victim.pipeline_depth = 50, 64
+        keys = [f"k:{rng.getrandbits(64)}" for _ in range(60_000)]
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                victim.add_many(keys)
+            except BaseException as exc:
+                errors.append(exc)
+
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 60
+        while len(f) == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        killed = admin.client_kill_filter(_type="normal", skipme=True)
+        t.join(120)
+        assert killed >= 1
+        assert len(errors) == 1 and isinstance(errors[0], RedisConnectionLost), errors
+        # One connection runs its chunks in order: the applied keys are a prefix,
+        # each key wholly (its k increments and the counters with them).
+        got = f.to_local()
+        n = len(got)
+        assert 0 < n < len(keys)
+        rebuilt = CountingBloomFilter(200_000, 0.01)
+        rebuilt.add_many(keys[:n])
+        assert got.to_bytes() == rebuilt.to_bytes()

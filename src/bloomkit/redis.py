@@ -15,8 +15,11 @@ needed.  See docs/redis.md for the full contract; in short:
   ``SET u1`` sub-commands: it returns the old bits, so "was new" is exact,
   the key is all-or-nothing, and the same script bumps the shard's exact
   counter of new adds (what the local header calls ``count``).
-- ``add_many``/``contains_many`` send one script call per chunk of keys and
-  per shard, pipelined; a chunk runs atomically on the server.
+- ``add_many`` sends one script call per chunk of keys and per shard,
+  pipelined; a chunk runs atomically on the server.  ``contains_many`` on a
+  plain client sends one hand-packed ``BITFIELD_RO`` per key (no script).
+- RedisCountingBloomFilter / RedisCountMinSketch (end of the module): the
+  same principle over counters, see docs/redis.md.
 - Sharded mode (blocked layout): shard ``s`` holds the contiguous blocks
   ``[s * B, (s + 1) * B)`` of the one global layout, under the hash tag
   ``{name:s}``; a key's block decides its shard, so positions, answers and
@@ -29,6 +32,7 @@ import of the third-party client package.
 from __future__ import annotations
 
 import math
+import re
 import secrets as _secrets
 import struct
 from collections.abc import Iterable, Iterator
@@ -42,8 +46,10 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from . import _core
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from .counting import CountingBloomFilter
 from .design import BLOCK_BITS, design
 from .errors import BloomkitError, CapacityError, IncompatibleFiltersError
+from .sketch import CountMinSketch
 
 __all__ = [
     "MAX_STRING_BYTES",
@@ -52,6 +58,8 @@ __all__ = [
     "FilterNotFoundError",
     "RedisBloomFilter",
     "RedisConnectionLost",
+    "RedisCountMinSketch",
+    "RedisCountingBloomFilter",
     "RedisFilterError",
 ]
 
@@ -259,6 +267,60 @@ def _wrap_connection_error(exc: Exception, what: str, confirmed: int) -> RedisCo
     )
 
 
+class _RawReader:
+    """Reads raw reply bytes from a redis-py connection's socket.
+
+    Used only for round trips whose every reply was sent by us in one packed
+    write and is read here in full, so the client's parser holds no buffered
+    bytes of them.  Reading exactly the expected length never blocks past
+    the replies: any error reply is longer than the fixed-size reply it
+    replaces.
+    """
+
+    def __init__(self, conn: Any) -> None:
+        self.sock = conn._sock
+        self.buf = bytearray()
+        self.pos = 0
+
+    def _fill(self) -> None:
+        piece = self.sock.recv(1 << 18)
+        if not piece:
+            raise _RedisConnectionError("connection closed by server")
+        if self.pos:
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.buf += piece
+
+    def exact(self, n: int) -> bytes:
+        while len(self.buf) - self.pos < n:
+            self._fill()
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def line(self) -> bytes:
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                out = bytes(self.buf[self.pos:i])
+                self.pos = i + 2
+                return out
+            self._fill()
+
+
+def _first_error(data: bytes) -> str:
+    i = data.find(b"-")
+    if i < 0:
+        return data[:80].decode("ascii", "replace")
+    return data[i + 1:data.find(b"\r\n", i)].decode("utf-8", "replace")
+
+
+def _as_redis_error(exc: BaseException) -> Exception:
+    if isinstance(exc, (_RedisConnectionError, _RedisTimeoutError)):
+        return exc
+    return _RedisConnectionError(f"{type(exc).__name__}: {exc}")
+
+
 def _map_response_error(exc: ResponseError, name: str) -> Exception:
     text = str(exc)
     if "BKGONE" in text:
@@ -357,6 +419,8 @@ class RedisBloomFilter:
     chunk_size: int = 1000
     #: script calls per pipeline round trip
     pipeline_depth: int = 8
+    #: contains_many on a plain client sends hand-packed RESP (see docs/redis.md)
+    raw_protocol: bool = True
 
     _layouts: ClassVar[dict[str, tuple[int, int, type[Any]]]] = {
         "classic": (KIND_BLOOM, 0, BloomFilter),
@@ -396,6 +460,20 @@ class RedisBloomFilter:
             for s in range(self.shards)
         ]
         self._cluster = _is_cluster(client)
+        k = self.num_hashes
+        self._ro_heads = [
+            f"*{2 + 3 * k}\r\n$11\r\nBITFIELD_RO\r\n${len(b.encode())}\r\n{b}\r\n"
+            for b in self._bits_keys
+        ]
+        self._ro_tail = "".join(
+            f"*3\r\n$4\r\nHGET\r\n${len(h.encode())}\r\n{h}\r\n$3\r\ngen\r\n"
+            f"*2\r\n$6\r\nSTRLEN\r\n${len(b.encode())}\r\n{b}\r\n"
+            for b, h in zip(self._bits_keys, self._hash_keys, strict=True)
+        )
+        self._ro_rec = len(f"*{k}\r\n") + 4 * k  # one reply: *k then k of :0 / :1
+        self._ro_pattern = re.compile(
+            b"(?:\\*%d\r\n(?::[01]\r\n){%d})*" % (k, k), re.DOTALL
+        )
 
     # ---- creation, opening, deletion ------------------------------------------
 
@@ -693,7 +771,10 @@ class RedisBloomFilter:
             for args, r in zip(calls, res, strict=True):
                 if isinstance(r, NoScriptError):
                     body = _SCRIPTS[args[0]]
-                    r = self.client.execute_command("EVAL", body, *args[1:])
+                    try:
+                        r = self.client.execute_command("EVAL", body, *args[1:])
+                    except ResponseError as exc:  # e.g. BKGONE on a fresh script cache
+                        r = exc
                 if isinstance(r, ResponseError):
                     raise _map_response_error(r, self.name)
                 if isinstance(r, Exception):
@@ -760,7 +841,90 @@ class RedisBloomFilter:
             self.add_many(it)
 
     def contains_many(self, keys: Iterable[object]) -> list[bool]:
-        """Membership of every key, in order (chunked, pipelined)."""
+        """Membership of every key, in order (chunked, pipelined).
+
+        On a plain ``redis.Redis`` client: one hand-packed ``BITFIELD_RO``
+        per key, ``chunk_size * pipeline_depth`` keys per round trip, replies
+        parsed from the raw bytes (see docs/redis.md, "Throughput").  On a
+        cluster client: one script call per chunk and shard.
+        """
+        if self._raw_ok():
+            return self._contains_raw(keys)
+        return self._contains_scripted(keys)
+
+    def _raw_ok(self) -> bool:
+        return self.raw_protocol and not self._cluster and hasattr(self.client,
+                                                                   "connection_pool")
+
+    def _contains_raw(self, keys: Iterable[object]) -> list[bool]:
+        out: list[bool] = []
+        per_trip = max(1, self.chunk_size) * max(1, self.pipeline_depth)
+        pool = self.client.connection_pool
+        conn = pool.get_connection()
+        try:
+            for chunk in _chunks(keys, per_trip):
+                out += self._contains_trip(conn, chunk)
+        except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
+            conn.disconnect()
+            raise _wrap_connection_error(_as_redis_error(exc), "contains_many", 0) from exc
+        except BaseException:
+            conn.disconnect()  # replies may be left unread: never reuse this socket
+            raise
+        finally:
+            pool.release(conn)
+        return out
+
+    def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
+        """One round trip: k GETs per key, then each shard's gen and length."""
+        k = self.num_hashes
+        pos = self._proto._bit_positions
+        heads = self._ro_heads
+        sb = self._shard_bits
+        parts: list[str] = []
+        add = parts.append
+        if self.shards == 1:
+            head = heads[0]
+            for key in chunk:
+                add(head)
+                for q in pos(key):
+                    o = str(q ^ 7)
+                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+        else:
+            for key in chunk:
+                ps = pos(key)
+                s = ps[0] // sb
+                base = s * sb
+                add(heads[s])
+                for q in ps:
+                    o = str((q - base) ^ 7)
+                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+        add(self._ro_tail)
+        conn.send_packed_command([("".join(parts)).encode()])
+        reader = _RawReader(conn)
+        rec = self._ro_rec
+        n = len(chunk)
+        data = reader.exact(rec * n)
+        if self._ro_pattern.fullmatch(data) is None:
+            conn.disconnect()  # an error reply: the rest of the stream is not ours to parse
+            raise RedisFilterError(
+                f"unexpected reply to BITFIELD_RO on {self.name!r}: {_first_error(data)!r}"
+            )
+        gone = False
+        for s in range(self.shards):
+            if reader.line() != b"$16" or reader.line().decode("ascii", "replace") != self._gen:
+                gone = True
+            if reader.line() != b":%d" % self._lens[s]:
+                gone = True
+        if gone:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
+                "open; open it again"
+            )
+        h = rec - 4 * k
+        zero = b":0"
+        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)]
+
+    def _contains_scripted(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
         for n, replies in self._batches(_CONTAINS, keys):
             out.extend([False] * n)
@@ -955,3 +1119,906 @@ def _expect(
     if diffs:
         raise FilterMismatchError(f"filter {name!r} differs: " + "; ".join(diffs))
 
+
+
+# ==== Counting Bloom filter and count-min sketch ===================================
+#
+# Same principle as RedisBloomFilter, unsharded: one string {name}:ctr holding
+# the counters, one hash {name}:n holding gen and the header counters, the meta
+# hash {name}:meta.  Positions come from an empty local structure of the same
+# shape; Redis sees counter offsets only.  Counter widths and byte order:
+#
+#   counting u4: the local bytes as they are; our counter i is Redis `u4 #(i^1)`.
+#   counting u8: the local bytes as they are; counter i is `u8 #i`.
+#   counting u16, CMS u32: Redis BITFIELD integers are big-endian, the local
+#       format little-endian, so the Redis string holds every counter in
+#       BIG-endian order (counter i is `u16 #i` / `u32 #i`) and to_local /
+#       merge_from swap the bytes of each counter.
+#
+# Every script checks gen and the exact length first (BKGONE), then does its
+# first write only once it can no longer fail, so a refused call changes
+# nothing.
+
+_LUA_CCHECK = """
+if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1]
+   or redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+  return redis.error_reply('BKGONE bloomkit structure was deleted or replaced')
+end
+local k = tonumber(ARGV[3])
+local T = ARGV[4]
+"""
+
+# counting add: ARGV[5] = offsets ('#j'), k per key.  One BITFIELD per key:
+# OVERFLOW SAT then k INCRBY 1; a returned 1 is a counter that was 0 (SAT
+# never yields 1 otherwise), so "was new" and the nonzero count are exact.
+_LUA_CB_ADD = (
+    _LUA_CCHECK
+    + """
+local args = {'OVERFLOW', 'SAT'}
+for q = 1, k do args[4 * q - 1] = 'INCRBY'; args[4 * q] = T; args[4 * q + 2] = '1' end
+local out = {}
+local i = 0
+local j = 0
+local new = 0
+local nz = 0
+for o in string.gmatch(ARGV[5], '%S+') do
+  i = i + 1
+  args[4 * i + 1] = o
+  if i == k then
+    i = 0
+    j = j + 1
+    local v = redis.call('BITFIELD', KEYS[1], unpack(args))
+    local was = '0'
+    for q = 1, k do
+      if v[q] == 1 then was = '1'; nz = nz + 1 end
+    end
+    if was == '1' then new = new + 1 end
+    out[j] = was
+  end
+end
+redis.call('HINCRBY', KEYS[2], 'count', j)
+if new > 0 then
+  redis.call('HINCRBY', KEYS[2], 'dc', new)
+  redis.call('HINCRBY', KEYS[2], 'dd', new)
+end
+if nz > 0 then redis.call('HINCRBY', KEYS[2], 'nz', nz) end
+return table.concat(out)
+"""
+)
+
+# counting remove: ARGV[5] = counter max, ARGV[6] = offsets.  Keys in order;
+# at the first key with a zero counter stop (that key and the rest untouched).
+# Saturated counters are not decremented.  Returns {removed, stopped}.
+_LUA_CB_REMOVE = (
+    _LUA_CCHECK
+    + """
+local mx = tonumber(ARGV[5])
+local gargs = {}
+for q = 1, k do gargs[3 * q - 2] = 'GET'; gargs[3 * q - 1] = T end
+local offs = {}
+local i = 0
+local removed = 0
+local zeroed = 0
+local nzdec = 0
+local stopped = 0
+for o in string.gmatch(ARGV[6], '%S+') do
+  i = i + 1
+  offs[i] = o
+  gargs[3 * i] = o
+  if i == k then
+    i = 0
+    local old = redis.call('BITFIELD_RO', KEYS[1], unpack(gargs))
+    local absent = false
+    for q = 1, k do
+      if old[q] == 0 then absent = true; break end
+    end
+    if absent then stopped = 1; break end
+    local dargs = {'OVERFLOW', 'SAT'}
+    local dq = {}
+    for q = 1, k do
+      if old[q] ~= mx then
+        local n = #dargs
+        dargs[n + 1] = 'INCRBY'; dargs[n + 2] = T; dargs[n + 3] = offs[q]; dargs[n + 4] = '-1'
+        dq[#dq + 1] = offs[q]
+      end
+    end
+    if #dq > 0 then
+      local v = redis.call('BITFIELD', KEYS[1], unpack(dargs))
+      local seen = {}
+      local z = false
+      for q = 1, #dq do
+        if v[q] == 0 then
+          z = true
+          if not seen[dq[q]] then seen[dq[q]] = true; nzdec = nzdec + 1 end
+        end
+      end
+      if z then zeroed = zeroed + 1 end
+    end
+    removed = removed + 1
+  end
+end
+if removed > 0 then
+  local c = tonumber(redis.call('HGET', KEYS[2], 'count'))
+  if c >= removed then
+    redis.call('HINCRBY', KEYS[2], 'count', -removed)
+  else
+    redis.call('HSET', KEYS[2], 'count', 0)
+  end
+end
+if zeroed > 0 then
+  local dc = tonumber(redis.call('HGET', KEYS[2], 'dc'))
+  redis.call('HSET', KEYS[2], 'dc', math.max(0, dc - zeroed))
+  redis.call('HINCRBY', KEYS[2], 'dd', -zeroed)
+end
+if nzdec > 0 then redis.call('HINCRBY', KEYS[2], 'nz', -nzdec) end
+return {removed, stopped}
+"""
+)
+
+# counting count / CMS estimate: the minimum of each key's k counters.
+_LUA_MIN = (
+    _LUA_CCHECK
+    + """
+local args = {}
+for q = 1, k do args[3 * q - 2] = 'GET'; args[3 * q - 1] = T end
+local out = {}
+local i = 0
+local j = 0
+for o in string.gmatch(ARGV[5], '%S+') do
+  i = i + 1
+  args[3 * i] = o
+  if i == k then
+    i = 0
+    j = j + 1
+    local v = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
+    local m = v[1]
+    for q = 2, k do if v[q] < m then m = v[q] end end
+    out[j] = m
+  end
+end
+return out
+"""
+)
+
+# merge (both structures): ARGV[5] = the field to add ARGV[6] to ('count' or
+# 'total'), ARGV[7] = 'offset value' pairs of the local's nonzero counters.
+# The HINCRBY comes first: if it would overflow int64 it fails before any
+# counter changed.  Then GET+INCRBY (SAT) per counter: the saturating sum;
+# the old values give the exact number of counters that became nonzero.
+_LUA_MERGE_CTR = (
+    _LUA_CCHECK
+    + """
+local ok = redis.pcall('HINCRBY', KEYS[2], ARGV[5], ARGV[6])
+if type(ok) == 'table' and ok.err then
+  return redis.error_reply('BKOVERFLOW ' .. ARGV[5] .. ' would exceed 2^63-1')
+end
+local args = {'OVERFLOW', 'SAT'}
+local n = 2
+local nzinc = 0
+local function flush()
+  if n > 2 then
+    local r = redis.call('BITFIELD', KEYS[1], unpack(args, 1, n))
+    for a = 1, #r, 2 do
+      if r[a] == 0 then nzinc = nzinc + 1 end
+    end
+  end
+  n = 2
+end
+for o, v in string.gmatch(ARGV[7], '(%S+) (%S+)') do
+  args[n + 1] = 'GET'; args[n + 2] = T; args[n + 3] = o
+  args[n + 4] = 'INCRBY'; args[n + 5] = T; args[n + 6] = o; args[n + 7] = v
+  n = n + 7
+  if n > 7000 then flush() end
+end
+flush()
+if ARGV[5] == 'count' then
+  local nz = redis.call('HINCRBY', KEYS[2], 'nz', nzinc)
+  redis.call('HSET', KEYS[2], 'base', nz, 'dc', 0, 'dd', 0)
+  return nz
+end
+return nzinc
+"""
+)
+
+# CMS add: ARGV[5] = '1' conservative, ARGV[6] = counter max, ARGV[7] = the
+# sum of the counts, ARGV[8] = per key: its count (already clamped to the
+# counter max) then its d offsets.  total first (fails before any write),
+# then per key ONE BITFIELD (plain: SAT INCRBY per row) or, conservative, a
+# read and one BITFIELD SET of the rows below the new estimate.
+_LUA_CMS_ADD = (
+    _LUA_CCHECK
+    + """
+local ok = redis.pcall('HINCRBY', KEYS[2], 'total', ARGV[7])
+if type(ok) == 'table' and ok.err then
+  return redis.error_reply('BKOVERFLOW total would exceed 2^63-1')
+end
+local cons = ARGV[5] == '1'
+local mx = tonumber(ARGV[6])
+local out = {}
+local args = {'OVERFLOW', 'SAT'}
+local gargs = {}
+for q = 1, k do
+  args[4 * q - 1] = 'INCRBY'; args[4 * q] = T
+  gargs[3 * q - 2] = 'GET'; gargs[3 * q - 1] = T
+end
+local offs = {}
+local cnt = nil
+local cs = nil
+local i = 0
+local j = 0
+for o in string.gmatch(ARGV[8], '%S+') do
+  if cnt == nil then
+    cs = o
+    cnt = tonumber(o)
+  else
+    i = i + 1
+    offs[i] = o
+    args[4 * i + 1] = o
+    args[4 * i + 2] = cs
+    gargs[3 * i] = o
+    if i == k then
+      i = 0
+      j = j + 1
+      if cons then
+        local v = redis.call('BITFIELD', KEYS[1], unpack(gargs))
+        local m = v[1]
+        for q = 2, k do if v[q] < m then m = v[q] end end
+        local target = math.min(m + cnt, mx)
+        local sargs = {}
+        for q = 1, k do
+          if v[q] < target then
+            local n = #sargs
+            sargs[n + 1] = 'SET'; sargs[n + 2] = T; sargs[n + 3] = offs[q]
+            sargs[n + 4] = string.format('%d', target)
+          end
+        end
+        if #sargs > 0 then redis.call('BITFIELD', KEYS[1], unpack(sargs)) end
+        out[j] = target
+      else
+        local v = redis.call('BITFIELD', KEYS[1], unpack(args))
+        local m = v[1]
+        for q = 2, k do if v[q] < m then m = v[q] end end
+        out[j] = m
+      end
+      cnt = nil
+    end
+  end
+end
+return out
+"""
+)
+
+_LUA_INIT_CTR = """
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SETRANGE', KEYS[1], tonumber(ARGV[2]) - 1, '\\0')
+redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
+return 1
+"""
+
+_CB_ADD = _Script(_LUA_CB_ADD)
+_CB_REMOVE = _Script(_LUA_CB_REMOVE)
+_MIN = _Script(_LUA_MIN)
+_MERGE_CTR = _Script(_LUA_MERGE_CTR)
+_CMS_ADD = _Script(_LUA_CMS_ADD)
+_INIT_CTR = _Script(_LUA_INIT_CTR)
+_SCRIPTS.update({s.sha: s.body for s in (_CB_ADD, _CB_REMOVE, _MIN, _MERGE_CTR, _CMS_ADD,
+                                         _INIT_CTR)})
+
+_MAX_I64 = 2**63 - 1
+
+
+def _swap_counters(data: bytes | bytearray | memoryview, width: int) -> bytes:
+    """Reverse the bytes of every width-byte counter (LE <-> BE)."""
+    b = bytes(data)
+    if width == 1:
+        return b
+    out = bytearray(len(b))
+    for r in range(width):
+        out[r::width] = b[width - 1 - r::width]
+    return bytes(out)
+
+
+class _RedisCounters:
+    """Shared machinery of RedisCountingBloomFilter and RedisCountMinSketch."""
+
+    _structure: ClassVar[str] = ""
+    _local_cls: ClassVar[type[Any]]
+    _hash_fields: ClassVar[tuple[str, ...]] = ()
+    #: keys per script call in the batch calls
+    chunk_size: int = 1000
+    #: script calls per pipeline round trip
+    pipeline_depth: int = 8
+
+    def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                 key: Any) -> None:
+        """Use :meth:`create` or :meth:`open`."""
+        self.client = client
+        self.name = name
+        self.seed = int(meta["seed"])
+        self.keyed = meta["keyed"] == "1"
+        self._key_check = int(meta["key_check"])
+        self.payload_len = int(meta["payload_len"])
+        self._gen = meta["gen"]
+        self._secret = secret
+        self._keyfunc = key
+        self._meta = meta
+        self._proto: Any = self._make_proto(meta, secret, key)
+        self._ctr_key = f"{{{name}}}:ctr"
+        self._hash_key = f"{{{name}}}:n"
+        self._k = len(self._proto._counter_positions(b""))
+
+    # subclass hooks
+    def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
+        raise NotImplementedError
+
+    @property
+    def _type(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def _width(self) -> int:
+        raise NotImplementedError
+
+    def _offset(self, i: int) -> str:
+        return f"#{i}"
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    @classmethod
+    def _create(cls, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                key: Any, init: list[Any]) -> Any:
+        _check_client(client)
+        name = _check_name(name)
+        meta = {"format": REDIS_FORMAT, "structure": cls._structure, **meta,
+                "gen": _secrets.token_hex(8), "state": "creating"}
+        obj = cls(client, name, meta, secret, key)
+        if obj.payload_len > MAX_STRING_BYTES:
+            raise CapacityError(
+                f"the {cls._structure} state needs {obj.payload_len:,} bytes, over the "
+                "512 MiB Redis string limit (this structure is not sharded)"
+            )
+        tiny = obj._proto.to_bytes()
+        meta["key_check"] = str(struct.unpack_from("<Q", tiny, 56)[0])
+        obj._key_check = int(meta["key_check"])
+        meta_key = _meta_key(name)
+        flat = [x for kv in meta.items() for x in kv]
+        try:
+            if not _CLAIM.run(client, [meta_key], flat):
+                raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
+                                        f"{name!r} exists (open it, or delete it first)")
+            _INIT_CTR.run(client, [obj._ctr_key, obj._hash_key],
+                          [obj._gen, obj.payload_len, *init])
+            client.hset(meta_key, "state", "ready")
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise RedisConnectionLost(
+                f"connection to Redis failed while creating {name!r} ({exc}); it may be left "
+                f"incomplete: {cls.__name__}.delete_named(client, {name!r}) removes it"
+            ) from exc
+        return obj
+
+    @classmethod
+    def _open_meta(cls, client: Any, name: str, secret: bytes | None) -> dict[str, str]:
+        _check_client(client)
+        name = _check_name(name)
+        meta_key = _meta_key(name)
+        try:
+            raw = client.hgetall(meta_key)
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+        except ResponseError as exc:
+            raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
+                                      f"({exc})") from exc
+        if not raw:
+            raise FilterNotFoundError(f"no bloomkit {cls._structure} {name!r} in Redis (key "
+                                      f"{meta_key!r} does not exist)")
+        meta = {_text(k): _text(v) for k, v in raw.items()}
+        fmt = meta.get("format", "")
+        if fmt != REDIS_FORMAT or meta.get("structure") != cls._structure:
+            raise FilterMismatchError(
+                f"Redis key {meta_key!r} does not hold a bloomkit {cls._structure} of "
+                f"{REDIS_FORMAT!r} (format={fmt!r}, structure={meta.get('structure')!r})"
+            )
+        if meta.get("state") != "ready":
+            raise RedisFilterError(
+                f"{name!r} is being created or its creation was interrupted; "
+                f"{cls.__name__}.delete_named(client, {name!r}) removes it"
+            )
+        if (meta.get("keyed") == "1") != (secret is not None):
+            raise FilterMismatchError(
+                f"{name!r} was created "
+                + ("with a secret: pass secret=" if meta.get("keyed") == "1" else
+                   "without a secret: do not pass secret=")
+            )
+        return meta
+
+    @classmethod
+    def _open_obj(cls, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                  key: Any) -> Any:
+        try:
+            obj = cls(client, name, meta, secret, key)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise FilterMismatchError(f"{name!r} has damaged metadata ({exc!r})") from exc
+        if secret is not None:
+            mine = struct.unpack_from("<Q", obj._proto.to_bytes(), 56)[0]
+            if mine != obj._key_check:
+                raise FilterMismatchError(f"wrong secret for {name!r}")
+        try:
+            length = client.strlen(obj._ctr_key)
+            gen = client.hget(obj._hash_key, "gen")
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+        if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
+            raise FilterMismatchError(
+                f"{name!r}: {obj._ctr_key!r} is missing, of the wrong size ({length} bytes, "
+                f"expected {obj.payload_len}) or from another creation: it is damaged"
+            )
+        return obj
+
+    @classmethod
+    def delete_named(cls, client: Any, name: str) -> bool:
+        """Delete ``name`` (complete or not); True if it existed."""
+        name = _check_name(name)
+        existed = bool(client.delete(_meta_key(name)))  # first: new opens fail from here on
+        pipe = client.pipeline(transaction=False)
+        pipe.delete(f"{{{name}}}:ctr")
+        pipe.delete(f"{{{name}}}:n")
+        return any(pipe.execute()) or existed
+
+    def delete(self) -> bool:
+        """Delete it from Redis (meta first, then the counters)."""
+        return self.delete_named(self.client, self.name)
+
+    # ---- calls -----------------------------------------------------------------------
+
+    def _offsets(self, keys: list[object]) -> str:
+        pos = self._proto._counter_positions
+        off = self._offset
+        return " ".join([off(i) for key in keys for i in pos(key)])
+
+    def _argv(self, *extra: Any) -> list[Any]:
+        return [self._gen, self.payload_len, self._k, self._type, *extra]
+
+    def _keys(self) -> list[str]:
+        return [self._ctr_key, self._hash_key]
+
+    def _run(self, script: _Script, argv: list[Any], what: str, confirmed: int = 0) -> Any:
+        return self._run_many(script, [argv], what, confirmed)[0]
+
+    def _run_many(self, script: _Script, argvs: list[list[Any]], what: str,
+                  confirmed: int = 0) -> list[Any]:
+        keys = self._keys()
+        pipe = self.client.pipeline(transaction=False)
+        for argv in argvs:
+            pipe.execute_command("EVALSHA", *script.args(keys, argv))
+        try:
+            res = pipe.execute(raise_on_error=False)
+            out = []
+            for argv, r in zip(argvs, res, strict=True):
+                if isinstance(r, NoScriptError):
+                    r = self.client.execute_command("EVAL", script.body, len(keys), *keys,
+                                                    *argv)
+                if isinstance(r, ResponseError):
+                    raise self._map_error(r)
+                if isinstance(r, Exception):
+                    raise r
+                out.append(r)
+            return out
+        except ResponseError as exc:
+            raise self._map_error(exc) from exc
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise RedisConnectionLost(
+                f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
+                f"{confirmed} keys were confirmed; every other key was either fully applied "
+                "or not at all (one atomic script call per chunk). Counting adds, removes "
+                "and count-min adds are NOT idempotent: check the state before retrying",
+                confirmed,
+            ) from exc
+
+    def _map_error(self, exc: ResponseError) -> Exception:
+        text = str(exc)
+        if "BKOVERFLOW" in text:
+            return OverflowError(f"{self.name!r}: {text.split('BKOVERFLOW', 1)[1].strip()} "
+                                 "(Redis hash integers are signed 64-bit); nothing changed")
+        return _map_response_error(exc, self.name)
+
+    def _batched(self, script: _Script, keys: Iterable[object], what: str,
+                 make: Any) -> Iterator[tuple[list[object], Any]]:
+        depth = max(1, self.pipeline_depth)
+        chunks: list[list[object]] = []
+        confirmed = 0
+        for chunk in _chunks(keys, max(1, self.chunk_size)):
+            chunks.append(chunk)
+            if len(chunks) >= depth:
+                res = self._run_many(script, [make(c) for c in chunks], what, confirmed)
+                yield from zip(chunks, res, strict=True)
+                confirmed += sum(len(c) for c in chunks)
+                chunks = []
+        if chunks:
+            res = self._run_many(script, [make(c) for c in chunks], what, confirmed)
+            yield from zip(chunks, res, strict=True)
+
+    def _mins(self, keys: Iterable[object], what: str) -> list[int]:
+        out: list[int] = []
+        for _, r in self._batched(_MIN, keys, what, lambda c: self._argv(self._offsets(c))):
+            out += [int(x) for x in r]
+        return out
+
+    def _read(self) -> tuple[bytes, list[Any]]:
+        """The counters string and the hash fields, read in one MULTI."""
+        pipe = self.client.pipeline(transaction=True)
+        for off in range(0, self.payload_len, _PIECE):
+            pipe.getrange(self._ctr_key, off, min(off + _PIECE, self.payload_len) - 1)
+        pipe.hmget(self._hash_key, "gen", *self._hash_fields)
+        try:
+            res = pipe.execute()
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, "to_local", 0) from exc
+        fields = res[-1]
+        data = b"".join(res[:-1])
+        if fields[0] is None or _text(fields[0]) != self._gen or len(data) != self.payload_len:
+            raise FilterNotFoundError(
+                f"Redis structure {self.name!r} was deleted or replaced while this handle was "
+                "open"
+            )
+        return data, [int(v or 0) for v in fields[1:]]
+
+    def _build_local(self, payload: bytes, patches: list[tuple[int, int]]) -> Any:
+        data = bytearray(self._proto.to_bytes())
+        header_len = struct.unpack_from("<I", data, 20)[0]
+        data[header_len:] = payload
+        for off, value in patches:
+            struct.pack_into("<Q", data, off, value)
+        struct.pack_into("<Q", data, 40, 0)
+        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        return self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
+
+    def _local_payload(self, local: Any) -> tuple[bytes, bytes]:
+        """(the local's full state, its payload in the Redis byte order)."""
+        if type(local) is not self._local_cls:
+            raise IncompatibleFiltersError(
+                f"cannot merge a {type(local).__name__} into a {type(self).__name__} "
+                f"(needs a {self._local_cls.__name__})"
+            )
+        data = local.to_bytes()
+        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+            raise IncompatibleFiltersError("keyed with a different secret (or not keyed)")
+        header_len = struct.unpack_from("<I", data, 20)[0]
+        return data, _swap_counters(memoryview(data)[header_len:], self._width)
+
+    def _nonzero_pairs(self, redis_payload: bytes) -> str:
+        """'offset value' pairs of the nonzero counters, in Redis byte order."""
+        w = self._width
+        parts: list[str] = []
+        if self._type == "u4":
+            for m in re.finditer(b"[^\\x00]", redis_payload, re.DOTALL):
+                i = m.start()
+                b = redis_payload[i]
+                if b & 15:
+                    parts.append(f"#{(2 * i) ^ 1} {b & 15}")  # low nibble: our counter 2i
+                if b >> 4:
+                    parts.append(f"#{2 * i} {b >> 4}")
+            return " ".join(parts)
+        seen = -1
+        for m in re.finditer(b"[^\\x00]", redis_payload, re.DOTALL):
+            c = m.start() // w
+            if c == seen:
+                continue
+            seen = c
+            v = int.from_bytes(redis_payload[c * w:(c + 1) * w], "big")
+            parts.append(f"#{c} {v}")
+        return " ".join(parts)
+
+
+class RedisCountingBloomFilter(_RedisCounters):
+    """A counting Bloom filter whose counters live in Redis.
+
+    Same hashing, sizing and semantics as :class:`bloomkit.CountingBloomFilter`
+    (saturating counters; a saturated counter is never decremented; removing
+    a surely-absent key raises KeyError and changes nothing);
+    :meth:`to_local` is byte-identical to the local filter after the same
+    operations in the order the server ran them.  See docs/redis.md.
+    """
+
+    _structure = "counting"
+    _local_cls = CountingBloomFilter
+    _hash_fields = ("count", "base", "dc", "dd")
+
+    def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
+        self.capacity = int(meta["capacity"])
+        self.error_rate = float.fromhex(meta["error_rate"])
+        self.counter_bits = int(meta["counter_bits"])
+        proto = CountingBloomFilter(self.capacity, self.error_rate,
+                                    counter_bits=self.counter_bits, seed=self.seed,
+                                    secret=secret, key=key)
+        self.num_counters = int(proto.num_counters)
+        self.num_hashes = int(proto.num_hashes)
+        self.counter_max = int(proto.counter_max)
+        if proto.nbytes != int(meta["payload_len"]):
+            raise ValueError("payload_len does not match the parameters")
+        return proto
+
+    @property
+    def _type(self) -> str:
+        return f"u{self.counter_bits}"
+
+    @property
+    def _width(self) -> int:
+        return 2 if self.counter_bits == 16 else 1
+
+    def _offset(self, i: int) -> str:
+        return f"#{i ^ 1}" if self.counter_bits == 4 else f"#{i}"
+
+    @classmethod
+    def create(cls, client: Any, name: str, capacity: int, error_rate: float = 0.01, *,
+               counter_bits: int = 4, seed: int = 0, secret: bytes | None = None,
+               key: Any = None) -> RedisCountingBloomFilter:
+        """Create a new shared counting filter; an existing name is an error."""
+        local = CountingBloomFilter(capacity, error_rate, counter_bits=counter_bits,
+                                    seed=seed, secret=secret, key=key)
+        meta = {
+            "capacity": str(local.capacity), "error_rate": float(local.error_rate).hex(),
+            "counter_bits": str(counter_bits), "seed": str(local.seed),
+            "keyed": "1" if secret is not None else "0", "key_check": "0",
+            "payload_len": str(local.nbytes),
+        }
+        obj: RedisCountingBloomFilter = cls._create(
+            client, name, meta, secret, key,
+            ["count", 0, "nz", 0, "base", 0, "dc", 0, "dd", 0])
+        return obj
+
+    @classmethod
+    def open(cls, client: Any, name: str, *, secret: bytes | None = None,
+             key: Any = None) -> RedisCountingBloomFilter:
+        """Attach to the existing counting filter ``name``."""
+        meta = cls._open_meta(client, name, secret)
+        obj: RedisCountingBloomFilter = cls._open_obj(client, name, meta, secret, key)
+        return obj
+
+    def add(self, key: object) -> bool:
+        """Increment the key's counters; True if one was 0.  One atomic command."""
+        return bool(self._run(_CB_ADD, self._argv(self._offsets([key])), "add") == b"1")
+
+    def add_many(self, keys: Iterable[object]) -> int:
+        """Add every key (chunked, pipelined); returns how many were new."""
+        new = 0
+        for _, r in self._batched(_CB_ADD, keys, "add_many",
+                                  lambda c: self._argv(self._offsets(c))):
+            new += r.count(b"1")
+        return new
+
+    def remove(self, key: object) -> None:
+        """Decrement the key's counters; KeyError (and no change) if surely absent."""
+        removed, _ = self._run(_CB_REMOVE, self._argv(self.counter_max,
+                                                      self._offsets([key])), "remove")
+        if not removed:
+            raise KeyError(key)
+
+    def discard(self, key: object) -> bool:
+        """remove() without the KeyError; True if removed."""
+        removed, _ = self._run(_CB_REMOVE, self._argv(self.counter_max,
+                                                      self._offsets([key])), "discard")
+        return bool(removed)
+
+    def remove_many(self, keys: Iterable[object]) -> int:
+        """Remove keys in order; KeyError at the first surely-absent one (the keys
+        before it stay removed, it and the rest are untouched).  Chunks are sent
+        one at a time, so nothing after a refused key runs."""
+        total = 0
+        for chunk in _chunks(keys, max(1, self.chunk_size)):
+            removed, stopped = self._run(
+                _CB_REMOVE, self._argv(self.counter_max, self._offsets(chunk)),
+                "remove_many", total)
+            total += int(removed)
+            if stopped:
+                raise KeyError(f"key at index {total} is surely absent; the {total} keys "
+                               "before it were removed")
+        return total
+
+    def count(self, key: object) -> int:
+        """The minimum of the key's counters (BITFIELD_RO)."""
+        return self._mins([key], "count")[0]
+
+    def __contains__(self, key: object) -> bool:
+        return self.count(key) > 0
+
+    def contains(self, key: object) -> bool:
+        """``key in self``."""
+        return key in self
+
+    def contains_many(self, keys: Iterable[object]) -> list[bool]:
+        """Membership of every key, in order (chunked, pipelined)."""
+        return [m > 0 for m in self._mins(keys, "contains_many")]
+
+    def count_many(self, keys: Iterable[object]) -> list[int]:
+        """count() of every key, in order (chunked, pipelined)."""
+        return self._mins(keys, "count_many")
+
+    def __len__(self) -> int:
+        """Keys held (adds minus successful removes), as the local filter counts."""
+        return int(self.client.hget(self._hash_key, "count") or 0)
+
+    def _distinct(self, base: int, dc: int, dd: int) -> int:
+        return max(dc, _union_count(self.num_counters, self.num_hashes, base) + dd)
+
+    def to_local(self) -> Any:
+        """A local CountingBloomFilter, byte-identical to the local build."""
+        data, (count, base, dc, dd) = self._read()
+        payload = _swap_counters(data, self._width)
+        return self._build_local(payload, [(96, count), (104, self._distinct(base, dc, dd))])
+
+    def merge_from(self, local: Any) -> None:
+        """Add a local CountingBloomFilter of the same shape, counter by counter
+        (saturating), atomically (one script)."""
+        if type(local) is self._local_cls and (
+                local.num_counters, local.num_hashes, local.counter_bits, local.seed) != (
+                self.num_counters, self.num_hashes, self.counter_bits, self.seed):
+            raise IncompatibleFiltersError(
+                "filters differ: (num_counters, num_hashes, counter_bits, seed) "
+                f"{(local.num_counters, local.num_hashes, local.counter_bits, local.seed)} "
+                f"!= {(self.num_counters, self.num_hashes, self.counter_bits, self.seed)}"
+            )
+        _, payload = self._local_payload(local)
+        if len(local) > _MAX_I64:
+            raise OverflowError("the local filter's count exceeds 2^63-1")
+        self._run(_MERGE_CTR, self._argv("count", len(local), self._nonzero_pairs(payload)),
+                  "merge_from")
+
+    def __repr__(self) -> str:
+        return (f"RedisCountingBloomFilter(name={self.name!r}, capacity={self.capacity}, "
+                f"error_rate={self.error_rate:g}, num_counters={self.num_counters}, "
+                f"num_hashes={self.num_hashes}, counter_bits={self.counter_bits}, "
+                f"seed={self.seed}{', keyed' if self.keyed else ''})")
+
+
+class RedisCountMinSketch(_RedisCounters):
+    """A count-min sketch whose counters live in Redis (u32 counters only).
+
+    Same hashing and semantics as :class:`bloomkit.CountMinSketch`
+    (saturating counters, optional conservative update, done inside the
+    per-key script); :meth:`to_local` is byte-identical to the local sketch
+    after the same adds in the server's order.  See docs/redis.md.
+    """
+
+    _structure = "cms"
+    _local_cls = CountMinSketch
+    _hash_fields = ("total",)
+
+    def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
+        self.width = int(meta["width"])
+        self.depth = int(meta["depth"])
+        self.conservative = meta["conservative"] == "1"
+        self.counter_bits = 32
+        proto = CountMinSketch(self.width, self.depth, seed=self.seed, secret=secret, key=key,
+                               conservative=self.conservative, counter_bits=32)
+        self.counter_max = int(proto.counter_max)
+        if proto.nbytes != int(meta["payload_len"]):
+            raise ValueError("payload_len does not match the parameters")
+        return proto
+
+    @property
+    def _type(self) -> str:
+        return "u32"
+
+    @property
+    def _width(self) -> int:
+        return 4
+
+    @classmethod
+    def create(cls, client: Any, name: str, width: int, depth: int, *, seed: int = 0,
+               conservative: bool = False, counter_bits: int = 32,
+               secret: bytes | None = None, key: Any = None) -> RedisCountMinSketch:
+        """Create a new shared sketch of ``depth`` rows of ``width`` u32 counters."""
+        if counter_bits != 32:
+            raise ValueError(
+                "counter_bits must be 32 for a Redis sketch: BITFIELD has no unsigned "
+                "64-bit type (u63 at most), so 64-bit saturation could not match the local "
+                "CountMinSketch"
+            )
+        local = CountMinSketch(width, depth, seed=seed, secret=secret, key=key,
+                               conservative=conservative, counter_bits=32)
+        meta = {
+            "width": str(local.width), "depth": str(local.depth),
+            "conservative": "1" if conservative else "0", "seed": str(local.seed),
+            "keyed": "1" if secret is not None else "0", "key_check": "0",
+            "payload_len": str(local.nbytes),
+        }
+        obj: RedisCountMinSketch = cls._create(client, name, meta, secret, key, ["total", 0])
+        return obj
+
+    @classmethod
+    def open(cls, client: Any, name: str, *, secret: bytes | None = None,
+             key: Any = None) -> RedisCountMinSketch:
+        """Attach to the existing sketch ``name``."""
+        meta = cls._open_meta(client, name, secret)
+        obj: RedisCountMinSketch = cls._open_obj(client, name, meta, secret, key)
+        return obj
+
+    @staticmethod
+    def _check_count(count: object) -> int:
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"count must be a non-negative int, not {type(count).__name__}")
+        if count < 0:
+            raise ValueError("count must be a non-negative int")
+        if count > _MAX_I64:
+            raise ValueError("count must be <= 2^63-1 in Redis (hash integers are signed)")
+        return count
+
+    def _add_argv(self, keys: list[object], counts: list[int]) -> list[Any]:
+        pos = self._proto._counter_positions
+        mx = self.counter_max
+        text = " ".join([
+            f"{min(c, mx)} " + " ".join([f"#{i}" for i in pos(key)])
+            for key, c in zip(keys, counts, strict=True)
+        ])
+        total = sum(counts)
+        if total > _MAX_I64:
+            raise ValueError("the counts of one chunk sum past 2^63-1")
+        return self._argv("1" if self.conservative else "0", mx, total, text)
+
+    def add(self, key: object, count: int = 1) -> int:
+        """Add ``count`` to the key; returns its new estimate.  One atomic command."""
+        c = self._check_count(count)
+        return int(self._run(_CMS_ADD, self._add_argv([key], [c]), "add")[0])
+
+    def add_many(self, keys: Iterable[object], counts: Iterable[int] | None = None) -> None:
+        """Add every key (count 1, or the matching entry of ``counts``)."""
+        if counts is None:
+            pairs: Iterable[tuple[object, int]] = ((k, 1) for k in _chunks_flat(keys))
+        else:
+            ks, cs = list(_chunks_flat(keys)), [self._check_count(c) for c in counts]
+            if len(ks) != len(cs):
+                raise ValueError(f"keys and counts differ in length ({len(ks)} vs {len(cs)})")
+            pairs = zip(ks, cs, strict=True)
+        for _ in self._batched(_CMS_ADD, pairs, "add_many",
+                               lambda c: self._add_argv([k for k, _ in c],
+                                                        [n for _, n in c])):
+            pass
+
+    def estimate(self, key: object) -> int:
+        """The minimum of the key's d counters (>= its true count until saturation)."""
+        return self._mins([key], "estimate")[0]
+
+    def estimate_many(self, keys: Iterable[object]) -> list[int]:
+        """estimate() of every key, in order (chunked, pipelined)."""
+        return self._mins(keys, "estimate_many")
+
+    def __contains__(self, key: object) -> bool:
+        return self.estimate(key) > 0
+
+    @property
+    def total(self) -> int:
+        """Sum of all counts added."""
+        return int(self.client.hget(self._hash_key, "total") or 0)
+
+    def to_local(self) -> Any:
+        """A local CountMinSketch, byte-identical to the local build."""
+        data, (total,) = self._read()
+        return self._build_local(_swap_counters(data, 4), [(88, total)])
+
+    def merge_from(self, local: Any) -> None:
+        """Add a local sketch of the same shape counter by counter, saturating
+        (like ``merge(..., saturate=True)``), atomically (one script)."""
+        if type(local) is self._local_cls and (
+                local.width, local.depth, local.counter_bits, local.seed) != (
+                self.width, self.depth, 32, self.seed):
+            raise IncompatibleFiltersError(
+                "sketches differ: (width, depth, counter_bits, seed) "
+                f"{(local.width, local.depth, local.counter_bits, local.seed)} != "
+                f"{(self.width, self.depth, 32, self.seed)}"
+            )
+        _, payload = self._local_payload(local)
+        if local.total > _MAX_I64:
+            raise OverflowError("the local sketch's total exceeds 2^63-1")
+        self._run(_MERGE_CTR, self._argv("total", local.total, self._nonzero_pairs(payload)),
+                  "merge_from")
+
+    def __repr__(self) -> str:
+        return (f"RedisCountMinSketch(name={self.name!r}, width={self.width}, "
+                f"depth={self.depth}, seed={self.seed}"
+                f"{', conservative=True' if self.conservative else ''}"
+                f"{', keyed' if self.keyed else ''})")
+
+
+def _chunks_flat(keys: Iterable[object]) -> Iterator[object]:
+    for chunk in _chunks(keys, 4096):
+        yield from chunk
