@@ -231,6 +231,10 @@ void bk_bloom_contains_many(const bk_bloom *b, const uint64_t *hs, size_t n, uin
     size_t ahead = b->blocked ? BK_BLOOM_AHEAD_BLOCKED : BK_BLOOM_AHEAD_CLASSIC;
     size_t i;
 
+    if (b->blocked && bk_simd_avx2) {
+        bk_simd_blocked_contains_many_avx2(b->words, b->num_blocks, b->k, hs, n, out);
+        return;
+    }
     for (i = 0; i < n && i < ahead; i++)
         bk_bloom_prefetch(b, hs[i]);
     if (b->blocked) {
