@@ -120,9 +120,9 @@ BK_INLINE uint64_t *bk_bloom_block(const bk_bloom *b, uint64_t h)
 BK_INLINE int bk_bloom_blocked_contains(const bk_bloom *b, uint64_t h)
 {
     const uint64_t *blk = bk_bloom_block(b, h);
-    uint32_t g = (uint32_t)h;
+    uint32_t g = (uint32_t)h, k = b->k;
     uint64_t all = 1;
-    for (uint32_t i = 0; i < b->k; i++) {
+    for (uint32_t i = 0; i < k; i++) {
         uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
         all &= BK_LE64(blk[pos >> 6]) >> (pos & 63);
     }
@@ -133,6 +133,7 @@ BK_INLINE int bk_bloom_blocked_add(bk_bloom *b, uint64_t h, int atomic)
 {
     uint64_t *blk = bk_bloom_block(b, h);
     uint32_t g = (uint32_t)h;
+    uint32_t k = b->k;   /* a local: the stores below could alias *b */
     uint64_t mask[BK_BLOCK_WORDS] = {0, 0, 0, 0, 0, 0, 0, 0};
     int was_new = 0;
     if (!atomic) {
@@ -140,7 +141,7 @@ BK_INLINE int bk_bloom_blocked_add(bk_bloom *b, uint64_t h, int atomic)
          * L1 after the first probe), branch-free; about half the
          * instructions of building eight masks and testing each word. */
         uint64_t missing = 0;
-        for (uint32_t i = 0; i < b->k; i++) {
+        for (uint32_t i = 0; i < k; i++) {
             uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
             uint64_t bit = BK_LE64(1ULL << (pos & 63));
             uint64_t *wp = &blk[pos >> 6];
@@ -150,7 +151,7 @@ BK_INLINE int bk_bloom_blocked_add(bk_bloom *b, uint64_t h, int atomic)
         }
         return missing != 0;
     }
-    for (uint32_t i = 0; i < b->k; i++) {
+    for (uint32_t i = 0; i < k; i++) {
         uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
         mask[pos >> 6] |= 1ULL << (pos & 63);
     }
