@@ -9,7 +9,8 @@ rbloom, pybloomfiltermmap3, fastbloom-rs and pyprobables.  A peer that is not in
 skipped with a note; pyprobables (pure Python) runs only up to ``--slow-max-n``.
 
 What is measured, per n and key type (list of int, list of str, numpy int64 array):
-  add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n
+  add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n (for
+            n > --sample: the first --sample keys, the rest then go in by batch)
   in hit    ``for k in keys: k in f`` over members
   in miss   the same over keys that were never added
   batch add the library's batch insert (``add_many``/``update``/``add_*_batch``), fresh filter
@@ -51,6 +52,8 @@ OPS = ("add", "in_hit", "in_miss", "batch_add", "batch_query")
 OP_LABEL = {"add": "add", "in_hit": "in hit", "in_miss": "in miss",
             "batch_add": "batch add", "batch_query": "batch q"}
 KINDS = ("int", "str", "numpy")
+KIND_LABEL = {"int": "list of int", "str": "list of str (20 chars)",
+              "numpy": "numpy int64 array"}
 ERROR_RATE = 0.01
 
 
@@ -180,19 +183,20 @@ def make_keys(n: int, sample: int, seed: int) -> dict[str, dict[str, Any]]:
 # ---- timing -------------------------------------------------------------------------
 
 
-def timed(fn: Callable[[], Any]) -> float:
+def timed(fn: Callable[..., Any], *args: Any) -> float:
     gc.collect()
     gc.disable()
     try:
         t0 = time.perf_counter()
-        fn()
+        fn(*args)
         return time.perf_counter() - t0
     finally:
         gc.enable()
 
 
 def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] | None,
-        quiet: bool) -> dict[str, Any]:
+        quiet: bool, partial: Callable[[dict[str, Any]], None] | None = None
+        ) -> dict[str, Any]:
     libs = [lib for lib in _libs(slow_max_n) if only is None or lib.name in only]
     skipped: dict[str, str] = {}
     active: list[Lib] = []
@@ -217,7 +221,7 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
             for kind in ("int", "str"):
                 hits = keys[kind]["hits"]
                 raw.setdefault("interpreter floor", {}).setdefault(kind, {}).setdefault(
-                    "in_hit", []).append(timed(lambda: loop_in(floor_set[kind], hits))
+                    "in_hit", []).append(timed(loop_in, floor_set[kind], hits)
                                          / len(hits))
             for lib in active:
                 if lib.max_n is not None and n > lib.max_n:
@@ -230,17 +234,27 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                     filled = None
                     if kind in lib.per_item:
                         f = lib.make(n, ERROR_RATE)
+                        # Per-item add is timed on the first `sample` keys into the
+                        # full-size filter (same memory, same random access), then the
+                        # rest go in through the batch API so queries run at capacity.
+                        first = k["members"][:sample] if n > sample else k["members"]
                         res.setdefault("add", []).append(
-                            timed(lambda: loop_add(f, k["members"])) / n)
+                            timed(loop_add, f, first) / len(first))
+                        if len(first) < n:
+                            rest = k["members"][sample:]
+                            if kind in lib.batch_add:
+                                lib.batch_add[kind](f, rest)
+                            else:
+                                loop_add(f, rest)
                         res.setdefault("in_hit", []).append(
-                            timed(lambda: loop_in(f, k["hits"])) / len(k["hits"]))
+                            timed(loop_in, f, k["hits"]) / len(k["hits"]))
                         res.setdefault("in_miss", []).append(
-                            timed(lambda: loop_in(f, k["misses"])) / len(k["misses"]))
+                            timed(loop_in, f, k["misses"]) / len(k["misses"]))
                         filled = f
                     if kind in lib.batch_add:
                         f = lib.make(n, ERROR_RATE)
                         try:
-                            dt = timed(lambda: lib.batch_add[kind](f, k["members"])) / n
+                            dt = timed(lib.batch_add[kind], f, k["members"]) / n
                         except Exception as e:  # a peer refusing an input type
                             extra.setdefault(lib.name, {})[f"{kind}_error"] = repr(e)
                         else:
@@ -249,7 +263,7 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                                 filled = f
                             if kind in lib.batch_query:
                                 res.setdefault("batch_query", []).append(
-                                    timed(lambda: lib.batch_query[kind](f, k["members"])) / n)
+                                    timed(lib.batch_query[kind], f, k["members"]) / n)
                     if rep == 0 and filled is not None and "fpr" not in extra.get(lib.name, {}):
                         misses = k["misses"]
                         fp = sum(1 for x in misses if x in filled)
@@ -261,6 +275,8 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
             if not quiet:
                 print(f"#   repetition {rep + 1}/{reps} done", flush=True)
         out["sizes"][str(n)] = _summarise(raw, extra, size_skips)
+        if partial is not None:
+            partial(out)
     return out
 
 
@@ -310,9 +326,8 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
             head = ["library"] + [OP_LABEL[o] for o in ops]
             if kind == "int":
                 head += ["bytes/key", "FPR at n"]
-            title = (f"n = {int(n):,}, keys: "
-                     f"{ {'int': 'list of int', 'str': 'list of str (20 chars)', 'numpy': 'numpy int64 array'}[kind] }"
-                     f", ns/key (x = ratio to the fastest peer)")
+            title = (f"n = {int(n):,}, keys: {KIND_LABEL[kind]}, "
+                     "ns/key (x = ratio to the fastest peer)")
             body = []
             for lib in rows:
                 r = [lib] + [_cell(med[lib][kind].get(o), fastest.get(kind, {}).get(o))
@@ -354,7 +369,7 @@ def _render(title: str, head: list[str], body: list[list[str]], markdown: bool) 
         return [*out, ""]
     widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
     fmt = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                              for i, (c, w) in enumerate(zip(r, widths)))
+                              for i, (c, w) in enumerate(zip(r, widths, strict=True)))
     return [title, fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]
 
 
@@ -438,8 +453,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.n, args.reps, args.sample = [2000], 1, 2000
     t0 = time.perf_counter()
+    name = "compare-smoke" if args.smoke else "compare"
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    def partial(r: dict[str, Any]) -> None:  # keep what is done if a later size is cut short
+        (args.out / f"{name}.partial.json").write_text(json.dumps(r, indent=1))
+        if not args.smoke:
+            print(table({**r, "skipped": {}, "notes": {}}), flush=True)
+
     res = run(args.n, args.reps, args.sample, args.slow_max_n,
-              set(args.only) if args.only else None, quiet=args.smoke)
+              set(args.only) if args.only else None, quiet=args.smoke, partial=partial)
+    (args.out / f"{name}.partial.json").unlink(missing_ok=True)
     res["machine"] = machine()
     res["command"] = " ".join([os.path.basename(sys.executable), *sys.argv])
     res["reps"] = args.reps
@@ -448,8 +472,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print()
         print(table(res, markdown=True))
-    name = "compare-smoke" if args.smoke else "compare"
-    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{name}.json").write_text(json.dumps(res, indent=1))
     note = chart(res, args.out / f"{name}.png")
     print(f"wrote {args.out / (name + '.json')}"
