@@ -10,7 +10,8 @@ skipped with a note; pyprobables (pure Python) runs only up to ``--slow-max-n``.
 
 What is measured, per n and key type (list of int, list of str, numpy int64 array):
   add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n (for
-            n > --sample: the first --sample keys, the rest then go in by batch)
+            n > --sample: the first --sample keys; the queries then use the batch-built
+            filter, full at capacity)
   in hit    ``for k in keys: k in f`` over members
   in miss   the same over keys that were never added
   batch add the library's batch insert (``add_many``/``update``/``add_*_batch``), fresh filter
@@ -232,25 +233,22 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                     k = keys[kind]
                     res = per.setdefault(kind, {})
                     filled = None
+                    big = n > sample and kind in lib.batch_add
                     if kind in lib.per_item:
+                        # Large n: per-item add is timed on the first `sample` keys into a
+                        # full-size filter (same memory, same random access pattern); the
+                        # queries then run on the batch-built filter at capacity.
                         f = lib.make(n, ERROR_RATE)
-                        # Per-item add is timed on the first `sample` keys into the
-                        # full-size filter (same memory, same random access), then the
-                        # rest go in through the batch API so queries run at capacity.
-                        first = k["members"][:sample] if n > sample else k["members"]
+                        first = k["members"][:sample] if big else k["members"]
                         res.setdefault("add", []).append(
                             timed(loop_add, f, first) / len(first))
-                        if len(first) < n:
-                            rest = k["members"][sample:]
-                            if kind in lib.batch_add:
-                                lib.batch_add[kind](f, rest)
-                            else:
-                                loop_add(f, rest)
-                        res.setdefault("in_hit", []).append(
-                            timed(loop_in, f, k["hits"]) / len(k["hits"]))
-                        res.setdefault("in_miss", []).append(
-                            timed(loop_in, f, k["misses"]) / len(k["misses"]))
-                        filled = f
+                        if not big:
+                            filled = f
+                            res.setdefault("in_hit", []).append(
+                                timed(loop_in, f, k["hits"]) / len(k["hits"]))
+                            res.setdefault("in_miss", []).append(
+                                timed(loop_in, f, k["misses"]) / len(k["misses"]))
+                        del f
                     if kind in lib.batch_add:
                         f = lib.make(n, ERROR_RATE)
                         try:
@@ -264,6 +262,11 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                             if kind in lib.batch_query:
                                 res.setdefault("batch_query", []).append(
                                     timed(lib.batch_query[kind], f, k["members"]) / n)
+                            if big and kind in lib.per_item:
+                                res.setdefault("in_hit", []).append(
+                                    timed(loop_in, f, k["hits"]) / len(k["hits"]))
+                                res.setdefault("in_miss", []).append(
+                                    timed(loop_in, f, k["misses"]) / len(k["misses"]))
                     if rep == 0 and filled is not None and "fpr" not in extra.get(lib.name, {}):
                         misses = k["misses"]
                         fp = sum(1 for x in misses if x in filled)
