@@ -40,8 +40,20 @@
  * Concurrency: add paths take `atomic`; when set, a word that needs new
  * bits is updated with a relaxed atomic OR, so writers sharing a buffer
  * (mmap "r+" across processes, batches running without the GIL) never lose
- * each other's bits.  A word whose bits are already set is never written,
- * which also keeps shared cache lines clean on re-adds.
+ * each other's bits, and a word whose bits are already set is never
+ * written, which keeps shared cache lines clean on re-adds.  When clear
+ * (the caller holds the GIL and no batch of this filter runs without it:
+ * py_bloom.c decides per chunk), bits are ORed in with plain stores: a
+ * locked OR per word serialises the memory pipeline and cost a batch over
+ * a list about a third of its time.
+ *
+ * Speed (see docs/performance.md for the measurements): a per-item query
+ * is ~25 ns of interpreter work plus our hash (XXH3, inlined for short
+ * keys in bk_keys_fast.h) and one probe; the blocked probe is branch-free
+ * and, on AVX2 CPUs, eight bit tests in one vector (bk_simd.c, selected at
+ * run time; the scalar code here stays the reference and the fallback).
+ * Batches hash a chunk of 256 keys first (py_common.c), then probe it with
+ * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.
  */
 #include "bk_bloom.h"
 
@@ -231,6 +243,10 @@ void bk_bloom_contains_many(const bk_bloom *b, const uint64_t *hs, size_t n, uin
     size_t ahead = b->blocked ? BK_BLOOM_AHEAD_BLOCKED : BK_BLOOM_AHEAD_CLASSIC;
     size_t i;
 
+    if (b->blocked && bk_simd_avx2) {
+        bk_simd_blocked_contains_many_avx2(b->words, b->num_blocks, b->k, hs, n, out);
+        return;
+    }
     for (i = 0; i < n && i < ahead; i++)
         bk_bloom_prefetch(b, hs[i]);
     if (b->blocked) {

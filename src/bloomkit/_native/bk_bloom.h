@@ -13,6 +13,7 @@
 #include "bk_endian.h"
 #include "bk_format.h"
 #include "bk_hash.h"
+#include "bk_simd.h"
 
 /* Parameter block (offsets from the params area at byte 64). */
 #define BK_BLOOM_P_NUM_BITS 0    /* u64 m; blocked: num_blocks * 512 */
@@ -112,25 +113,45 @@ BK_INLINE uint64_t *bk_bloom_block(const bk_bloom *b, uint64_t h)
     return b->words + bk_mulhi64(h, b->num_blocks) * BK_BLOCK_WORDS;
 }
 
+/* Branch-free: all k probes read the same (already fetched) cache line, so
+ * testing every bit costs a few cycles, while an early exit mispredicts on
+ * about every other miss (~15 cycles each).  The AVX2 batch path computes
+ * the same k bits (bk_simd.c). */
 BK_INLINE int bk_bloom_blocked_contains(const bk_bloom *b, uint64_t h)
 {
     const uint64_t *blk = bk_bloom_block(b, h);
-    uint32_t g = (uint32_t)h;
-    for (uint32_t i = 0; i < b->k; i++) {
+    uint32_t g = (uint32_t)h, k = b->k;
+    uint64_t all = 1;
+    for (uint32_t i = 0; i < k; i++) {
         uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
-        if (!(blk[pos >> 6] & BK_LE64(1ULL << (pos & 63))))
-            return 0;
+        all &= BK_LE64(blk[pos >> 6]) >> (pos & 63);
     }
-    return 1;
+    return (int)(all & 1);
 }
 
 BK_INLINE int bk_bloom_blocked_add(bk_bloom *b, uint64_t h, int atomic)
 {
     uint64_t *blk = bk_bloom_block(b, h);
     uint32_t g = (uint32_t)h;
+    uint32_t k = b->k;   /* a local: the stores below could alias *b */
     uint64_t mask[BK_BLOCK_WORDS] = {0, 0, 0, 0, 0, 0, 0, 0};
     int was_new = 0;
-    for (uint32_t i = 0; i < b->k; i++) {
+    if (!atomic) {
+        /* Private writer: OR each bit straight in (the line is already in
+         * L1 after the first probe), branch-free; about half the
+         * instructions of building eight masks and testing each word. */
+        uint64_t missing = 0;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
+            uint64_t bit = BK_LE64(1ULL << (pos & 63));
+            uint64_t *wp = &blk[pos >> 6];
+            uint64_t old = *wp;
+            missing |= ~old & bit;
+            *wp = old | bit;
+        }
+        return missing != 0;
+    }
+    for (uint32_t i = 0; i < k; i++) {
         uint32_t pos = (g * bk_bloom_salt[i]) >> 23;
         mask[pos >> 6] |= 1ULL << (pos & 63);
     }
@@ -149,7 +170,12 @@ BK_INLINE int bk_bloom_blocked_add(bk_bloom *b, uint64_t h, int atomic)
 
 BK_INLINE int bk_bloom_contains(const bk_bloom *b, uint64_t h)
 {
-    return b->blocked ? bk_bloom_blocked_contains(b, h) : bk_bloom_classic_contains(b, h);
+    if (b->blocked) {
+        if (BK_LIKELY(bk_simd_avx2))
+            return bk_simd_blocked_contains_avx2(bk_bloom_block(b, h), (uint32_t)h, b->k);
+        return bk_bloom_blocked_contains(b, h);
+    }
+    return bk_bloom_classic_contains(b, h);
 }
 
 BK_INLINE int bk_bloom_add(bk_bloom *b, uint64_t h, int atomic)

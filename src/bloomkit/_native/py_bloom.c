@@ -208,40 +208,52 @@ static int bkbloom_contains(BKBloom *self, PyObject *key)
 /* ---- Begin logic for batches ------------------------------------------ */
 
 typedef struct {
-    bk_bloom *bloom;
-    int atomic;
+    BKBloom *self;
+    int nogil;        /* buffer input: the chunks run without the GIL */
     uint64_t added;
 } bkbloom_add_ctx;
+
+/* Called once before the first chunk, with the GIL held. */
+static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
+    (void)n;
+    if (from_buffer && !ctx->nogil) {
+        /* From here until the batch ends, every writer of this filter
+         * (including per-item add() in other threads, which holds the GIL
+         * and so sees this counter) uses atomic ORs.  See bk_bloom.c,
+         * Concurrency. */
+        ctx->nogil = 1;
+        ctx->self->st.nogil_writers++;
+    }
+    return 0;
+}
 
 static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
+    /* A list or iterator chunk runs with the GIL held: no batch of ours is
+     * writing without it unless nogil_writers says so (read under the GIL),
+     * so plain ORs are safe and keep the prefetched lines in flight (a
+     * locked OR per word serialises the memory pipeline). */
+    int atomic = ctx->nogil || bkpy_state_atomic(&ctx->self->st);
     (void)offset;
-    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, ctx->atomic);
+    ctx->added += bk_bloom_add_many(&ctx->self->bloom, hs, n, atomic);
 }
 
 static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
 {
     bkbloom_add_ctx ctx;
     bkpy_batch_info info;
-    int rc, nogil;
+    int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    /* A batch over a buffer runs without the GIL: from here until it ends,
-     * every writer of this filter (including per-item add() in other
-     * threads, which holds the GIL and so sees this counter) uses atomic
-     * ORs.  Lists and iterators are read with the GIL held, so they need
-     * atomics only when the buffer is shared.  See bk_bloom.c. */
-    nogil = self->st.keyfunc == NULL && PyObject_CheckBuffer(keys) &&
-            !PyBytes_Check(keys) && !PyByteArray_Check(keys);
-    if (nogil)
-        self->st.nogil_writers++;
-    ctx.bloom = &self->bloom;
-    ctx.atomic = bkpy_state_atomic(&self->st);
+    ctx.self = self;
+    ctx.nogil = 0;
     ctx.added = 0;
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk, NULL,
-                             &ctx, nogil, &info);
-    if (nogil)
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk,
+                             bkbloom_add_size, &ctx, 1, &info);
+    if (ctx.nogil)
         self->st.nogil_writers--;
     bkbloom_add_count(self, ctx.added, bkpy_state_atomic(&self->st));
     if (rc < 0)
@@ -704,6 +716,25 @@ static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
     return list;
 }
 
+/* _simd(on=None): the AVX2 query paths' state; True/False switches them
+ * (False forces the scalar reference paths, for tests and comparisons).
+ * Process-wide; a no-op returning False where AVX2 is unavailable. */
+static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)cls;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_simd() takes at most one argument");
+        return NULL;
+    }
+    if (nargs == 1 && args[0] != Py_None) {
+        int on = PyObject_IsTrue(args[0]);
+        if (on < 0)
+            return NULL;
+        bk_simd_set(on);
+    }
+    return PyBool_FromLong(bk_simd_avx2);
+}
+
 static PyObject *bkbloom_key_hash(BKBloom *self, PyObject *key)
 {
     uint64_t h;
@@ -889,6 +920,9 @@ static PyMethodDef bkbloom_methods[] = {
     {"_recount", (PyCFunction)bkbloom_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the count to the estimate from the bits (as a union "
      "does), so that it no longer depends on the order of the adds."},
+    {"_simd", (PyCFunction)(void (*)(void))bkbloom_simd, METH_FASTCALL | METH_CLASS,
+     "_simd(on=None, /)\n--\n\nWhether the AVX2 query paths are in use; pass False to force "
+     "the scalar paths (process-wide), True to re-enable them where supported."},
     {"__sizeof__", (PyCFunction)bkbloom_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -927,6 +961,7 @@ static PyTypeObject BKBloom_Type = {
 
 int bkpy_init_bloom(PyObject *m)
 {
+    bk_simd_init();
     if (PyType_Ready(&BKBloom_Type) < 0)
         return -1;
     Py_INCREF(&BKBloom_Type);

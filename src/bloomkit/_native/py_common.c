@@ -268,7 +268,7 @@ static uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
         case 4: { int32_t x; memcpy(&x, p, 4); v = x; break; }
         default: { int64_t x; memcpy(&x, p, 8); v = x; break; }
         }
-        return bk_key_int64(hs, v);
+        return bk_fastkey_int64(hs, v);
     }
     case BKPY_BUF_UNSIGNED: {
         uint64_t v;
@@ -278,7 +278,7 @@ static uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
         case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
         default: { uint64_t x; memcpy(&x, p, 8); v = x; break; }
         }
-        return bk_key_uint64(hs, v);
+        return bk_fastkey_uint64(hs, v);
     }
     default: {
         /* numpy's bytes_ drops trailing NULs: so do we, so that arr[i] and
@@ -286,7 +286,7 @@ static uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
         Py_ssize_t n = it->itemsize;
         while (n > 0 && p[n - 1] == '\0')
             n--;
-        return bk_key_bytes(hs, p, (size_t)n);
+        return bk_fastkey_bytes(hs, p, (size_t)n);
     }
     }
 }
@@ -338,10 +338,22 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         }
         {
             PyThreadState *ts = nogil ? PyEval_SaveThread() : NULL;
+            /* int64 (numpy's default integer) unswitched: the general loop
+             * re-dispatches on kind and itemsize for every element. */
+            int is_i64 = it.kind == BKPY_BUF_SIGNED && it.itemsize == 8;
             for (Py_ssize_t i = 0; i < it.n; i += BKPY_CHUNK) {
                 size_t n = (size_t)(it.n - i < BKPY_CHUNK ? it.n - i : BKPY_CHUNK);
-                for (size_t j = 0; j < n; j++)
-                    hbuf[j] = bkpy_hash_buffer_item(&it, i + (Py_ssize_t)j, hs);
+                if (is_i64) {
+                    const char *p = it.base + i * it.stride;
+                    for (size_t j = 0; j < n; j++, p += it.stride) {
+                        int64_t x;
+                        memcpy(&x, p, 8);
+                        hbuf[j] = bk_fastkey_int64(hs, x);
+                    }
+                } else {
+                    for (size_t j = 0; j < n; j++)
+                        hbuf[j] = bkpy_hash_buffer_item(&it, i + (Py_ssize_t)j, hs);
+                }
                 fn(ctx, hbuf, n, (size_t)i);
             }
             if (ts != NULL)

@@ -20,6 +20,7 @@
 #include "bk_common.h"
 #include "bk_format.h"
 #include "bk_keys.h"
+#include "bk_keys_fast.h"
 
 /* Exceptions, owned by the module (borrowed pointers valid while loaded). */
 extern PyObject *bkpy_FormatError;
@@ -38,25 +39,70 @@ void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h);
 
 int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out);
 
-/* Hash one key.  Returns 0, or -1 with an exception set. */
+/* The value of an exact int that fits a machine word without a call into
+ * libpython (PyLong_AsLongLongAndOverflow was ~20 instructions and a call
+ * per key).  Returns 1 and sets *v, or 0: use the general path. */
+static inline int bkpy_small_long(PyObject *key, int64_t *v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)key)) {
+        *v = (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)key);
+        return 1;
+    }
+    return 0;
+#else
+    const digit *d = ((PyLongObject *)key)->ob_digit;
+    switch (Py_SIZE(key)) {
+    case 0:
+        *v = 0;
+        return 1;
+    case 1:
+        *v = (int64_t)d[0];
+        return 1;
+    case -1:
+        *v = -(int64_t)d[0];
+        return 1;
+#if PyLong_SHIFT <= 31
+    case 2:
+        *v = (int64_t)(((uint64_t)d[1] << PyLong_SHIFT) | d[0]);
+        return 1;
+    case -2:
+        *v = -(int64_t)(((uint64_t)d[1] << PyLong_SHIFT) | d[0]);
+        return 1;
+#endif
+    default:
+        return 0;
+    }
+#endif
+}
+
+/* Hash one key.  Returns 0, or -1 with an exception set.  The exact str,
+ * int and bytes cases are inline (bk_keys_fast.h: same values as
+ * bk_keys.h, without a call); everything else goes through the slow path. */
 static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hasher *hs,
                                 uint64_t *out)
 {
     if (BK_LIKELY(keyfunc == NULL)) {
         if (PyUnicode_CheckExact(key) && PyUnicode_IS_COMPACT_ASCII(key)) {
-            *out = bk_key_bytes(hs, PyUnicode_DATA(key), (size_t)PyUnicode_GET_LENGTH(key));
+            *out = bk_fastkey_bytes(hs, PyUnicode_DATA(key), (size_t)PyUnicode_GET_LENGTH(key));
             return 0;
         }
         if (PyLong_CheckExact(key)) {
+            int64_t v;
             int overflow;
-            long long v = PyLong_AsLongLongAndOverflow(key, &overflow);
-            if (BK_LIKELY(!overflow && !(v == -1 && PyErr_Occurred()))) {
-                *out = bk_key_int64(hs, (int64_t)v);
+            long long ll;
+            if (BK_LIKELY(bkpy_small_long(key, &v))) {
+                *out = bk_fastkey_int64(hs, v);
+                return 0;
+            }
+            ll = PyLong_AsLongLongAndOverflow(key, &overflow);
+            if (BK_LIKELY(!overflow && !(ll == -1 && PyErr_Occurred()))) {
+                *out = bk_fastkey_int64(hs, (int64_t)ll);
                 return 0;
             }
         }
         else if (PyBytes_CheckExact(key)) {
-            *out = bk_key_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
+            *out = bk_fastkey_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
             return 0;
         }
     }

@@ -1,0 +1,487 @@
+"""Side-by-side speed and space of bloomkit and its peers, in ONE process, on the same keys.
+
+    python benchmarks/compare.py                    # n = 1e5, 1e6, 1e7; 5 repetitions
+    python benchmarks/compare.py --n 1e6 --reps 7   # one size
+    python benchmarks/compare.py --smoke            # tiny n, 1 repetition (CI)
+
+Peers (``pip install '.[bench]'``): abloom (its default mode and ``serializable=True``),
+rbloom, pybloomfiltermmap3, fastbloom-rs and pyprobables.  A peer that is not installed is
+skipped with a note; pyprobables (pure Python) runs only up to ``--slow-max-n``.
+
+What is measured, per n and key type (list of int, list of str, numpy int64 array):
+  add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n (for
+            n > --sample: the first --sample keys; the queries then use the batch-built
+            filter, full at capacity)
+  in hit    ``for k in keys: k in f`` over members
+  in miss   the same over keys that were never added
+  batch add the library's batch insert (``add_many``/``update``/``add_*_batch``), fresh filter
+  batch q   the library's batch query (``contains_many``/``contains_*_batch``), over members
+  floor     ``for k in keys: k in small_frozenset``, the interpreter's own cost of the loop
+plus bytes per key (the bit array only) and the measured false-positive rate at capacity.
+Every figure is the median over the repetitions (peers interleaved inside each repetition, so
+drift on a shared machine hits everyone alike), in ns per key, with its ratio to the fastest
+peer (a bloomkit figure below 1.00x is ahead of every peer).  Results go to
+<out>/compare.json and <out>/compare.png.  Timings are never asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+# Prefer the checkout's freshly built extension over any installed copy.
+if (REPO / "src" / "bloomkit").is_dir() and any((REPO / "src" / "bloomkit").glob("_core*")):
+    sys.path.insert(0, str(REPO / "src"))
+
+import numpy as np  # noqa: E402
+
+OPS = ("add", "in_hit", "in_miss", "batch_add", "batch_query")
+OP_LABEL = {"add": "add", "in_hit": "in hit", "in_miss": "in miss",
+            "batch_add": "batch add", "batch_query": "batch q"}
+KINDS = ("int", "str", "numpy")
+KIND_LABEL = {"int": "list of int", "str": "list of str (20 chars)",
+              "numpy": "numpy int64 array"}
+ERROR_RATE = 0.01
+
+
+# ---- per-item loops: the same bytecode for every library --------------------------
+
+
+def loop_add(f: Any, keys: Sequence[Any]) -> None:
+    add = f.add
+    for k in keys:
+        add(k)
+
+
+def loop_in(f: Any, keys: Sequence[Any]) -> None:
+    for k in keys:
+        k in f  # noqa: B015
+
+
+# ---- the libraries ----------------------------------------------------------------
+
+
+@dataclass
+class Lib:
+    name: str
+    module: str                       # what must import for it to run
+    make: Callable[[int, float], Any]
+    nbytes: Callable[[Any], float]
+    batch_add: dict[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
+    batch_query: dict[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
+    per_item: tuple[str, ...] = ("int", "str")
+    max_n: int | None = None          # too slow beyond this
+    ours: bool = False
+    note: str = ""
+
+
+def _libs(slow_max_n: int) -> list[Lib]:
+    def bk(cls_name: str) -> Lib:
+        def make(n: int, p: float) -> Any:
+            import bloomkit
+            return getattr(bloomkit, cls_name)(n, p)
+        both = {k: (lambda f, keys: f.add_many(keys)) for k in KINDS}
+        query = {k: (lambda f, keys: f.contains_many(keys)) for k in KINDS}
+        return Lib(f"bloomkit.{cls_name}", "bloomkit", make, lambda f: f.nbytes,
+                   both, query, ours=True)
+
+    def abloom(serializable: bool) -> Lib:
+        def make(n: int, p: float) -> Any:
+            import abloom
+            return abloom.BloomFilter(n, p, serializable=serializable)
+        upd: dict[str, Callable[[Any, Any], Any]] = {
+            "int": lambda f, k: f.update(k), "str": lambda f, k: f.update(k)}
+        if not serializable:  # serializable mode refuses numpy scalars
+            upd["numpy"] = lambda f, k: f.update(k)
+        return Lib("abloom" + (" serializable" if serializable else ""), "abloom", make,
+                   lambda f: f.byte_count, upd, {},
+                   note="no batch query API" + ("" if not serializable else
+                                                "; numpy scalars refused in this mode"))
+
+    def rbloom_make(n: int, p: float) -> Any:
+        import rbloom
+        return rbloom.Bloom(n, p)
+
+    def pbf_make(n: int, p: float) -> Any:
+        import pybloomfilter
+        return pybloomfilter.BloomFilter(n, p)
+
+    def fb_make(n: int, p: float) -> Any:
+        import fastbloom_rs
+        return fastbloom_rs.BloomFilter(n, p)
+
+    def pp_make(n: int, p: float) -> Any:
+        import probables
+        return probables.BloomFilter(est_elements=n, false_positive_rate=p)
+
+    upd = {k: (lambda f, keys: f.update(keys)) for k in KINDS}
+    return [
+        bk("BlockedBloomFilter"),
+        bk("BloomFilter"),
+        abloom(False),
+        abloom(True),
+        Lib("rbloom", "rbloom", rbloom_make, lambda f: f.size_in_bits / 8, upd, {},
+            note="no batch query API; numpy through iteration"),
+        Lib("pybloomfiltermmap3", "pybloomfilter", pbf_make, lambda f: f.num_bits / 8,
+            upd, {}, note="no batch query API; numpy through iteration"),
+        Lib("fastbloom-rs", "fastbloom_rs", fb_make, lambda f: f.config().size() / 8,
+            {"int": lambda f, k: f.add_int_batch(k), "str": lambda f, k: f.add_str_batch(k),
+             "numpy": lambda f, k: f.add_int_batch(k)},
+            {"int": lambda f, k: f.contains_int_batch(k, check_type=False),
+             "str": lambda f, k: f.contains_str_batch(k, check_type=False),
+             "numpy": lambda f, k: f.contains_int_batch(k, check_type=False)},
+            note="typed batch APIs, check_type=False"),
+        Lib("pyprobables", "probables", pp_make, lambda f: f.number_bits / 8, {}, {},
+            per_item=("str",), max_n=slow_max_n,
+            note=f"pure Python: only n <= {slow_max_n:.0e}; str/bytes keys only (FPR measured "
+                 "on str keys); no batch API"),
+    ]
+
+
+def _available(lib: Lib) -> str | None:
+    try:
+        importlib.import_module(lib.module)
+    except ImportError as e:
+        return f"not installed ({e})"
+    return None
+
+
+# ---- keys ---------------------------------------------------------------------------
+
+
+def make_keys(n: int, sample: int, seed: int) -> dict[str, dict[str, Any]]:
+    """Members and never-added probes, as int lists, str lists and a numpy array."""
+    gen = np.random.default_rng(seed)
+    members = gen.permutation(np.unique(gen.integers(0, 2**62, int(n * 1.001) + 16,
+                                                      dtype=np.int64)))[:n]
+    assert len(members) == n
+    misses = gen.integers(2**62, 2**63 - 1, min(n, sample), dtype=np.int64)
+    hits = members[: min(n, sample)]
+    m_list, h_list, x_list = members.tolist(), hits.tolist(), misses.tolist()
+    return {
+        "int": {"members": m_list, "hits": h_list, "misses": x_list},
+        "str": {"members": [f"key:{v:016x}" for v in m_list],
+                "hits": [f"key:{v:016x}" for v in h_list],
+                "misses": [f"key:{v:016x}" for v in x_list]},
+        "numpy": {"members": members, "hits": hits, "misses": misses},
+    }
+
+
+# ---- timing -------------------------------------------------------------------------
+
+
+def timed(fn: Callable[..., Any], *args: Any) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] | None,
+        quiet: bool, partial: Callable[[dict[str, Any]], None] | None = None
+        ) -> dict[str, Any]:
+    libs = [lib for lib in _libs(slow_max_n) if only is None or lib.name in only]
+    skipped: dict[str, str] = {}
+    active: list[Lib] = []
+    for lib in libs:
+        why = _available(lib)
+        if why:
+            skipped[lib.name] = why
+        else:
+            active.append(lib)
+    out: dict[str, Any] = {"sizes": {}, "skipped": skipped,
+                           "notes": {lib.name: lib.note for lib in libs if lib.note}}
+    for n in ns:
+        t_keys = time.perf_counter()
+        keys = make_keys(n, sample, seed=n)
+        if not quiet:
+            print(f"# n={n:.0e}: keys ready in {time.perf_counter() - t_keys:.1f}s", flush=True)
+        raw: dict[str, dict[str, dict[str, list[float]]]] = {}
+        extra: dict[str, dict[str, Any]] = {}
+        size_skips: dict[str, str] = {}
+        floor_set = {"int": frozenset(range(8)), "str": frozenset(f"k{i}" for i in range(8))}
+        for rep in range(reps):
+            for kind in ("int", "str"):
+                hits = keys[kind]["hits"]
+                raw.setdefault("interpreter floor", {}).setdefault(kind, {}).setdefault(
+                    "in_hit", []).append(timed(loop_in, floor_set[kind], hits)
+                                         / len(hits))
+            for lib in active:
+                if lib.max_n is not None and n > lib.max_n:
+                    size_skips[lib.name] = f"skipped above n={lib.max_n:.0e} ({lib.note})"
+                    continue
+                per = raw.setdefault(lib.name, {})
+                for kind in KINDS:
+                    k = keys[kind]
+                    res = per.setdefault(kind, {})
+                    filled = None
+                    big = n > sample and kind in lib.batch_add
+                    if kind in lib.per_item:
+                        # Large n: per-item add is timed on the first `sample` keys into a
+                        # full-size filter (same memory, same random access pattern); the
+                        # queries then run on the batch-built filter at capacity.
+                        f = lib.make(n, ERROR_RATE)
+                        first = k["members"][:sample] if big else k["members"]
+                        res.setdefault("add", []).append(
+                            timed(loop_add, f, first) / len(first))
+                        if not big:
+                            filled = f
+                            res.setdefault("in_hit", []).append(
+                                timed(loop_in, f, k["hits"]) / len(k["hits"]))
+                            res.setdefault("in_miss", []).append(
+                                timed(loop_in, f, k["misses"]) / len(k["misses"]))
+                        del f
+                    if kind in lib.batch_add:
+                        f = lib.make(n, ERROR_RATE)
+                        try:
+                            dt = timed(lib.batch_add[kind], f, k["members"]) / n
+                        except Exception as e:  # a peer refusing an input type
+                            extra.setdefault(lib.name, {})[f"{kind}_error"] = repr(e)
+                        else:
+                            res.setdefault("batch_add", []).append(dt)
+                            if filled is None:
+                                filled = f
+                            if kind in lib.batch_query:
+                                res.setdefault("batch_query", []).append(
+                                    timed(lib.batch_query[kind], f, k["members"]) / n)
+                            if big and kind in lib.per_item:
+                                res.setdefault("in_hit", []).append(
+                                    timed(loop_in, f, k["hits"]) / len(k["hits"]))
+                                res.setdefault("in_miss", []).append(
+                                    timed(loop_in, f, k["misses"]) / len(k["misses"]))
+                    if rep == 0 and filled is not None and "fpr" not in extra.get(lib.name, {}):
+                        misses = k["misses"]
+                        fp = sum(1 for x in misses if x in filled)
+                        extra.setdefault(lib.name, {}).update(
+                            fpr=fp / len(misses), bytes_per_key=lib.nbytes(filled) / n,
+                            fpr_probes=len(misses))
+                    del filled
+                    gc.collect()
+            if not quiet:
+                print(f"#   repetition {rep + 1}/{reps} done", flush=True)
+        out["sizes"][str(n)] = _summarise(raw, extra, size_skips)
+        if partial is not None:
+            partial(out)
+    return out
+
+
+def _summarise(raw: dict[str, Any], extra: dict[str, Any], size_skips: dict[str, str]
+               ) -> dict[str, Any]:
+    med: dict[str, dict[str, dict[str, float]]] = {}
+    for lib, per in raw.items():
+        for kind, ops in per.items():
+            for op, vals in ops.items():
+                if vals:
+                    med.setdefault(lib, {}).setdefault(kind, {})[op] = (
+                        statistics.median(vals) * 1e9)
+    ours = {lib for lib in med if lib.startswith("bloomkit")} | {"interpreter floor"}
+    fastest: dict[str, dict[str, float]] = {}
+    for kind in KINDS:
+        for op in OPS:
+            peers = [med[lib][kind][op] for lib in med if lib not in ours
+                     and op in med[lib].get(kind, {})]
+            if peers:
+                fastest.setdefault(kind, {})[op] = min(peers)
+    return {"ns_per_key": med, "fastest_peer": fastest, "space_fpr": extra,
+            "skipped": size_skips,
+            "raw_ns": {lib: {kind: {op: [v * 1e9 for v in vals] for op, vals in ops.items()}
+                             for kind, ops in per.items()} for lib, per in raw.items()}}
+
+
+# ---- reporting ----------------------------------------------------------------------
+
+
+def _cell(v: float | None, ref: float | None) -> str:
+    if v is None:
+        return "-"
+    s = f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+    return f"{s} ({v / ref:.2f}x)" if ref else s
+
+
+def table(res: dict[str, Any], markdown: bool = False) -> str:
+    lines: list[str] = []
+    for n, size in res["sizes"].items():
+        med, fastest, extra = size["ns_per_key"], size["fastest_peer"], size["space_fpr"]
+        floor = med.get("interpreter floor", {})
+        for kind in KINDS:
+            rows = [lib for lib in med if kind in med[lib]]
+            if not rows:
+                continue
+            ops = [op for op in OPS if any(op in med[lib][kind] for lib in rows)]
+            head = ["library"] + [OP_LABEL[o] for o in ops]
+            if kind == "int":
+                head += ["bytes/key", "FPR at n"]
+            title = (f"n = {int(n):,}, keys: {KIND_LABEL[kind]}, "
+                     "ns/key (x = ratio to the fastest peer)")
+            body = []
+            for lib in rows:
+                r = [lib] + [_cell(med[lib][kind].get(o), fastest.get(kind, {}).get(o))
+                             for o in ops]
+                if kind == "int":
+                    e = extra.get(lib, {})
+                    r += [f"{e['bytes_per_key']:.3f}" if "bytes_per_key" in e else "-",
+                          f"{e['fpr'] * 100:.3f}%" if "fpr" in e else "-"]
+                body.append(r)
+            if kind in floor:
+                fl = floor[kind]["in_hit"]
+                lines_note = (f"interpreter floor `k in small_frozenset`: {fl:.1f} ns/key; "
+                              + "; ".join(f"{lib} in hit = {med[lib][kind]['in_hit'] / fl:.2f}x "
+                                          "floor" for lib in rows
+                                          if lib.startswith("bloomkit")
+                                          and "in_hit" in med[lib][kind]))
+            else:
+                lines_note = ""
+            lines += _render(title, head, body, markdown) + ([lines_note] if lines_note else [])
+            lines.append("")
+        for lib, why in size.get("skipped", {}).items():
+            lines.append(f"  {lib}: {why}")
+        for lib, e in extra.items():
+            for key, val in e.items():
+                if key.endswith("_error"):
+                    lines.append(f"  {lib}: {key[:-6]} batch refused: {val}")
+    for lib, why in res["skipped"].items():
+        lines.append(f"skipped {lib}: {why}")
+    for lib, note in res["notes"].items():
+        lines.append(f"note {lib}: {note}")
+    return "\n".join(lines)
+
+
+def _render(title: str, head: list[str], body: list[list[str]], markdown: bool) -> list[str]:
+    if markdown:
+        out = [f"**{title}**", "", "| " + " | ".join(head) + " |",
+               "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in body]
+        return [*out, ""]
+    widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                              for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+    return [title, fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)]
+
+
+def chart(res: dict[str, Any], path: Path) -> str | None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib not installed: no chart"
+    sizes = list(res["sizes"])
+    fig, axes = plt.subplots(len(sizes), len(KINDS), figsize=(6 * len(KINDS), 4 * len(sizes)),
+                             squeeze=False)
+    for row, n in enumerate(sizes):
+        med = res["sizes"][n]["ns_per_key"]
+        for col, kind in enumerate(KINDS):
+            ax = axes[row][col]
+            libs = [lib for lib in med if kind in med[lib] and lib != "interpreter floor"]
+            ops = [op for op in OPS if any(op in med[lib][kind] for lib in libs)]
+            width = 0.8 / max(1, len(libs))
+            for i, lib in enumerate(libs):
+                xs = [j + i * width for j in range(len(ops))]
+                ys = [med[lib][kind].get(op, float("nan")) for op in ops]
+                ax.bar(xs, ys, width, label=lib)
+            if kind in med.get("interpreter floor", {}):
+                ax.axhline(med["interpreter floor"][kind]["in_hit"], color="k", ls="--", lw=1,
+                           label="interpreter floor")
+            ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ops))])
+            ax.set_xticklabels([OP_LABEL[o] for o in ops])
+            ax.set_yscale("log")
+            ax.set_ylabel("ns per key (log)")
+            ax.set_title(f"n = {int(n):,}, {kind} keys")
+            if row == 0 and col == 0:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"python": sys.version.split()[0], "platform": platform.platform()}
+    try:
+        info["lscpu"] = subprocess.run(["lscpu"], capture_output=True, text=True,
+                                       timeout=5).stdout.splitlines()[:20]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    versions = {}
+    for dist in ("abloom", "rbloom", "pybloomfiltermmap3", "fastbloom-rs", "pyprobables",
+                 "numpy"):
+        try:
+            from importlib.metadata import version
+            versions[dist] = version(dist)
+        except Exception:
+            versions[dist] = None
+    import bloomkit
+    versions["bloomkit"] = f"{bloomkit.__file__}"
+    try:
+        from bloomkit import _core
+        info["bloomkit_simd"] = _core.BloomBase._simd()
+    except Exception:
+        pass
+    info["versions"] = versions
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=lambda s: int(float(s)), nargs="+",
+                    default=[10**5, 10**6, 10**7])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--sample", type=lambda s: int(float(s)), default=10**6,
+                    help="keys per `in` loop and FPR probe set (at most n)")
+    ap.add_argument("--slow-max-n", type=lambda s: int(float(s)), default=10**5)
+    ap.add_argument("--only", nargs="*", help="library names to run")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--smoke", action="store_true", help="tiny n, 1 repetition (CI)")
+    ap.add_argument("--markdown", action="store_true", help="also print markdown tables")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.n, args.reps, args.sample = [2000], 1, 2000
+    t0 = time.perf_counter()
+    name = "compare-smoke" if args.smoke else "compare"
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    def partial(r: dict[str, Any]) -> None:  # keep what is done if a later size is cut short
+        (args.out / f"{name}.partial.json").write_text(json.dumps(r, indent=1))
+        if not args.smoke:
+            print(table({**r, "skipped": {}, "notes": {}}), flush=True)
+
+    res = run(args.n, args.reps, args.sample, args.slow_max_n,
+              set(args.only) if args.only else None, quiet=args.smoke, partial=partial)
+    (args.out / f"{name}.partial.json").unlink(missing_ok=True)
+    res["machine"] = machine()
+    res["command"] = " ".join([os.path.basename(sys.executable), *sys.argv])
+    res["reps"] = args.reps
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    print(table(res))
+    if args.markdown:
+        print()
+        print(table(res, markdown=True))
+    (args.out / f"{name}.json").write_text(json.dumps(res, indent=1))
+    note = chart(res, args.out / f"{name}.png")
+    print(f"wrote {args.out / (name + '.json')}"
+          + (f" ({note})" if note else f" and {args.out / (name + '.png')}")
+          + f" in {res['seconds']}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+/*
+ * bk_simd.h -- run-time selected SIMD paths (AVX2) for the blocked Bloom
+ * filter's queries.  See bk_simd.c for the method; the scalar code in
+ * bk_bloom.h is the reference and sets/tests IDENTICAL bits.
+ */
+#ifndef BK_SIMD_H
+#define BK_SIMD_H
+
+#include "bk_common.h"
+
+/* 1 while the AVX2 paths are in use: set by bk_simd_init() from the CPU,
+ * and by bk_simd_set() (tests force the scalar paths through it).  Read
+ * on every blocked query: a predictable branch on an L1-resident int. */
+extern int bk_simd_avx2;
+
+/* Detect the CPU (and whether this build has the AVX2 code at all). */
+void bk_simd_init(void);
+/* Enable (if supported) or disable; returns the new state. */
+int bk_simd_set(int on);
+/* 1 when this CPU and build could run the AVX2 paths. */
+int bk_simd_supported(void);
+
+/* The k (1..24) bits of the 512-bit block blk selected by the low 32 bits
+ * g of a key hash: 1 if all are set (== bk_bloom_blocked_contains). */
+int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint32_t k);
+
+/* Batch query, prefetching ahead: out[i] = contains(hs[i]). */
+void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks, uint32_t k,
+                                        const uint64_t *hs, size_t n, uint8_t *out);
+
+#endif /* BK_SIMD_H */

@@ -1,0 +1,202 @@
+"""Every code path sets and tests identical bits for identical keys.
+
+The fast paths (inline key hashes, the branch-free and AVX2 blocked probes, the batch
+loops over lists, iterators and numpy buffers, atomic and plain writes) must agree bit
+for bit with each other and with the reference hash (the xxhash package), because the
+bits are the file format.  ``BloomBase._simd(False)`` forces the scalar reference paths.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import xxhash
+
+from bloomkit import BlockedBloomFilter, BloomFilter, _core
+
+CLASSES = [BloomFilter, BlockedBloomFilter]
+INT_DOMAIN = 0x696E74656765722E
+SIMD_SUPPORTED = _core.BloomBase._simd()
+
+
+@pytest.fixture(autouse=True)
+def _restore_simd() -> Iterator[None]:
+    before = _core.BloomBase._simd()
+    yield
+    _core.BloomBase._simd(before)
+
+
+def _int_key_bytes(v: int) -> bytes:
+    if -(2**63) <= v < 2**63:
+        return v.to_bytes(8, "little", signed=True)
+    n = max(9, (v.bit_length() + 1 + 7) // 8)
+    return v.to_bytes(n, "little", signed=True)
+
+
+def _payload(f: BloomFilter) -> bytes:
+    return f.to_bytes()[128:]
+
+
+def _bits_set(f: BloomFilter) -> set[int]:
+    data = np.frombuffer(_payload(f), dtype=np.uint8)
+    return set(np.flatnonzero(np.unpackbits(data, bitorder="little")).tolist())
+
+
+EDGE_INTS = [0, 1, -1, 2, 2**15, 2**30 - 1, 2**30, -(2**30), 2**31, 2**32 + 5, 2**60 - 1,
+             2**60, -(2**60), 2**62, 2**63 - 1, -(2**63), 2**63, 2**64 - 1, 2**64, -(2**63) - 1,
+             2**100, -(2**100), True, False]
+
+
+class KeyHashTests:
+    @pytest.mark.parametrize("seed", [0, 1, 0xDEADBEEF, 2**64 - 1])
+    def test_bytes_and_str_match_xxh3_for_every_length(self, seed: int,
+                                                       rng: random.Random) -> None:
+        f = BlockedBloomFilter(100, 0.01, seed=seed)
+        for n in range(0, 301):
+            data = bytes(rng.randrange(256) for _ in range(n))
+            want = xxhash.xxh3_64_intdigest(data, seed=seed)
+            assert f._key_hash(data) == want, n
+            text = "".join(chr(rng.randrange(32, 127)) for _ in range(n))
+            assert f._key_hash(text) == xxhash.xxh3_64_intdigest(text.encode(), seed=seed), n
+
+    @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
+    def test_ints_match_xxh3_in_their_domain(self, seed: int, rng: random.Random) -> None:
+        f = BloomFilter(100, 0.01, seed=seed)
+        values = EDGE_INTS + [rng.randrange(-(2**64), 2**64) for _ in range(2000)]
+        for v in values:
+            want = xxhash.xxh3_64_intdigest(_int_key_bytes(int(v)), seed=seed ^ INT_DOMAIN)
+            assert f._key_hash(v) == want, v
+
+    def test_numpy_arrays_hash_like_python_ints(self, rng: random.Random) -> None:
+        vals = [rng.randrange(-(2**63), 2**63) for _ in range(3000)] + [0, -1, 2**63 - 1]
+        for cls in CLASSES:
+            a, b = cls(5000, 0.01, seed=3), cls(5000, 0.01, seed=3)
+            a.add_many(np.array(vals, dtype=np.int64))
+            b.add_many(vals)
+            assert a == b
+            u = [v % 2**64 for v in vals]
+            c, d = cls(5000, 0.01, seed=3), cls(5000, 0.01, seed=3)
+            c.add_many(np.array(u, dtype=np.uint64))
+            d.add_many(u)
+            assert c == d
+
+
+def _keys(rng: random.Random, n: int) -> list[object]:
+    out: list[object] = []
+    for i in range(n):
+        r = i % 5
+        if r == 0:
+            out.append(rng.randrange(-(2**62), 2**62))
+        elif r == 1:
+            out.append(f"k{rng.randrange(10**12)}-{'x' * rng.randrange(40)}")
+        elif r == 2:
+            out.append(rng.randbytes(rng.randrange(0, 30)))
+        elif r == 3:
+            out.append(rng.randrange(2**64, 2**70))
+        else:
+            out.append("ключ-" + str(i))
+    return out
+
+
+class WritePathTests:
+    @pytest.mark.parametrize("cls", CLASSES)
+    @pytest.mark.parametrize("k_rate", [0.5, 0.01, 1e-6])
+    def test_every_add_path_sets_identical_bits(self, cls: type[BloomFilter], k_rate: float,
+                                                rng: random.Random) -> None:
+        keys = _keys(rng, 4000)
+        ints = np.array([rng.randrange(-(2**63), 2**63) for _ in range(4000)], dtype=np.int64)
+        built = []
+        for simd in (False, True):
+            _core.BloomBase._simd(simd)
+            per_item = cls(3000, k_rate, seed=11)
+            for k in keys:
+                per_item.add(k)
+            for v in ints.tolist():
+                per_item.add(v)
+            batch = cls(3000, k_rate, seed=11)
+            batch.add_many(keys)
+            batch.add_many(ints)
+            gen = cls(3000, k_rate, seed=11)
+            gen.add_many(k for k in keys)
+            gen.add_many(iter(ints.tolist()))
+            # a shared (atomic) in-place filter over a writable buffer
+            shared_buf = bytearray(cls(3000, k_rate, seed=11).to_bytes())
+            shared = cls._from_buffer(shared_buf, writable=True, shared=True)
+            shared.add_many(keys)
+            for v in ints.tolist():
+                shared.add(v)
+            built += [per_item, batch, gen]
+            built.append(cls.from_bytes(shared.to_bytes()))
+        payloads = {_payload(f) for f in built}
+        assert len(payloads) == 1
+        # ... and they are exactly the bits the layout defines (_bit_positions).
+        want: set[int] = set()
+        for k in [*keys, *ints.tolist()]:
+            want.update(built[0]._bit_positions(k))
+        assert _bits_set(built[0]) == want
+
+
+class QueryPathTests:
+    @pytest.mark.parametrize("cls", CLASSES)
+    @pytest.mark.parametrize("rate", [0.3, 0.01, 1e-5])
+    def test_every_query_path_gives_identical_answers(self, cls: type[BloomFilter],
+                                                      rate: float,
+                                                      rng: random.Random) -> None:
+        members = _keys(rng, 3000)
+        f = cls(3000, rate, seed=5)
+        f.add_many(members)
+        probes = members + _keys(rng, 6000)
+        arr = np.array([rng.randrange(-(2**63), 2**63) for _ in range(5000)], dtype=np.int64)
+        f.add_many(arr[:1000])
+        answers = []
+        for simd in (False, True):
+            _core.BloomBase._simd(simd)
+            answers.append([p in f for p in probes])
+            answers.append(list(f.contains_many(probes)))
+            answers.append([bool(v in f) for v in arr.tolist()])
+            answers.append(f.contains_many(arr).tolist())
+        key_answers = [answers[i] for i in (0, 1, 4, 5)]
+        int_answers = [answers[i] for i in (2, 3, 6, 7)]
+        ref_keys = key_answers[0]
+        assert all(a == ref_keys for a in key_answers), "key paths differ"
+        assert all(a == int_answers[0] for a in int_answers), "int paths differ"
+        assert all(ref_keys[: len(members)])
+        assert all(int_answers[0][:1000])
+        # the reference: a key is present iff all of its bits are set
+        bits = _bits_set(f)
+        assert ref_keys == [set(f._bit_positions(p)) <= bits for p in probes]
+
+    def test_simd_switch(self) -> None:
+        assert _core.BloomBase._simd(False) is False
+        assert _core.BloomBase._simd(True) is SIMD_SUPPORTED
+        assert _core.BloomBase._simd() is SIMD_SUPPORTED
+        with pytest.raises(TypeError):
+            _core.BloomBase._simd(True, False)  # type: ignore[call-arg]
+
+
+# ---- R3 on every path --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("p", [0.01, 0.001])
+@pytest.mark.parametrize("simd", [False, True])
+def test_false_positive_bound_on_every_path(cls: type[BloomFilter], p: float,
+                                            simd: bool) -> None:
+    _core.BloomBase._simd(simd)
+    n = 100_000
+    gen = np.random.default_rng(int(1 / p) + simd)
+    keys = gen.integers(0, 2**62, n, dtype=np.int64)
+    f = cls(n, p, seed=1)
+    f.add_many(keys)
+    probes = gen.integers(2**62, 2**63 - 1, int(max(400_000, 200 / p)), dtype=np.int64)
+    bound = 1.05 * p + 5 * math.sqrt(p / len(probes))
+    batch = int(f.contains_many(probes).sum())
+    assert batch / len(probes) <= bound, (batch / len(probes), bound)
+    sample = probes[:200_000].tolist()
+    per_item = sum(1 for x in sample if x in f)
+    assert per_item == int(f.contains_many(probes[:200_000]).sum())
+    assert f.contains_many(keys).all()
