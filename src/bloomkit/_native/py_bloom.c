@@ -63,31 +63,6 @@ static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static int bkbloom_check_seed(PyObject *obj, uint64_t *seed)
-{
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
-static int bkbloom_check_key(PyObject *key)
-{
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return -1;
-    }
-    return 0;
-}
-
 static BKBloom *bkbloom_alloc(PyTypeObject *type)
 {
     BKBloom *self = (BKBloom *)type->tp_alloc(type, 0);
@@ -120,9 +95,9 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OOO:BloomBase", kwlist, &layout,
                                      &num_bits, &k, &capacity, &p, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkbloom_check_seed(seed_obj, &seed) < 0)
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
         return NULL;
-    if (bkbloom_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (layout != 0 && layout != 1) {
         PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic) or 1 (blocked)");
@@ -152,28 +127,6 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         self->st.keyfunc = key;
     }
     return (PyObject *)self;
-}
-
-static void bkbloom_dealloc(BKBloom *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bkbloom_traverse(BKBloom *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bkbloom_clear_refs(BKBloom *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
 }
 
 /* ---- Begin logic for per-key operations ------------------------------- */
@@ -501,11 +454,6 @@ static PyObject *bkbloom_clear(BKBloom *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkbloom_to_bytes(BKBloom *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static unsigned bkbloom_kind_mask(PyTypeObject *type)
 {
     PyObject *k = PyObject_GetAttrString((PyObject *)type, "_bk_kind");
@@ -530,7 +478,7 @@ static PyObject *bkbloom_load_common(PyTypeObject *type, PyObject *data, PyObjec
     BKBloom *self;
     bk_header h;
     unsigned mask = bkbloom_kind_mask(type);
-    if (bkbloom_check_key(key) < 0)
+    if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     self = bkbloom_alloc(type);
     if (self == NULL)
@@ -601,7 +549,7 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OO:_header", kwlist, &layout,
                                      &num_bits, &k, &capacity, &p, &seed_obj, &secret))
         return NULL;
-    if (seed_obj != NULL && bkbloom_check_seed(seed_obj, &seed) < 0)
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
         return NULL;
     if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
@@ -646,26 +594,6 @@ static PyObject *bkbloom_reduce(BKBloom *self, PyObject *Py_UNUSED(ignored))
 }
 
 /* Seal the state in place: checksum current (mmap flush). */
-static PyObject *bkbloom_seal(BKBloom *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkbloom_set_dirty(BKBloom *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
-}
-
 /* Release a borrowed buffer (mmap close); the object becomes unusable. */
 static PyObject *bkbloom_detach(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
@@ -796,20 +724,10 @@ static PyObject *bkbloom_get_error_rate(BKBloom *self, void *c)
     (void)c;
     return PyFloat_FromDouble(bkbloom_param_f64(self, BK_BLOOM_P_ERROR_RATE));
 }
-static PyObject *bkbloom_get_seed(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.hasher.seed);
-}
 static PyObject *bkbloom_get_nbytes(BKBloom *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->bloom.num_words * 8);
-}
-static PyObject *bkbloom_get_state_nbytes(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.len);
 }
 static PyObject *bkbloom_get_bits_set(BKBloom *self, void *c)
 {
@@ -822,57 +740,28 @@ static PyObject *bkbloom_get_fill_ratio(BKBloom *self, void *c)
     return PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
                               (double)self->bloom.num_bits);
 }
-static PyObject *bkbloom_get_keyed(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.hasher.keyed);
-}
 static PyObject *bkbloom_get_layout(BKBloom *self, void *c)
 {
     (void)c;
     return PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic");
 }
-static PyObject *bkbloom_get_key(BKBloom *self, void *c)
-{
-    (void)c;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
-static PyObject *bkbloom_get_writable(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.writable);
-}
-static PyObject *bkbloom_get_mapped(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.view.obj != NULL);
-}
-static PyObject *bkbloom_get_dirty(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0);
-}
-
 static PyGetSetDef bkbloom_getset[] = {
     {"num_bits", (getter)bkbloom_get_num_bits, NULL, "m, the number of bits.", NULL},
     {"num_hashes", (getter)bkbloom_get_num_hashes, NULL, "k, probes per key.", NULL},
     {"num_blocks", (getter)bkbloom_get_num_blocks, NULL, "512-bit blocks (blocked layout; 0 for classic).", NULL},
     {"capacity", (getter)bkbloom_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkbloom_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkbloom_get_seed, NULL, "The hash seed.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkbloom_get_nbytes, NULL, "Bytes of the bit array (payload).", NULL},
-    {"state_nbytes", (getter)bkbloom_get_state_nbytes, NULL, "Bytes of the whole state (header + payload), the serialized size.", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload), the serialized size.", NULL},
     {"bits_set", (getter)bkbloom_get_bits_set, NULL, "Number of bits set (popcount).", NULL},
     {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},
-    {"keyed", (getter)bkbloom_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
     {"layout", (getter)bkbloom_get_layout, NULL, "'classic' or 'blocked'.", NULL},
-    {"key", (getter)bkbloom_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkbloom_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkbloom_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkbloom_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -895,7 +784,7 @@ static PyMethodDef bkbloom_methods[] = {
     {"copy", (PyCFunction)bkbloom_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
     {"__copy__", (PyCFunction)bkbloom_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkbloom_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkbloom_to_bytes, METH_NOARGS,
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
     {"from_bytes", (PyCFunction)(void (*)(void))bkbloom_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
@@ -910,8 +799,8 @@ static PyMethodDef bkbloom_methods[] = {
     {"estimate_error_rate", (PyCFunction)bkbloom_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate estimated from the fill: "
      "fill_ratio ** num_hashes."},
-    {"_seal", (PyCFunction)bkbloom_seal, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkbloom_set_dirty, METH_O, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkbloom_detach, METH_NOARGS, NULL},
     {"_bit_positions", (PyCFunction)bkbloom_bit_positions, METH_O,
      "_bit_positions($self, key, /)\n--\n\nThe payload bit indices a key probes (bit i is bit "
@@ -943,15 +832,15 @@ static PyTypeObject BKBloom_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BloomBase",
     .tp_basicsize = sizeof(BKBloom),
-    .tp_dealloc = (destructor)bkbloom_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_number = &bkbloom_as_number,
     .tp_as_sequence = &bkbloom_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, "
               "secret=None, key=None)\n--\n\nC core of BloomFilter and BlockedBloomFilter.",
-    .tp_traverse = (traverseproc)bkbloom_traverse,
-    .tp_clear = (inquiry)bkbloom_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bkbloom_richcompare,
     .tp_weaklistoffset = offsetof(BKBloom, weakreflist),
     .tp_methods = bkbloom_methods,

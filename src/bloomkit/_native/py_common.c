@@ -654,3 +654,133 @@ int bkpy_state_check_writable(const bkpy_state *st)
 }
 
 /* ---- End logic for state buffers -------------------------------------- */
+
+/* ---- Begin logic for the common object contract ----------------------- */
+
+#define BKPY_ST(o) (&((bkpy_obj *)(o))->st)
+
+int bkpy_parse_seed(PyObject *obj, uint64_t *seed)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLong(obj);
+    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        return -1;
+    }
+    return 0;
+}
+
+int bkpy_check_keyfunc(PyObject *key)
+{
+    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
+        return -1;
+    }
+    return 0;
+}
+
+void bkpy_obj_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (type->tp_weaklistoffset != 0 &&
+        *(PyObject **)((char *)self + type->tp_weaklistoffset) != NULL)
+        PyObject_ClearWeakRefs(self);
+    bkpy_state_release(BKPY_ST(self));
+    type->tp_free(self);
+}
+
+int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(BKPY_ST(self)->keyfunc);
+    Py_VISIT(BKPY_ST(self)->view.obj);
+    return 0;
+}
+
+int bkpy_obj_clear(PyObject *self)
+{
+    Py_CLEAR(BKPY_ST(self)->keyfunc);
+    return 0;
+}
+
+PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return bkpy_state_to_bytes(BKPY_ST(self));
+}
+
+PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused)
+{
+    bkpy_state *st = BKPY_ST(self);
+    (void)unused;
+    if (bkpy_state_check_writable(st) < 0)
+        return NULL;
+    bk_format_seal(st->buf, st->len);
+    Py_RETURN_NONE;
+}
+
+PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg)
+{
+    bkpy_state *st = BKPY_ST(self);
+    int on = PyObject_IsTrue(arg);
+    uint16_t flags;
+    if (on < 0 || bkpy_state_check_writable(st) < 0)
+        return NULL;
+    flags = bk_load_u16le(st->buf + BK_OFF_FLAGS);
+    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
+    bk_store_u16le(st->buf + BK_OFF_FLAGS, flags);
+    Py_RETURN_NONE;
+}
+
+PyObject *bkpy_obj_get_seed(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(BKPY_ST(self)->hasher.seed);
+}
+
+PyObject *bkpy_obj_get_keyed(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(BKPY_ST(self)->hasher.keyed);
+}
+
+PyObject *bkpy_obj_get_key(PyObject *self, void *closure)
+{
+    PyObject *k = BKPY_ST(self)->keyfunc;
+    (void)closure;
+    if (k == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(k);
+    return k;
+}
+
+PyObject *bkpy_obj_get_writable(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(BKPY_ST(self)->writable);
+}
+
+PyObject *bkpy_obj_get_mapped(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(BKPY_ST(self)->view.obj != NULL);
+}
+
+PyObject *bkpy_obj_get_dirty(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong((bk_load_u16le(BKPY_ST(self)->buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0);
+}
+
+PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(BKPY_ST(self)->len);
+}
+
+/* ---- End logic for the common object contract ------------------------- */

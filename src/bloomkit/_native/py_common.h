@@ -194,4 +194,41 @@ int bkpy_state_check_writable(const bkpy_state *st);
 
 /* ---- End logic for state buffers -------------------------------------- */
 
+/* ---- Begin logic for the common object contract ----------------------- */
+
+/* Every bloomkit object begins with this prefix: PyObject_HEAD, then its
+ * state buffer.  The helpers below implement the parts of the contract
+ * that only need the state (every type points its slots and its method and
+ * getter tables at them), so that each py_<structure>.c holds only what is
+ * particular to its structure. */
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+} bkpy_obj;
+
+/* Constructor arguments: seed an int in [0, 2**64); key None or callable. */
+int bkpy_parse_seed(PyObject *obj, uint64_t *seed);
+int bkpy_check_keyfunc(PyObject *key);
+
+/* Slots: dealloc (weak references through tp_weaklistoffset), GC. */
+void bkpy_obj_dealloc(PyObject *self);
+int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg);
+int bkpy_obj_clear(PyObject *self);
+
+/* Methods: to_bytes(), _seal(), _set_dirty(on). */
+PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg);
+
+/* Getters: seed, keyed, key, writable, mapped, dirty, state_nbytes. */
+PyObject *bkpy_obj_get_seed(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_keyed(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_key(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_writable(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_mapped(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_dirty(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure);
+
+/* ---- End logic for the common object contract ------------------------- */
+
 #endif /* BK_PY_COMMON_H */

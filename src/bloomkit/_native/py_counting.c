@@ -59,31 +59,6 @@ static void bkc_bump(BKCounting *self, size_t off, int64_t n)
     bk_store_u64le(p, v);
 }
 
-static int bkc_check_seed(PyObject *obj, uint64_t *seed)
-{
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
-static int bkc_check_key(PyObject *key)
-{
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return -1;
-    }
-    return 0;
-}
-
 static BKCounting *bkc_alloc(PyTypeObject *type)
 {
     BKCounting *self = (BKCounting *)type->tp_alloc(type, 0);
@@ -114,9 +89,9 @@ static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CountingBase", kwlist, &m, &k,
                                      &bits, &capacity, &p, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkc_check_seed(seed_obj, &seed) < 0)
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
         return NULL;
-    if (bkc_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (bk_counting_shape(m, k, bits, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
@@ -143,28 +118,6 @@ static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         self->st.keyfunc = key;
     }
     return (PyObject *)self;
-}
-
-static void bkc_dealloc(BKCounting *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bkc_traverse(BKCounting *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bkc_clear_refs(BKCounting *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
 }
 
 /* ---- Begin logic for per-key operations ------------------------------- */
@@ -524,17 +477,12 @@ static PyObject *bkc_clear(BKCounting *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkc_to_bytes(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static PyObject *bkc_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                  PyObject *key, int copy, int writable, int checks, int shared)
 {
     BKCounting *self;
     bk_header h;
-    if (bkc_check_key(key) < 0)
+    if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     self = bkc_alloc(type);
     if (self == NULL)
@@ -599,26 +547,6 @@ static PyObject *bkc_reduce(BKCounting *self, PyObject *Py_UNUSED(ignored))
     }
     return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
                          self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
-static PyObject *bkc_seal(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkc_set_dirty(BKCounting *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
 }
 
 static PyObject *bkc_detach(BKCounting *self, PyObject *Py_UNUSED(ignored))
@@ -756,26 +684,10 @@ BKC_GETTER(bkc_get_counter_max, PyLong_FromUnsignedLong(self->c.max))
 BKC_GETTER(bkc_get_capacity, PyLong_FromUnsignedLongLong(bkc_u64(self, BK_COUNTING_P_CAPACITY)))
 BKC_GETTER(bkc_get_error_rate,
            PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
-BKC_GETTER(bkc_get_seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
 BKC_GETTER(bkc_get_nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
-BKC_GETTER(bkc_get_state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
 BKC_GETTER(bkc_get_counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
 BKC_GETTER(bkc_get_fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
                                                   (double)self->c.m))
-BKC_GETTER(bkc_get_keyed, PyBool_FromLong(self->st.hasher.keyed))
-BKC_GETTER(bkc_get_writable, PyBool_FromLong(self->st.writable))
-BKC_GETTER(bkc_get_mapped, PyBool_FromLong(self->st.view.obj != NULL))
-BKC_GETTER(bkc_get_dirty,
-           PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
-
-static PyObject *bkc_get_key(BKCounting *self, void *closure)
-{
-    (void)closure;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
 
 static PyGetSetDef bkc_getset[] = {
     {"num_counters", (getter)bkc_get_num_counters, NULL, "m, the number of counters.", NULL},
@@ -785,16 +697,16 @@ static PyGetSetDef bkc_getset[] = {
     {"counter_max", (getter)bkc_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
     {"capacity", (getter)bkc_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkc_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkc_get_seed, NULL, "The hash seed.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkc_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
-    {"state_nbytes", (getter)bkc_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"counters_set", (getter)bkc_get_counters_set, NULL, "Number of nonzero counters.", NULL},
     {"fill_ratio", (getter)bkc_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},
-    {"keyed", (getter)bkc_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkc_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkc_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkc_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkc_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -823,7 +735,7 @@ static PyMethodDef bkc_methods[] = {
     {"copy", (PyCFunction)bkc_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
     {"__copy__", (PyCFunction)bkc_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkc_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkc_to_bytes, METH_NOARGS,
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
     {"from_bytes", (PyCFunction)(void (*)(void))bkc_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
@@ -835,8 +747,8 @@ static PyMethodDef bkc_methods[] = {
      "the nonzero counters."},
     {"estimate_error_rate", (PyCFunction)bkc_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nfill_ratio ** num_hashes."},
-    {"_seal", (PyCFunction)bkc_seal, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkc_set_dirty, METH_O, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkc_detach, METH_NOARGS, NULL},
     {"_counter_positions", (PyCFunction)bkc_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nThe counter indices a key probes, in probe order "
@@ -861,15 +773,15 @@ static PyTypeObject BKCounting_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountingBase",
     .tp_basicsize = sizeof(BKCounting),
-    .tp_dealloc = (destructor)bkc_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_number = &bkc_as_number,
     .tp_as_sequence = &bkc_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CountingBloomFilter.",
-    .tp_traverse = (traverseproc)bkc_traverse,
-    .tp_clear = (inquiry)bkc_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bkc_richcompare,
     .tp_weaklistoffset = offsetof(BKCounting, weakreflist),
     .tp_methods = bkc_methods,

@@ -30,31 +30,6 @@ static const char bkcuckoo_full_msg[] =
     "cuckoo filter is full (500 relocations and the 8-entry stash could not place the key, "
     "or the key already has 2*bucket_size copies); the filter is unchanged";
 
-static int bkcuckoo_check_seed(PyObject *obj, uint64_t *seed)
-{
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
-static int bkcuckoo_check_key(PyObject *key)
-{
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return -1;
-    }
-    return 0;
-}
-
 /* Payload bytes (the table and its guard), wherever header_len puts it. */
 #define BKCUCKOO_PAYLOAD_LEN(self) ((self)->st.len - (uint64_t)((self)->ck.table - (self)->st.buf))
 
@@ -88,9 +63,9 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CuckooBase", kwlist, &nb, &b,
                                      &f, &capacity, &p, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkcuckoo_check_seed(seed_obj, &seed) < 0)
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
         return NULL;
-    if (bkcuckoo_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (bk_cuckoo_shape(nb, b, f, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
@@ -117,28 +92,6 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         self->st.keyfunc = key;
     }
     return (PyObject *)self;
-}
-
-static void bkcuckoo_dealloc(BKCuckoo *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bkcuckoo_traverse(BKCuckoo *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bkcuckoo_clear_refs(BKCuckoo *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
 }
 
 /* ---- Begin logic for per-key operations ------------------------------- */
@@ -454,18 +407,13 @@ static PyObject *bkcuckoo_clear(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkcuckoo_to_bytes(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static PyObject *bkcuckoo_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                       PyObject *key, int copy, int writable, int checks,
                                       int shared)
 {
     BKCuckoo *self;
     bk_header h;
-    if (bkcuckoo_check_key(key) < 0)
+    if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     self = bkcuckoo_alloc(type);
     if (self == NULL)
@@ -533,26 +481,6 @@ static PyObject *bkcuckoo_reduce(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     }
     return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
                          self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
-static PyObject *bkcuckoo_seal(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkcuckoo_set_dirty(BKCuckoo *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
 }
 
 /* Release a borrowed buffer (mmap close); the object becomes an empty
@@ -647,25 +575,9 @@ BKCUCKOO_GETTER(capacity, PyLong_FromUnsignedLongLong(
                               bk_load_u64le(self->ck.params + BK_CUCKOO_P_CAPACITY)))
 BKCUCKOO_GETTER(error_rate, PyFloat_FromDouble(
                                 bk_load_f64le(self->ck.params + BK_CUCKOO_P_ERROR_RATE)))
-BKCUCKOO_GETTER(seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
 BKCUCKOO_GETTER(nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
-BKCUCKOO_GETTER(state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
 BKCUCKOO_GETTER(load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
                                                 bkcuckoo_slots(self)))
-BKCUCKOO_GETTER(keyed, PyBool_FromLong(self->st.hasher.keyed))
-BKCUCKOO_GETTER(writable, PyBool_FromLong(self->st.writable))
-BKCUCKOO_GETTER(mapped, PyBool_FromLong(self->st.view.obj != NULL))
-BKCUCKOO_GETTER(dirty, PyBool_FromLong(
-                           (bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
-
-static PyObject *bkcuckoo_get_key(BKCuckoo *self, void *c)
-{
-    (void)c;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
 
 static PyGetSetDef bkcuckoo_getset[] = {
     {"num_buckets", (getter)bkcuckoo_get_num_buckets, NULL, "Buckets in the table.", NULL},
@@ -675,15 +587,15 @@ static PyGetSetDef bkcuckoo_getset[] = {
     {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
     {"capacity", (getter)bkcuckoo_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkcuckoo_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkcuckoo_get_seed, NULL, "The hash seed.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkcuckoo_get_nbytes, NULL, "Bytes of the table (payload).", NULL},
-    {"state_nbytes", (getter)bkcuckoo_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
-    {"keyed", (getter)bkcuckoo_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkcuckoo_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkcuckoo_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkcuckoo_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkcuckoo_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -713,7 +625,7 @@ static PyMethodDef bkcuckoo_methods[] = {
     {"copy", (PyCFunction)bkcuckoo_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
     {"__copy__", (PyCFunction)bkcuckoo_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkcuckoo_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkcuckoo_to_bytes, METH_NOARGS,
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
     {"from_bytes", (PyCFunction)(void (*)(void))bkcuckoo_from_bytes,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
@@ -727,8 +639,8 @@ static PyMethodDef bkcuckoo_methods[] = {
     {"estimate_error_rate", (PyCFunction)bkcuckoo_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nFalse-positive rate at the current load: "
      "1 - (1 - 1/(2^f - 1))^(2 b load)."},
-    {"_seal", (PyCFunction)bkcuckoo_seal, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkcuckoo_set_dirty, METH_O, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkcuckoo_detach, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},
     {"_locate", (PyCFunction)bkcuckoo_locate, METH_O,
@@ -751,15 +663,15 @@ static PyTypeObject BKCuckoo_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CuckooBase",
     .tp_basicsize = sizeof(BKCuckoo),
-    .tp_dealloc = (destructor)bkcuckoo_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_number = &bkcuckoo_as_number,
     .tp_as_sequence = &bkcuckoo_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CuckooFilter.",
-    .tp_traverse = (traverseproc)bkcuckoo_traverse,
-    .tp_clear = (inquiry)bkcuckoo_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bkcuckoo_richcompare,
     .tp_weaklistoffset = offsetof(BKCuckoo, weakreflist),
     .tp_methods = bkcuckoo_methods,

@@ -48,31 +48,6 @@ static uint64_t bkqf_param_u64(const BKQuotient *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static int bkqf_check_seed(PyObject *obj, uint64_t *seed)
-{
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
-static int bkqf_check_key(PyObject *key)
-{
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return -1;
-    }
-    return 0;
-}
-
 static int bkqf_check_params(unsigned long long capacity, double p, double max_load)
 {
     if (capacity == 0 || capacity > (1ULL << 48)) {
@@ -148,9 +123,9 @@ static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKdd|$OOO:QuotientBase", kwlist, &q, &r,
                                      &capacity, &p, &max_load, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkqf_check_seed(seed_obj, &seed) < 0)
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
         return NULL;
-    if (bkqf_check_key(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (bkqf_check_params(capacity, p, max_load) < 0)
         return NULL;
@@ -163,28 +138,6 @@ static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         self->st.keyfunc = key;
     }
     return (PyObject *)self;
-}
-
-static void bkqf_dealloc(BKQuotient *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bkqf_traverse(BKQuotient *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bkqf_clear_refs(BKQuotient *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
 }
 
 static int bkqf_raise(bk_rc rc)
@@ -635,17 +588,12 @@ static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkqf_to_bytes(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static PyObject *bkqf_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                   PyObject *key, int copy, int writable, int checks, int shared)
 {
     BKQuotient *self;
     bk_header h;
-    if (bkqf_check_key(key) < 0)
+    if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     self = bkqf_alloc(type);
     if (self == NULL)
@@ -717,26 +665,6 @@ static PyObject *bkqf_reduce(BKQuotient *self, PyObject *Py_UNUSED(ignored))
                          self->st.keyfunc ? self->st.keyfunc : Py_None);
 }
 
-static PyObject *bkqf_seal(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkqf_set_dirty(BKQuotient *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
-}
-
 /* Release a borrowed buffer (mmap close); the object becomes an empty,
  * read-only filter so nothing dangles. */
 static PyObject *bkqf_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
@@ -784,25 +712,9 @@ BKQF_GETTER(bkqf_get_capacity,
             PyLong_FromUnsignedLongLong(bkqf_param_u64(self, BK_QF_P_CAPACITY)))
 BKQF_GETTER(bkqf_get_error_rate, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_ERROR_RATE)))
 BKQF_GETTER(bkqf_get_max_load, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_MAX_LOAD)))
-BKQF_GETTER(bkqf_get_seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
 BKQF_GETTER(bkqf_get_nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
-BKQF_GETTER(bkqf_get_state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
 BKQF_GETTER(bkqf_get_load_factor,
             PyFloat_FromDouble((double)bk_qf_count(&self->qf) / (double)self->qf.nslots))
-BKQF_GETTER(bkqf_get_keyed, PyBool_FromLong(self->st.hasher.keyed))
-BKQF_GETTER(bkqf_get_writable, PyBool_FromLong(self->st.writable))
-BKQF_GETTER(bkqf_get_mapped, PyBool_FromLong(self->st.view.obj != NULL))
-BKQF_GETTER(bkqf_get_dirty,
-            PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
-
-static PyObject *bkqf_get_key(BKQuotient *self, void *c)
-{
-    (void)c;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
 
 static PyObject *bkqf_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
@@ -820,15 +732,15 @@ static PyGetSetDef bkqf_getset[] = {
     {"capacity", (getter)bkqf_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkqf_get_error_rate, NULL, "The design false-positive rate p.", NULL},
     {"max_load", (getter)bkqf_get_max_load, NULL, "The load factor the table was sized for.", NULL},
-    {"seed", (getter)bkqf_get_seed, NULL, "The hash seed.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkqf_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
-    {"state_nbytes", (getter)bkqf_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"load_factor", (getter)bkqf_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
-    {"keyed", (getter)bkqf_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkqf_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkqf_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkqf_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkqf_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -860,15 +772,15 @@ static PyMethodDef bkqf_methods[] = {
     {"copy", (PyCFunction)bkqf_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
     {"__copy__", (PyCFunction)bkqf_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkqf_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove everything."},
-    {"to_bytes", (PyCFunction)bkqf_to_bytes, METH_NOARGS,
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
     {"from_bytes", (PyCFunction)(void (*)(void))bkqf_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
      "to_bytes() output; corrupt input raises FormatError."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bkqf_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
     {"__reduce__", (PyCFunction)bkqf_reduce, METH_NOARGS, NULL},
-    {"_seal", (PyCFunction)bkqf_seal, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkqf_set_dirty, METH_O, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},
     {"_fingerprint", (PyCFunction)bkqf_fingerprint, METH_O,
      "_fingerprint($self, key, /)\n--\n\nThe key's (q + r)-bit fingerprint."},
@@ -886,14 +798,14 @@ static PyTypeObject BKQuotient_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientBase",
     .tp_basicsize = sizeof(BKQuotient),
-    .tp_dealloc = (destructor)bkqf_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_sequence = &bkqf_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
               "key=None)\n--\n\nC core of QuotientFilter.",
-    .tp_traverse = (traverseproc)bkqf_traverse,
-    .tp_clear = (inquiry)bkqf_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bkqf_richcompare,
     .tp_weaklistoffset = offsetof(BKQuotient, weakreflist),
     .tp_iter = (getiterfunc)bkqf_iter,

@@ -317,28 +317,6 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-static void bks_dealloc(BKScalable *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bks_traverse(BKScalable *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bks_clear_refs(BKScalable *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
-}
-
 /* ---- Begin logic for per-key operations ------------------------------- */
 
 static inline int bks_contains_h(const BKScalable *self, uint64_t h)
@@ -652,11 +630,6 @@ static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bks_to_bytes(BKScalable *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                  PyObject *key, int copy, int checks)
 {
@@ -735,26 +708,6 @@ static PyObject *bks_reduce(BKScalable *self, PyObject *Py_UNUSED(ignored))
     }
     return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
                          self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
-static PyObject *bks_seal(BKScalable *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bks_set_dirty(BKScalable *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
 }
 
 /* Release a borrowed buffer: keep an owned copy of the chain, read-only. */
@@ -850,15 +803,8 @@ BKS_GETTER(bks_get_initial_capacity, PyLong_FromUnsignedLongLong(bks_n0(self)))
 BKS_GETTER(bks_get_growth, PyLong_FromUnsignedLong(bks_growth(self)))
 BKS_GETTER(bks_get_layout, PyUnicode_FromString(bks_layout(self) ? "blocked" : "classic"))
 BKS_GETTER(bks_get_num_links, PyLong_FromUnsignedLong(self->n))
-BKS_GETTER(bks_get_seed, PyLong_FromUnsignedLongLong(self->st.hasher.seed))
 BKS_GETTER(bks_get_nbytes, PyLong_FromUnsignedLongLong(
                                self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
-BKS_GETTER(bks_get_state_nbytes, PyLong_FromUnsignedLongLong(self->st.len))
-BKS_GETTER(bks_get_keyed, PyBool_FromLong(self->st.hasher.keyed))
-BKS_GETTER(bks_get_writable, PyBool_FromLong(self->st.writable))
-BKS_GETTER(bks_get_mapped, PyBool_FromLong(self->st.view.obj != NULL))
-BKS_GETTER(bks_get_dirty,
-           PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0))
 
 static PyObject *bks_get_capacity(BKScalable *self, void *closure)
 {
@@ -878,15 +824,6 @@ static PyObject *bks_get_num_bits(BKScalable *self, void *closure)
     return PyLong_FromUnsignedLongLong(c);
 }
 
-static PyObject *bks_get_key(BKScalable *self, void *closure)
-{
-    (void)closure;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
-
 static PyGetSetDef bks_getset[] = {
     {"error_rate", (getter)bks_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
     {"tightening", (getter)bks_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
@@ -896,14 +833,14 @@ static PyGetSetDef bks_getset[] = {
     {"num_links", (getter)bks_get_num_links, NULL, "Length of the chain.", NULL},
     {"capacity", (getter)bks_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
     {"num_bits", (getter)bks_get_num_bits, NULL, "Sum of the links' bits.", NULL},
-    {"seed", (getter)bks_get_seed, NULL, "The hash seed.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bks_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
-    {"state_nbytes", (getter)bks_get_state_nbytes, NULL, "Bytes of the whole state.", NULL},
-    {"keyed", (getter)bks_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bks_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bks_get_writable, NULL, "False for read-only (mapped) chains.", NULL},
-    {"mapped", (getter)bks_get_mapped, NULL, "True when the state lives in a borrowed buffer.", NULL},
-    {"dirty", (getter)bks_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state.", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for read-only (mapped) chains.", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer.", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -920,7 +857,7 @@ static PyMethodDef bks_methods[] = {
     {"copy", (PyCFunction)bks_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent copy."},
     {"__copy__", (PyCFunction)bks_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bks_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
-    {"to_bytes", (PyCFunction)bks_to_bytes, METH_NOARGS,
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe whole chain as one container."},
     {"from_bytes", (PyCFunction)(void (*)(void))bks_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a chain."},
@@ -930,8 +867,8 @@ static PyMethodDef bks_methods[] = {
      "estimate_count($self, /)\n--\n\nSum of the links' Swamidass-Baldi estimates."},
     {"estimate_error_rate", (PyCFunction)bks_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
-    {"_seal", (PyCFunction)bks_seal, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bks_set_dirty, METH_O, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bks_detach, METH_NOARGS, NULL},
     {"_links", (PyCFunction)bks_links, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bks_key_hash, METH_O, NULL},
@@ -953,14 +890,14 @@ static PyTypeObject BKScalable_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.ScalableBase",
     .tp_basicsize = sizeof(BKScalable),
-    .tp_dealloc = (destructor)bks_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_number = &bks_as_number,
     .tp_as_sequence = &bks_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "C core of ScalableBloomFilter.",
-    .tp_traverse = (traverseproc)bks_traverse,
-    .tp_clear = (inquiry)bks_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bks_richcompare,
     .tp_weaklistoffset = offsetof(BKScalable, weakreflist),
     .tp_methods = bks_methods,

@@ -58,15 +58,6 @@ static int bksk_parse_seed(PyObject *obj, uint64_t *seed)
     return 0;
 }
 
-static int bksk_check_key(PyObject *key)
-{
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return -1;
-    }
-    return 0;
-}
-
 /* A non-negative int as u64; values >= 2^64 saturate (counters would
  * saturate anyway).  what names the argument in errors. */
 static int bksk_parse_count(PyObject *obj, uint64_t *out, const char *what)
@@ -116,28 +107,6 @@ static BKSk *bksk_alloc(PyTypeObject *type)
     return self;
 }
 
-static void bksk_dealloc(BKSk *self)
-{
-    PyObject_GC_UnTrack(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    bkpy_state_release(&self->st);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int bksk_traverse(BKSk *self, visitproc visit, void *arg)
-{
-    Py_VISIT(self->st.keyfunc);
-    Py_VISIT(self->st.view.obj);
-    return 0;
-}
-
-static int bksk_clear_refs(BKSk *self)
-{
-    Py_CLEAR(self->st.keyfunc);
-    return 0;
-}
-
 static void bksk_set_keyfunc(BKSk *self, PyObject *key)
 {
     if (key != NULL && key != Py_None) {
@@ -168,17 +137,12 @@ static unsigned bksk_kind(PyTypeObject *type)
     return PyType_IsSubtype(type, &BKCms_Type) ? BK_KIND_COUNT_MIN : BK_KIND_TINYLFU;
 }
 
-static PyObject *bksk_to_bytes(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    return bkpy_state_to_bytes(&self->st);
-}
-
 static PyObject *bksk_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                   PyObject *key, int copy, int writable, int checks, int shared)
 {
     BKSk *self;
     bk_header h;
-    if (bksk_check_key(key) < 0)
+    if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     self = bksk_alloc(type);
     if (self == NULL)
@@ -266,26 +230,6 @@ static PyObject *bksk_reduce(BKSk *self, PyObject *Py_UNUSED(ignored))
                          self->st.keyfunc ? self->st.keyfunc : Py_None);
 }
 
-static PyObject *bksk_seal(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    bk_format_seal(self->st.buf, self->st.len);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bksk_set_dirty(BKSk *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    uint16_t flags;
-    if (on < 0 || bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    flags = bk_load_u16le(self->st.buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(self->st.buf + BK_OFF_FLAGS, flags);
-    Py_RETURN_NONE;
-}
-
 /* Release a borrowed buffer (mmap close): a tiny owned, read-only empty
  * state is left behind so that nothing dangles. */
 static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
@@ -351,44 +295,6 @@ static PyObject *bksk_richcompare(PyObject *a, PyObject *b, int op)
     return PyBool_FromLong(eq);
 }
 
-static PyObject *bksk_get_seed(BKSk *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.hasher.seed);
-}
-static PyObject *bksk_get_keyed(BKSk *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.hasher.keyed);
-}
-static PyObject *bksk_get_key(BKSk *self, void *c)
-{
-    (void)c;
-    if (self->st.keyfunc == NULL)
-        Py_RETURN_NONE;
-    Py_INCREF(self->st.keyfunc);
-    return self->st.keyfunc;
-}
-static PyObject *bksk_get_writable(BKSk *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.writable);
-}
-static PyObject *bksk_get_mapped(BKSk *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->st.view.obj != NULL);
-}
-static PyObject *bksk_get_dirty(BKSk *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong((bk_load_u16le(self->st.buf + BK_OFF_FLAGS) & BK_FLAG_DIRTY) != 0);
-}
-static PyObject *bksk_get_state_nbytes(BKSk *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.len);
-}
 static PyObject *bksk_get_nbytes(BKSk *self, void *c)
 {
     (void)c;
@@ -397,23 +303,23 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
 }
 
 #define BKSK_COMMON_GETSET                                                                     \
-    {"seed", (getter)bksk_get_seed, NULL, "The hash seed.", NULL},                             \
-    {"keyed", (getter)bksk_get_keyed, NULL, "True when hashed with SipHash under a secret.",   \
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                             \
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.",   \
      NULL},                                                                                    \
-    {"key", (getter)bksk_get_key, NULL, "The key= callable, or None.", NULL},                  \
-    {"writable", (getter)bksk_get_writable, NULL, "False when opened read-only.", NULL},       \
-    {"mapped", (getter)bksk_get_mapped, NULL, "True when the state lives in a borrowed "       \
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},                  \
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False when opened read-only.", NULL},       \
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed "       \
      "buffer (mmap).", NULL},                                                                  \
-    {"dirty", (getter)bksk_get_dirty, NULL, "True when marked open for writing.", NULL},       \
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when marked open for writing.", NULL},       \
     {"nbytes", (getter)bksk_get_nbytes, NULL, "Bytes of the payload.", NULL},                  \
-    {"state_nbytes", (getter)bksk_get_state_nbytes, NULL, "Bytes of the whole state "          \
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state "          \
      "(the serialized size).", NULL}
 
 #define BKSK_COMMON_METHODS                                                                    \
     {"copy", (PyCFunction)bksk_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent "      \
      "in-memory copy."},                                                                       \
     {"__copy__", (PyCFunction)bksk_copy, METH_NOARGS, NULL},                                   \
-    {"to_bytes", (PyCFunction)bksk_to_bytes, METH_NOARGS,                                      \
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,                                      \
      "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},        \
     {"from_bytes", (PyCFunction)(void (*)(void))bksk_from_bytes,                               \
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                                \
@@ -422,8 +328,8 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
     {"_from_buffer", (PyCFunction)(void (*)(void))bksk_from_buffer,                            \
      METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
     {"__reduce__", (PyCFunction)bksk_reduce, METH_NOARGS, NULL},                               \
-    {"_seal", (PyCFunction)bksk_seal, METH_NOARGS, NULL},                                      \
-    {"_set_dirty", (PyCFunction)bksk_set_dirty, METH_O, NULL},                                 \
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                                      \
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                                 \
     {"_detach", (PyCFunction)bksk_detach, METH_NOARGS, NULL},                                  \
     {"_key_hash", (PyCFunction)bksk_key_hash, METH_O, NULL},                                   \
     {"__sizeof__", (PyCFunction)bksk_sizeof, METH_NOARGS, NULL}
@@ -481,7 +387,7 @@ static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_Clear();
         depth = 0;
     }
-    if (bksk_parse_seed(seed_obj, &seed) < 0 || bksk_check_key(key) < 0 ||
+    if (bksk_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
         bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
@@ -1015,15 +921,15 @@ static PyTypeObject BKCms_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountMinBase",
     .tp_basicsize = sizeof(BKCms),
-    .tp_dealloc = (destructor)bksk_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_as_number = &bkcms_as_number,
     .tp_as_sequence = &bkcms_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
               "counter_bits=32)\n--\n\nC core of CountMinSketch.",
-    .tp_traverse = (traverseproc)bksk_traverse,
-    .tp_clear = (inquiry)bksk_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bksk_richcompare,
     .tp_weaklistoffset = offsetof(BKCms, weakreflist),
     .tp_methods = bkcms_methods,
@@ -1068,7 +974,7 @@ static PyObject *bktlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
-    if (bksk_parse_seed(seed_obj, &seed) < 0 || bksk_check_key(key) < 0 ||
+    if (bksk_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
         bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (bk_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
@@ -1236,13 +1142,13 @@ static PyTypeObject BKTlfu_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.TinyLFUBase",
     .tp_basicsize = sizeof(BKTlfu),
-    .tp_dealloc = (destructor)bksk_dealloc,
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
               "C core of TinyLFU.",
-    .tp_traverse = (traverseproc)bksk_traverse,
-    .tp_clear = (inquiry)bksk_clear_refs,
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
     .tp_richcompare = bksk_richcompare,
     .tp_weaklistoffset = offsetof(BKTlfu, weakreflist),
     .tp_methods = bktlfu_methods,
