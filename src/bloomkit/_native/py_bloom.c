@@ -471,61 +471,27 @@ static unsigned bkbloom_kind_mask(PyTypeObject *type)
     return 1u << v;
 }
 
-static PyObject *bkbloom_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
-                                     PyObject *key, int copy, int writable, int checks,
-                                     int shared)
+static PyObject *bkbloom_load(PyTypeObject *type, const bkpy_load_args *a)
 {
-    BKBloom *self;
-    bk_header h;
-    unsigned mask = bkbloom_kind_mask(type);
-    if (bkpy_check_keyfunc(key) < 0)
-        return NULL;
-    self = bkbloom_alloc(type);
-    if (self == NULL)
-        return NULL;
-    if (bkpy_state_load(&self->st, data, copy, writable, checks, mask, secret, &h) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->st.shared = shared;
-    bk_bloom_attach(&self->bloom, self->st.buf);
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
+    BKBloom *self = (BKBloom *)bkpy_obj_load(type, a, bkbloom_kind_mask(type));
+    if (self != NULL)
+        bk_bloom_attach(&self->bloom, self->st.buf);
     return (PyObject *)self;
 }
 
 static PyObject *bkbloom_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
-                                     &key, &verify))
-        return NULL;
-    return bkbloom_load_common(type, data, secret, key, 1, 1,
-                               BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+    bkpy_load_args a;
+    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkbloom_load(type, &a);
 }
 
-/* _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
- *              allow_dirty=False, verify=False): a filter that works in place
- * on an exporter's memory (an mmap), keeping the exporter alive. */
+/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
+ * the exporter alive. */
 static PyObject *bkbloom_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
-                             "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
-                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
-        return NULL;
-    return bkbloom_load_common(type, data, secret, key, 0, writable,
-                               (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
-                                   (allow_dirty ? BK_ALLOW_DIRTY : 0),
-                               shared);
+    bkpy_load_args a;
+    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkbloom_load(type, &a);
 }
-
 /* _header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
  *         secret=None): the 128-byte header of a fresh, empty filter (count
  * 0, checksum 0, DIRTY clear) without allocating its payload.

@@ -783,4 +783,58 @@ PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure)
     return PyLong_FromUnsignedLongLong(BKPY_ST(self)->len);
 }
 
+int bkpy_parse_from_bytes(PyObject *args, PyObject *kwargs, bkpy_load_args *a)
+{
+    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
+    int verify = 1;
+    a->secret = a->key = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &a->data,
+                                     &a->secret, &a->key, &verify))
+        return -1;
+    a->copy = 1;
+    a->writable = 1;
+    a->shared = 0;
+    a->checks = BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0);
+    return 0;
+}
+
+int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a)
+{
+    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
+                             "verify", NULL};
+    int allow_dirty = 0, verify = 0;
+    a->secret = a->key = Py_None;
+    a->writable = a->shared = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &a->data,
+                                     &a->secret, &a->key, &a->writable, &a->shared,
+                                     &allow_dirty, &verify))
+        return -1;
+    a->copy = 0;
+    a->checks = (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
+                (allow_dirty ? BK_ALLOW_DIRTY : 0);
+    return 0;
+}
+
+PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask)
+{
+    bkpy_obj *self;
+    bk_header h;
+    if (bkpy_check_keyfunc(a->key) < 0)
+        return NULL;
+    self = (bkpy_obj *)type->tp_alloc(type, 0); /* zeroed */
+    if (self == NULL)
+        return NULL;
+    if (bkpy_state_load(&self->st, a->data, a->copy, a->writable, a->checks, kind_mask,
+                        a->secret, &h) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->st.shared = a->shared;
+    if (a->key != NULL && a->key != Py_None) {
+        Py_INCREF(a->key);
+        self->st.keyfunc = a->key;
+    }
+    return (PyObject *)self;
+}
+
 /* ---- End logic for the common object contract ------------------------- */

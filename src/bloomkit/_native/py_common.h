@@ -229,6 +229,23 @@ PyObject *bkpy_obj_get_mapped(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_dirty(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure);
 
+/* from_bytes(data, secret=None, key=None, *, verify=True) and
+ * _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
+ * allow_dirty=False, verify=False): the arguments, parsed once for all. */
+typedef struct {
+    PyObject *data, *secret, *key;
+    int copy;      /* from_bytes: an owned copy; _from_buffer: in place */
+    int writable, shared, checks;
+} bkpy_load_args;
+
+int bkpy_parse_from_bytes(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
+int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
+
+/* A new object of `type` whose state went through the one validator
+ * (bkpy_state_load, kinds in kind_mask), with its shared flag and key=
+ * set; the caller attaches its structure's view of the state. */
+PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
+
 /* ---- End logic for the common object contract ------------------------- */
 
 #endif /* BK_PY_COMMON_H */

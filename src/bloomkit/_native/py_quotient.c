@@ -588,62 +588,27 @@ static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkqf_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
-                                  PyObject *key, int copy, int writable, int checks, int shared)
+static PyObject *bkqf_load(PyTypeObject *type, const bkpy_load_args *a)
 {
-    BKQuotient *self;
-    bk_header h;
-    if (bkpy_check_keyfunc(key) < 0)
-        return NULL;
-    self = bkqf_alloc(type);
-    if (self == NULL)
-        return NULL;
-    if (bkpy_state_load(&self->st, data, copy, writable, checks, 1u << BK_KIND_QUOTIENT, secret,
-                        &h) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->st.shared = shared;
-    bk_qf_attach(&self->qf, self->st.buf);
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
+    BKQuotient *self = (BKQuotient *)bkpy_obj_load(type, a, 1u << BK_KIND_QUOTIENT);
+    if (self != NULL)
+        bk_qf_attach(&self->qf, self->st.buf);
     return (PyObject *)self;
 }
 
 static PyObject *bkqf_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
-                                     &key, &verify))
-        return NULL;
-    return bkqf_load_common(type, data, secret, key, 1, 1,
-                            BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+    bkpy_load_args a;
+    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkqf_load(type, &a);
 }
 
-/* _from_buffer(buf, secret=None, key=None, *, writable=False, shared=False,
- *              allow_dirty=False, verify=False): works in place on an
- * exporter's memory (an mmap).  With verify=False the metadata invariants
- * are not scanned (O(2^q)); operations on a corrupt table stay in bounds
- * and terminate, and validate() reports the damage. */
+/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
+ * the exporter alive. */
 static PyObject *bkqf_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
-                             "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
-                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
-        return NULL;
-    return bkqf_load_common(type, data, secret, key, 0, writable,
-                            (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
-                                (allow_dirty ? BK_ALLOW_DIRTY : 0),
-                            shared);
+    bkpy_load_args a;
+    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkqf_load(type, &a);
 }
-
 static PyObject *bkqf_reduce(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     PyObject *data, *ctor;

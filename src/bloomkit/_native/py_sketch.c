@@ -137,54 +137,27 @@ static unsigned bksk_kind(PyTypeObject *type)
     return PyType_IsSubtype(type, &BKCms_Type) ? BK_KIND_COUNT_MIN : BK_KIND_TINYLFU;
 }
 
-static PyObject *bksk_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
-                                  PyObject *key, int copy, int writable, int checks, int shared)
+static PyObject *bksk_load(PyTypeObject *type, const bkpy_load_args *a)
 {
-    BKSk *self;
-    bk_header h;
-    if (bkpy_check_keyfunc(key) < 0)
-        return NULL;
-    self = bksk_alloc(type);
-    if (self == NULL)
-        return NULL;
-    if (bkpy_state_load(&self->st, data, copy, writable, checks, 1u << bksk_kind(type), secret,
-                        &h) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->st.shared = shared;
-    bksk_attacher(type)(self);
-    bksk_set_keyfunc(self, key);
+    BKSk *self = (BKSk *)bkpy_obj_load(type, a, 1u << bksk_kind(type));
+    if (self != NULL)
+        bksk_attacher(type)(self);
     return (PyObject *)self;
 }
 
 static PyObject *bksk_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
-                                     &key, &verify))
-        return NULL;
-    return bksk_load_common(type, data, secret, key, 1, 1,
-                            BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), 0);
+    bkpy_load_args a;
+    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bksk_load(type, &a);
 }
 
+/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
+ * the exporter alive. */
 static PyObject *bksk_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
-                             "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
-                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
-        return NULL;
-    return bksk_load_common(type, data, secret, key, 0, writable,
-                            (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
-                                (allow_dirty ? BK_ALLOW_DIRTY : 0),
-                            shared);
+    bkpy_load_args a;
+    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bksk_load(type, &a);
 }
-
 static BKSk *bksk_copy_impl(BKSk *self)
 {
     BKSk *c = bksk_alloc(Py_TYPE(self));
