@@ -386,3 +386,42 @@ class BloomMachine(RuleBasedStateMachine):
 
 TestBloomMachine = BloomMachine.TestCase
 TestBloomMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+class ThreadConcurrencyTests:
+    """GIL-free numpy batches, GIL-held list batches and per-item adds from
+    several threads at once lose no bit: the result equals a sequential
+    build of the same keys (OR is order-independent)."""
+
+    def test_mixed_writers_equal_a_sequential_build(self, cls: type[BloomFilter]) -> None:
+        import threading
+
+        n = 400_000
+        arr = np.arange(n, dtype=np.int64) * 2654435761 % 2**61
+        per_item = [f"item-{i}" for i in range(40_000)]
+        via_key = list(range(30_000))
+        shared = cls(n + 100_000, 0.01)
+
+        def numpy_batches(part: int) -> None:
+            for chunk in np.array_split(arr[part::2], 40):
+                shared.add_many(chunk)
+
+        def items() -> None:
+            for k in per_item:
+                shared.add(k)
+
+        def str_lists() -> None:  # GIL-held batches between the GIL-free ones
+            for i in range(0, len(via_key), 1000):
+                shared.update([str(k) for k in via_key[i : i + 1000]])
+
+        threads = [threading.Thread(target=numpy_batches, args=(p,)) for p in (0, 1)]
+        threads += [threading.Thread(target=items), threading.Thread(target=str_lists)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ref = cls(n + 100_000, 0.01)
+        ref.add_many(arr)
+        ref.add_many(per_item)
+        ref.add_many([str(k) for k in via_key])
+        assert shared == ref

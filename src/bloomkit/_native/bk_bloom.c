@@ -39,13 +39,14 @@
  *
  * Concurrency: add paths take `atomic`; when set, a word that needs new
  * bits is updated with a relaxed atomic OR, so writers sharing a buffer
- * (mmap "r+" across processes, batches running without the GIL) never lose
- * each other's bits, and a word whose bits are already set is never
- * written, which keeps shared cache lines clean on re-adds.  When clear
- * (the caller holds the GIL and no batch of this filter runs without it:
- * py_bloom.c decides per chunk), bits are ORed in with plain stores: a
- * locked OR per word serialises the memory pipeline and cost a batch over
- * a list about a third of its time.
+ * (mmap "r+" across processes) never lose each other's bits, and a word
+ * whose bits are already set is never written, which keeps shared cache
+ * lines clean on re-adds.  Within one process the glue serialises writers
+ * instead (a batch that runs without the GIL holds the state's batch lock
+ * and every other writer waits for it: py_common.h), so everything but a
+ * shared mapping ORs bits in with plain stores: a locked OR per word
+ * serialises the memory pipeline and cost a numpy batch about half its
+ * time.
  *
  * Speed (see docs/performance.md for the measurements): a per-item query
  * is ~25 ns of interpreter work plus our hash (XXH3, inlined for short

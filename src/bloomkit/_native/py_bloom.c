@@ -139,7 +139,8 @@ static PyObject *bkbloom_add(BKBloom *self, PyObject *key)
         return NULL;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    atomic = bkpy_state_atomic(&self->st);
+    bkpy_state_wait_batches(&self->st); /* a GIL-free add_many holds the filter */
+    atomic = self->st.shared;
     was_new = bk_bloom_add(&self->bloom, h, atomic);
     if (was_new) {
         bkbloom_add_count(self, 1, atomic);
@@ -166,18 +167,17 @@ typedef struct {
     uint64_t added;
 } bkbloom_add_ctx;
 
-/* Called once before the first chunk, with the GIL held. */
+/* Called with the GIL held before the chunks (and, for iterators, as they
+ * grow).  Buffer input runs without the GIL: take the batch lock (see
+ * bkpy_state_begin_batch), so that no other writer runs meanwhile. */
 static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
     (void)n;
     if (from_buffer && !ctx->nogil) {
-        /* From here until the batch ends, every writer of this filter
-         * (including per-item add() in other threads, which holds the GIL
-         * and so sees this counter) uses atomic ORs.  See bk_bloom.c,
-         * Concurrency. */
+        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
+            return -1;
         ctx->nogil = 1;
-        ctx->self->st.nogil_writers++;
     }
     return 0;
 }
@@ -185,13 +185,16 @@ static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
 static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
-    /* A list or iterator chunk runs with the GIL held: no batch of ours is
-     * writing without it unless nogil_writers says so (read under the GIL),
-     * so plain ORs are safe and keep the prefetched lines in flight (a
-     * locked OR per word serialises the memory pipeline). */
-    int atomic = ctx->nogil || bkpy_state_atomic(&ctx->self->st);
+    bkpy_state *st = &ctx->self->st;
     (void)offset;
-    ctx->added += bk_bloom_add_many(&ctx->self->bloom, hs, n, atomic);
+    /* Plain ORs keep the prefetched lines in flight (a locked OR per word
+     * serialises the memory pipeline): a GIL-free batch holds the batch
+     * lock, and a GIL-held chunk first waits out any GIL-free batch (a key=
+     * callback may have let one start).  Only a buffer shared with other
+     * processes needs atomics. */
+    if (!ctx->nogil)
+        bkpy_state_wait_batches(st);
+    ctx->added += bk_bloom_add_many(&ctx->self->bloom, hs, n, st->shared);
 }
 
 static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
@@ -207,8 +210,8 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk,
                              bkbloom_add_size, &ctx, 1, &info);
     if (ctx.nogil)
-        self->st.nogil_writers--;
-    bkbloom_add_count(self, ctx.added, bkpy_state_atomic(&self->st));
+        bkpy_state_end_batch(&self->st);
+    bkbloom_add_count(self, ctx.added, self->st.shared);
     if (rc < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
@@ -355,8 +358,9 @@ static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
         return NULL;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    bkpy_state_wait_batches(&self->st);
     if (is_union)
-        bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, bkpy_state_atomic(&self->st));
+        bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, self->st.shared);
     else
         bk_bloom_intersection(&self->bloom, &((BKBloom *)other)->bloom);
     bkbloom_recount(self);
@@ -449,6 +453,7 @@ static PyObject *bkbloom_clear(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    bkpy_state_wait_batches(&self->st);
     memset(self->bloom.words, 0, (size_t)self->bloom.num_words * 8);
     bkbloom_set_count(self, 0);
     Py_RETURN_NONE;

@@ -520,8 +520,44 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
     return 0;
 }
 
+int bkpy_state_begin_batch(bkpy_state *st)
+{
+    if (st->batch_lock == NULL && (st->batch_lock = PyThread_allocate_lock()) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!PyThread_acquire_lock(st->batch_lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    st->nogil_writers++;
+    return 0;
+}
+
+void bkpy_state_end_batch(bkpy_state *st)
+{
+    st->nogil_writers--;
+    PyThread_release_lock(st->batch_lock);
+}
+
+void bkpy_state_wait_batches_slow(bkpy_state *st)
+{
+    /* Loop: with the GIL back, another batch may have started meanwhile. */
+    while (st->nogil_writers > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
+        PyThread_release_lock(st->batch_lock);
+        Py_END_ALLOW_THREADS
+    }
+}
+
 void bkpy_state_release(bkpy_state *st)
 {
+    if (st->batch_lock != NULL) {
+        PyThread_free_lock(st->batch_lock);
+        st->batch_lock = NULL;
+    }
     if (st->alloc != NULL)
         free(st->alloc);
     st->alloc = NULL;

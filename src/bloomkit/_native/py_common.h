@@ -16,6 +16,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 
 #include "bk_common.h"
 #include "bk_format.h"
@@ -160,6 +161,7 @@ typedef struct {
     int writable;
     int shared;           /* other processes may write: always atomic */
     int nogil_writers;    /* batch writers running without the GIL */
+    PyThread_type_lock batch_lock; /* held by a GIL-free batch writer (lazy) */
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
 } bkpy_state;
@@ -168,6 +170,24 @@ typedef struct {
 static inline int bkpy_state_atomic(const bkpy_state *st)
 {
     return st->shared || st->nogil_writers > 0;
+}
+
+/* GIL-free batch writers and everyone else (structures that use these).
+ * A batch that writes without the GIL takes batch_lock for its duration
+ * (bkpy_state_begin_batch / _end_batch, both called with the GIL held);
+ * every writer that holds the GIL calls bkpy_state_wait_batches first,
+ * which waits, with the GIL released, until no such batch is running.  So
+ * a GIL-free batch never races another writer of the same state and can
+ * use plain stores; atomics remain for buffers shared across processes.
+ * (Per-item writers pay one predictable branch.) */
+int bkpy_state_begin_batch(bkpy_state *st);
+void bkpy_state_end_batch(bkpy_state *st);
+void bkpy_state_wait_batches_slow(bkpy_state *st);
+
+static inline void bkpy_state_wait_batches(bkpy_state *st)
+{
+    if (BK_UNLIKELY(st->nogil_writers > 0))
+        bkpy_state_wait_batches_slow(st);
 }
 
 /* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure. */
