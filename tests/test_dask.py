@@ -35,6 +35,7 @@ import bloomkit.dask as bkd  # noqa: E402
 from bloomkit import (  # noqa: E402
     BlockedBloomFilter,
     BloomFilter,
+    CountingBloomFilter,
     CountMinSketch,
     IncompatibleFiltersError,
 )
@@ -211,6 +212,30 @@ class PartitionedBuildTests:
     ) -> None:
         f = bkd.build(db.from_sequence([], npartitions=1), kind, 100)
         assert f.to_bytes() == _single(kind, [], 100).to_bytes()
+
+
+class CountingBuildTests:
+    """R27 for CountingBloomFilter (merged by saturating counter sums)."""
+
+    def test_partitioned_counting_matches_single_build(
+        self, client: Any, rng: random.Random
+    ) -> None:
+        keys: list[Any] = [rng.randrange(10**6) for _ in range(4000)]
+        keys += [f"k{rng.randrange(3000)}" for _ in range(2000)]  # repeats: counts > 1
+        rng.shuffle(keys)
+        for bits in (4, 16):
+            ref = _single(CountingBloomFilter, keys, 7000, 0.01, counter_bits=bits, seed=5)
+            for parts in [1, rng.randint(2, 64)]:
+                f = bkd.build(_bag(rng, keys, parts), CountingBloomFilter, 7000, 0.01,
+                              counter_bits=bits, seed=5)
+                assert isinstance(f, CountingBloomFilter)
+                assert f.to_bytes() == ref.to_bytes(), f"{parts} partitions, {bits} bits"
+                assert len(f) == len(keys)
+
+    def test_incompatible_counting_partials_raise(self, client: Any) -> None:
+        with pytest.raises(IncompatibleFiltersError):
+            bkd.reduce_filters([CountingBloomFilter(100, 0.01, counter_bits=4),
+                                CountingBloomFilter(100, 0.01, counter_bits=8)])
 
 
 class CountMinBuildTests:

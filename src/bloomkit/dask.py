@@ -158,8 +158,9 @@ def _load(item: Any, secret: bytes | None) -> Any:
 def _merge_objects(objs: Sequence[Any]) -> Any:
     """Merge freshly loaded structures with their own combine method.
 
-    ``merge`` (counter sums: counting filters, count-min sketches) is
-    preferred over ``union`` (bitwise OR: Bloom layouts); an in-place
+    ``merge`` (counter sums: count-min sketches) is preferred over ``union``
+    (bitwise OR for Bloom layouts, saturating counter sums for counting
+    filters); an in-place
     ``merge`` returning None and one returning the result both work.
     """
     acc = objs[0]

@@ -385,11 +385,30 @@ static double bkc_estimate(const BKCounting *self)
     return -m / (double)self->c.k * log1p(-x / m);
 }
 
+/* After a union the number of distinct keys is unknown: store the
+ * estimate, clamped to [0, m] (as BloomBase does for its count). */
+static void bkc_recount(BKCounting *self)
+{
+    double est = bkc_estimate(self);
+    if (!(est >= 0.0))
+        est = 0.0;
+    if (est > (double)self->c.m)
+        est = (double)self->c.m;
+    bkc_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
+}
+
+static PyObject *bkc_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bkc_recount(self);
+    Py_RETURN_NONE;
+}
+
 static PyObject *bkc_inplace_union(BKCounting *self, PyObject *other)
 {
     BKCounting *o;
     uint64_t a, b, s;
-    double est;
     if (bkc_check_compatible(self, other, "union") < 0 ||
         bkpy_state_check_writable(&self->st) < 0)
         return NULL;
@@ -405,12 +424,7 @@ static PyObject *bkc_inplace_union(BKCounting *self, PyObject *other)
     b = bkc_u64(o, BK_COUNTING_P_COUNT);
     s = bk_add_overflow(a, b, &s) ? UINT64_MAX : s;
     bkc_set_u64(self, BK_COUNTING_P_COUNT, s);
-    est = bkc_estimate(self);
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > (double)self->c.m)
-        est = (double)self->c.m;
-    bkc_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
+    bkc_recount(self);
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -725,6 +739,9 @@ static PyMethodDef bkc_methods[] = {
      "(the classic Bloom probe sequence over num_counters)."},
     {"_key_hash", (PyCFunction)bkc_key_hash, METH_O, NULL},
     {"_to_bloom", (PyCFunction)bkc_to_bloom, METH_O, NULL},
+    {"_recount", (PyCFunction)bkc_recount_meth, METH_NOARGS,
+     "_recount($self, /)\n--\n\nSet the distinct-key count to the estimate from the counters "
+     "(as a union does), so that it no longer depends on the order of the adds."},
     {"__sizeof__", (PyCFunction)bkc_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
