@@ -38,13 +38,15 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-# Prefer the checkout's freshly built extension over any installed copy.
-if (REPO / "src" / "bloomkit").is_dir() and any((REPO / "src" / "bloomkit").glob("_core*")):
+# Prefer the checkout's freshly built extension (python setup.py build_ext --inplace) over
+# any installed copy; without one (a clean checkout after `pip install .`), use the install.
+if any((REPO / "src" / "bloomkit" / f"_core{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
     sys.path.insert(0, str(REPO / "src"))
 
 import numpy as np  # noqa: E402

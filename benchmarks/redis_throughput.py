@@ -23,14 +23,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+# Prefer the checkout's in-place build (python setup.py build_ext --inplace) over an install.
+_SRC = Path(__file__).resolve().parent.parent / "src"
+if any((_SRC / "bloomkit" / f"_core{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
+    sys.path.insert(0, str(_SRC))
 
-import redis
+import redis  # noqa: E402
 
-from bloomkit import BlockedBloomFilter, BloomFilter
-from bloomkit.redis import RedisBloomFilter
+from bloomkit import BlockedBloomFilter, BloomFilter  # noqa: E402
+from bloomkit.redis import RedisBloomFilter  # noqa: E402
 
 
 def free_port() -> int:
