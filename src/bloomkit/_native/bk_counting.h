@@ -156,6 +156,20 @@ BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
 BK_INLINE int bk_counting_add(bk_counting *c, uint64_t h, int atomic)
 {
     int was_new = 0;
+    if (c->bits == 4 && !atomic) {
+        /* The default width, private buffer: read, test and bump each nibble
+         * in one pass (bk_counting_get + bk_counting_step would load it twice
+         * and re-dispatch on the width per probe).  Same result. */
+        BK_COUNTING_PROBES(c, h, pos, {
+            uint8_t *p = &c->bytes[pos >> 1];
+            unsigned shift = (unsigned)(pos & 1) * 4u;
+            unsigned v = ((unsigned)*p >> shift) & 15u;
+            was_new |= v == 0;
+            if (v != 15u)
+                *p = (uint8_t)(*p + (1u << shift));
+        });
+        return was_new;
+    }
     BK_COUNTING_PROBES(c, h, pos, {
         if (bk_counting_get(c, pos) == 0)
             was_new = 1;
