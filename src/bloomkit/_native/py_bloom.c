@@ -542,28 +542,6 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
 
-static PyObject *bkbloom_reduce(BKBloom *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor, *res;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed filter: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    res = Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                        self->st.keyfunc ? self->st.keyfunc : Py_None);
-    return res;
-}
-
 /* Seal the state in place: checksum current (mmap flush). */
 /* Release a borrowed buffer (mmap close); the object becomes unusable. */
 static PyObject *bkbloom_detach(BKBloom *self, PyObject *Py_UNUSED(ignored))
@@ -764,7 +742,7 @@ static PyMethodDef bkbloom_methods[] = {
     {"_header", (PyCFunction)(void (*)(void))bkbloom_header, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, secret=None)\n--\n\n"
      "The header of a fresh empty filter (no payload allocated); used by bloomkit.create()."},
-    {"__reduce__", (PyCFunction)bkbloom_reduce, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkbloom_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the number of distinct keys."},
     {"estimate_error_rate", (PyCFunction)bkbloom_estimate_error_rate, METH_NOARGS,

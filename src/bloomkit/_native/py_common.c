@@ -750,6 +750,29 @@ PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused)
     return bkpy_state_to_bytes(BKPY_ST(self));
 }
 
+PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused)
+{
+    bkpy_state *st = BKPY_ST(self);
+    PyObject *data, *ctor;
+    (void)unused;
+    if (st->hasher.keyed) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a keyed structure: its secret is never serialized; use "
+                        "to_bytes() and from_bytes(data, secret=...)");
+        return NULL;
+    }
+    data = bkpy_state_to_bytes(st);
+    if (data == NULL)
+        return NULL;
+    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
+    if (ctor == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
+                         st->keyfunc ? st->keyfunc : Py_None);
+}
+
 PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused)
 {
     bkpy_state *st = BKPY_ST(self);

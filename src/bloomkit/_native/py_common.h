@@ -235,8 +235,11 @@ void bkpy_obj_dealloc(PyObject *self);
 int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg);
 int bkpy_obj_clear(PyObject *self);
 
-/* Methods: to_bytes(), _seal(), _set_dirty(on). */
+/* Methods: to_bytes(), _seal(), _set_dirty(on), and __reduce__ (pickling
+ * goes through type(self).from_bytes and so through the one validator;
+ * keyed structures refuse, as their secret is never serialized). */
 PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg);
 

@@ -512,27 +512,6 @@ static PyObject *bkc_from_buffer(PyTypeObject *type, PyObject *args, PyObject *k
     bkpy_load_args a;
     return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkc_load(type, &a);
 }
-static PyObject *bkc_reduce(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed filter: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                         self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
 static PyObject *bkc_detach(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     if (self->st.view.obj == NULL)
@@ -725,7 +704,7 @@ static PyMethodDef bkc_methods[] = {
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
      "to_bytes() output; corrupt input raises FormatError."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bkc_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkc_reduce, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkc_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the distinct keys held, from "
      "the nonzero counters."},

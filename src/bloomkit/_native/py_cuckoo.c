@@ -428,27 +428,6 @@ static PyObject *bkcuckoo_from_buffer(PyTypeObject *type, PyObject *args, PyObje
     bkpy_load_args a;
     return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkcuckoo_load(type, &a);
 }
-static PyObject *bkcuckoo_reduce(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed filter: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                         self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
 /* Release a borrowed buffer (mmap close); the object becomes an empty
  * read-only filter. */
 static PyObject *bkcuckoo_detach(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
@@ -599,7 +578,7 @@ static PyMethodDef bkcuckoo_methods[] = {
      "to_bytes() output; corrupt input raises FormatError."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bkcuckoo_from_buffer,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkcuckoo_reduce, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkcuckoo_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nFingerprints stored (adds minus removes), as a float."},
     {"estimate_error_rate", (PyCFunction)bkcuckoo_estimate_error_rate, METH_NOARGS,

@@ -609,27 +609,6 @@ static PyObject *bkqf_from_buffer(PyTypeObject *type, PyObject *args, PyObject *
     bkpy_load_args a;
     return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkqf_load(type, &a);
 }
-static PyObject *bkqf_reduce(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed filter: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                         self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
 /* Release a borrowed buffer (mmap close); the object becomes an empty,
  * read-only filter so nothing dangles. */
 static PyObject *bkqf_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
@@ -743,7 +722,7 @@ static PyMethodDef bkqf_methods[] = {
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
      "to_bytes() output; corrupt input raises FormatError."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bkqf_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkqf_reduce, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},

@@ -689,27 +689,6 @@ static PyObject *bks_from_buffer(PyTypeObject *type, PyObject *args, PyObject *k
                                (allow_dirty ? BK_ALLOW_DIRTY : 0));
 }
 
-static PyObject *bks_reduce(BKScalable *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed filter: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                         self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
 /* Release a borrowed buffer: keep an owned copy of the chain, read-only. */
 static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
@@ -862,7 +841,7 @@ static PyMethodDef bks_methods[] = {
     {"from_bytes", (PyCFunction)(void (*)(void))bks_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a chain."},
     {"_from_buffer", (PyCFunction)(void (*)(void))bks_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bks_reduce, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bks_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSum of the links' Swamidass-Baldi estimates."},
     {"estimate_error_rate", (PyCFunction)bks_estimate_error_rate, METH_NOARGS,

@@ -182,27 +182,6 @@ static PyObject *bksk_copy(BKSk *self, PyObject *Py_UNUSED(ignored))
     return (PyObject *)bksk_copy_impl(self);
 }
 
-static PyObject *bksk_reduce(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    PyObject *data, *ctor;
-    if (self->st.hasher.keyed) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cannot pickle a keyed sketch: its secret is never serialized; use "
-                        "to_bytes() and from_bytes(data, secret=...)");
-        return NULL;
-    }
-    data = bkpy_state_to_bytes(&self->st);
-    if (data == NULL)
-        return NULL;
-    ctor = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (ctor == NULL) {
-        Py_DECREF(data);
-        return NULL;
-    }
-    return Py_BuildValue("(N(NOO))", ctor, data, Py_None,
-                         self->st.keyfunc ? self->st.keyfunc : Py_None);
-}
-
 /* Release a borrowed buffer (mmap close): a tiny owned, read-only empty
  * state is left behind so that nothing dangles. */
 static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
@@ -300,7 +279,7 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
      "to_bytes() output; corrupt input raises FormatError."},                                  \
     {"_from_buffer", (PyCFunction)(void (*)(void))bksk_from_buffer,                            \
      METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
-    {"__reduce__", (PyCFunction)bksk_reduce, METH_NOARGS, NULL},                               \
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                               \
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                                      \
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                                 \
     {"_detach", (PyCFunction)bksk_detach, METH_NOARGS, NULL},                                  \
