@@ -180,7 +180,12 @@ BK_INLINE int bk_bloom_contains(const bk_bloom *b, uint64_t h)
 
 BK_INLINE int bk_bloom_add(bk_bloom *b, uint64_t h, int atomic)
 {
-    return b->blocked ? bk_bloom_blocked_add(b, h, atomic) : bk_bloom_classic_add(b, h, atomic);
+    if (b->blocked) {
+        if (BK_LIKELY(bk_simd_avx2) && !atomic)
+            return bk_simd_blocked_add_avx2(bk_bloom_block(b, h), (uint32_t)h, b->k);
+        return bk_bloom_blocked_add(b, h, atomic);
+    }
+    return bk_bloom_classic_add(b, h, atomic);
 }
 
 /* ---- End logic for the per-key probes --------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * bk_simd.h -- run-time selected SIMD paths (AVX2) for the blocked Bloom
- * filter's queries.  See bk_simd.c for the method; the scalar code in
+ * filter's queries and private adds.  See bk_simd.c for the method; the scalar code in
  * bk_bloom.h is the reference and sets/tests IDENTICAL bits.
  */
 #ifndef BK_SIMD_H
@@ -27,5 +27,14 @@ int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint32_t k);
 /* Batch query, prefetching ahead: out[i] = contains(hs[i]). */
 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks, uint32_t k,
                                         const uint64_t *hs, size_t n, uint8_t *out);
+
+/* Private (non-atomic) add of the k bits: returns 1 if some bit was
+ * clear (== bk_bloom_blocked_add(..., atomic=0)); writes nothing when all
+ * were set. */
+int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k);
+
+/* Batch private add, prefetching ahead: returns how many keys were new. */
+uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
+                                       const uint64_t *hs, size_t n);
 
 #endif /* BK_SIMD_H */
