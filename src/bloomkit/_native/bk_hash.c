@@ -288,6 +288,13 @@ static inline uint64_t bk_xxh3_len_4to8(const uint8_t *p, size_t len,
     return v;
 }
 
+uint64_t bk_xxh3_4to8_bitflip(uint64_t seed)
+{
+    const uint8_t *s = bk_xxh3_default_secret;
+    uint64_t mseed = seed ^ ((uint64_t)bk_hash_bswap32((uint32_t)seed) << 32);
+    return (bk_hash_read64(s + 8) ^ bk_hash_read64(s + 16)) - mseed;
+}
+
 static inline uint64_t bk_xxh3_len_9to16(const uint8_t *p, size_t len,
                                          uint64_t seed)
 {

@@ -30,6 +30,10 @@ extern "C" {
 
 /* XXH3-64 with a 64-bit seed (== XXH3_64bits_withSeed). */
 uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed);
+/* The seed-dependent constant XXH3-64 XORs into a 4..8-byte input
+ * ((secret[8..16) ^ secret[16..24)) - mixed seed): precomputed per filter
+ * (bk_hasher.int_flip) so that hashing an integer key skips it. */
+uint64_t bk_xxh3_4to8_bitflip(uint64_t seed);
 
 /* Classic XXH64 with a 64-bit seed (== XXH64). */
 uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed);

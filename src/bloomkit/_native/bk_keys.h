@@ -36,12 +36,14 @@
 typedef struct {
     uint64_t seed;
     uint64_t k0, k1;   /* SipHash key halves (keyed mode only) */
+    uint64_t int_flip; /* bk_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN): ints */
     int keyed;
 } bk_hasher;
 
 static inline void bk_hasher_init(bk_hasher *hs, uint64_t seed, const uint8_t *secret16)
 {
     hs->seed = seed;
+    hs->int_flip = bk_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN);
     if (secret16 != NULL) {
         hs->keyed = 1;
         hs->k0 = bk_load_u64le(secret16) ^ seed;

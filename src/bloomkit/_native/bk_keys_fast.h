@@ -71,11 +71,17 @@ BK_INLINE uint64_t bk_kf_xxh64_avalanche(uint64_t x)
     return x;
 }
 
-/* XXH3 4..8-byte path, given first = LE32(p), last = LE32(p + len - 4). */
-BK_INLINE uint64_t bk_kf_xxh3_4to8(uint64_t first, uint64_t last, size_t len, uint64_t seed)
+/* XXH3 4..8-byte path, given first = LE32(p), last = LE32(p + len - 4)
+ * and bitflip = bk_kf_bitflip_4to8(seed). */
+BK_INLINE uint64_t bk_kf_bitflip_4to8(uint64_t seed)
 {
     uint64_t mseed = seed ^ ((uint64_t)bk_kf_bswap32((uint32_t)seed) << 32);
-    uint64_t v = (last | (first << 32)) ^ ((BK_XS_8 ^ BK_XS_16) - mseed);
+    return (BK_XS_8 ^ BK_XS_16) - mseed;
+}
+
+BK_INLINE uint64_t bk_kf_xxh3_4to8(uint64_t first, uint64_t last, size_t len, uint64_t bitflip)
+{
+    uint64_t v = (last | (first << 32)) ^ bitflip;
     v ^= bk_kf_rotl64(v, 49) ^ bk_kf_rotl64(v, 24);
     v *= BK_XPMX_2;
     v ^= (v >> 35) + (uint64_t)len;
@@ -84,10 +90,11 @@ BK_INLINE uint64_t bk_kf_xxh3_4to8(uint64_t first, uint64_t last, size_t len, ui
     return v;
 }
 
-/* XXH3-64 of the 8 little-endian bytes of v. */
-BK_INLINE uint64_t bk_xxh3_64_u64le(uint64_t v, uint64_t seed)
+/* XXH3-64 of the 8 little-endian bytes of v, given
+ * bitflip = bk_kf_bitflip_4to8(seed) (bk_hasher.int_flip for int keys). */
+BK_INLINE uint64_t bk_xxh3_64_u64le(uint64_t v, uint64_t bitflip)
 {
-    return bk_kf_xxh3_4to8((uint32_t)v, v >> 32, 8, seed);
+    return bk_kf_xxh3_4to8((uint32_t)v, v >> 32, 8, bitflip);
 }
 
 /* XXH3-64 of p[0..n), n <= 16 (== bk_xxh3_64). */
@@ -110,7 +117,8 @@ BK_INLINE uint64_t bk_xxh3_64_short(const uint8_t *p, size_t n, uint64_t seed)
         return acc;
     }
     if (n >= 4)
-        return bk_kf_xxh3_4to8(bk_load_u32le(p), bk_load_u32le(p + n - 4), n, seed);
+        return bk_kf_xxh3_4to8(bk_load_u32le(p), bk_load_u32le(p + n - 4), n,
+                               bk_kf_bitflip_4to8(seed));
     if (n > 0) {
         uint32_t c1 = p[0], c2 = p[n >> 1], c3 = p[n - 1];
         uint32_t combined = (c1 << 16) | (c2 << 24) | c3 | ((uint32_t)n << 8);
@@ -135,7 +143,7 @@ BK_INLINE uint64_t bk_fastkey_int64(const bk_hasher *hs, int64_t v)
 {
     if (BK_UNLIKELY(hs->keyed))
         return bk_key_int64(hs, v);
-    return bk_xxh3_64_u64le((uint64_t)v, hs->seed ^ BK_INT_DOMAIN);
+    return bk_xxh3_64_u64le((uint64_t)v, hs->int_flip);
 }
 
 /* == bk_key_uint64 */
@@ -143,7 +151,7 @@ BK_INLINE uint64_t bk_fastkey_uint64(const bk_hasher *hs, uint64_t v)
 {
     if (BK_UNLIKELY(hs->keyed) || (v >> 63))
         return bk_key_uint64(hs, v);
-    return bk_xxh3_64_u64le(v, hs->seed ^ BK_INT_DOMAIN);
+    return bk_xxh3_64_u64le(v, hs->int_flip);
 }
 
 #endif /* BK_KEYS_FAST_H */
