@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import pytest
 
-from bloomkit.cache import TinyLFUCache
+from bloomkit.cache import TinyLFUCache, tinylfu_cache
 
 M = 500  # cache size of the traces below; a trial is 10 * M = 5000 sampled lookups
 
@@ -162,3 +162,14 @@ class ResizeInvariantTests:
         assert on.window_maxsize == 5 and len(on) == 0 and "window=5" in repr(on)
         with pytest.raises(TypeError):
             TinyLFUCache(10, adaptive=1)  # type: ignore[arg-type]
+
+    def test_decorator_passes_adaptive(self) -> None:
+        @tinylfu_cache(M, adaptive=False)
+        def fixed(x: int) -> int:
+            return x
+
+        @tinylfu_cache(M)
+        def adapting(x: int) -> int:
+            return x
+
+        assert not fixed.cache.adaptive and adapting.cache.adaptive

@@ -482,7 +482,11 @@ def _make_key(args: tuple[Any, ...], kwargs: dict[str, Any], typed: bool) -> Has
 
 
 def tinylfu_cache(
-    maxsize: int | Callable[..., Any] = 128, typed: bool = False, *, seed: int = 0
+    maxsize: int | Callable[..., Any] = 128,
+    typed: bool = False,
+    *,
+    seed: int = 0,
+    adaptive: bool = True,
 ) -> Any:
     """Memoize a function in a :class:`TinyLFUCache` (shape of functools.lru_cache).
 
@@ -491,13 +495,14 @@ def tinylfu_cache(
     ``__wrapped__`` and ``cache`` (the TinyLFUCache).  Arguments must be
     hashable.  Thread-safe: cache bookkeeping runs under a lock (the
     function itself runs outside it, so two threads may compute one value).
+    ``adaptive`` as for :class:`TinyLFUCache`.
     """
     if callable(maxsize) and not isinstance(maxsize, int):
-        return tinylfu_cache(128, typed, seed=seed)(maxsize)
+        return tinylfu_cache(128, typed, seed=seed, adaptive=adaptive)(maxsize)
     size = _check_maxsize(maxsize)
 
     def decorate(func: F) -> F:
-        cache: TinyLFUCache[Hashable, Any] = TinyLFUCache(size, seed=seed)
+        cache: TinyLFUCache[Hashable, Any] = TinyLFUCache(size, seed=seed, adaptive=adaptive)
         lock = threading.Lock()
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
