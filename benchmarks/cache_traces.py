@@ -7,8 +7,10 @@ traces polluted with one-hit scans: after every 20,000 requests, a scan of
 Each cache serves the trace cache-aside (look up; on a miss, insert).  Hit
 ratio = hits / all requests (scan requests included: they miss everywhere).
 
-Policies: bloomkit.cache.TinyLFUCache (W-TinyLFU), functools.lru_cache,
-cachetools.LRUCache and cachetools.LFUCache.
+Policies: bloomkit.cache.TinyLFUCache (W-TinyLFU with the adaptive window,
+the default), TinyLFUCache(adaptive=False) (the fixed 1% window),
+functools.lru_cache, cachetools.LRUCache and cachetools.LFUCache.
+benchmarks/cache_bounds.py prints what no cache can beat on these traces.
 
     PYTHONPATH=src python benchmarks/cache_traces.py [--length 1000000]
 
@@ -53,13 +55,16 @@ def polluted(trace: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def run_tinylfu(keys: list[int], size: int) -> int:
-    c: TinyLFUCache[int, int] = TinyLFUCache(size)
-    get, put = c.get, c.set
-    for k in keys:
-        if get(k) is None:
-            put(k, 1)
-    return c.stats.hits
+def run_tinylfu(adaptive: bool) -> Callable[[list[int], int], int]:
+    def run(keys: list[int], size: int) -> int:
+        c: TinyLFUCache[int, int] = TinyLFUCache(size, adaptive=adaptive)
+        get, put = c.get, c.set
+        for k in keys:
+            if get(k) is None:
+                put(k, 1)
+        return c.stats.hits
+
+    return run
 
 
 def run_functools(keys: list[int], size: int) -> int:
@@ -100,7 +105,8 @@ def main() -> None:
         traces[f"zipf{s}"] = t
         traces[f"zipf{s}+scans"] = polluted(t)
     policies: dict[str, Callable[[list[int], int], int]] = {
-        "TinyLFUCache": run_tinylfu,
+        "TinyLFUCache": run_tinylfu(True),
+        "TinyLFUCache(adaptive=False)": run_tinylfu(False),
         "functools.lru_cache": run_functools,
         "cachetools.LRUCache": run_cachetools(cachetools.LRUCache),
     }
@@ -115,7 +121,7 @@ def main() -> None:
                 hits = fn(keys, size)
                 dt = time.perf_counter() - t0
                 results[(tname, size, pname)] = hits / len(keys)
-                print(f"{tname:14s} size={size:>7d} {pname:20s} hit={hits / len(keys):.4f} "
+                print(f"{tname:14s} size={size:>7d} {pname:28s} hit={hits / len(keys):.4f} "
                       f"({dt:.1f} s, {dt / len(keys) * 1e9:.0f} ns/request)", flush=True)
     lines = [
         f"Trace length {args.length:,} Zipf requests over {NUM_KEYS:,} keys (+ scans: "
