@@ -88,16 +88,29 @@ BK_INLINE int bk_bloom_classic_add(bk_bloom *b, uint64_t h, int atomic)
     uint64_t x = h, y = bk_mix64(h), m = b->num_bits;
     uint64_t *w = b->words;
     int was_new = 0;
+    if (!atomic) {
+        /* Private writer: branch-free (the "already set?" branch
+         * mispredicts about every other probe of a new key). */
+        uint64_t missing = 0;
+        for (uint32_t i = 0; i < b->k; i++) {
+            uint64_t pos = bk_mulhi64(x, m);
+            uint64_t mask = BK_LE64(1ULL << (pos & 63));
+            uint64_t *wp = &w[pos >> 6];
+            uint64_t old = *wp;
+            missing |= ~old & mask;
+            *wp = old | mask;
+            x += y;
+            y += i;
+        }
+        return missing != 0;
+    }
     for (uint32_t i = 0; i < b->k; i++) {
         uint64_t pos = bk_mulhi64(x, m);
         uint64_t mask = BK_LE64(1ULL << (pos & 63));
         uint64_t *wp = &w[pos >> 6];
         if (!(*wp & mask)) {
             was_new = 1;
-            if (atomic)
-                bk_atomic_or64(wp, mask);
-            else
-                *wp |= mask;
+            bk_atomic_or64(wp, mask);
         }
         x += y;
         y += i;
