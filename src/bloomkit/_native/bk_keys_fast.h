@@ -22,7 +22,7 @@
 #include "bk_keys.h"
 
 /* Words of the XXH3 default secret (bytes 0..71 read little-endian), the
- * only ones the 0..16-byte paths use.  See bk_hash.c for the table. */
+ * only ones the 0..64-byte paths use.  See bk_hash.c for the table. */
 #define BK_XS_0_32 0x396cfeb8u
 #define BK_XS_4_32 0xbe4ba423u
 #define BK_XS_8 0x1cad21f72c81017cULL
@@ -35,6 +35,7 @@
 #define BK_XS_64 0xcb00c391bb52283cULL
 #define BK_XPMX_1 0x165667919E3779F9ULL
 #define BK_XPMX_2 0x9FB21C651E98DF25ULL
+#define BK_XP64_1 0x9E3779B185EBCA87ULL
 #define BK_XP64_2 0xC2B2AE3D27D4EB4FULL
 #define BK_XP64_3 0x165667B19E3779F9ULL
 
@@ -128,6 +129,39 @@ BK_INLINE uint64_t bk_xxh3_64_short(const uint8_t *p, size_t n, uint64_t seed)
     return bk_kf_xxh64_avalanche(seed ^ BK_XS_56 ^ BK_XS_64);
 }
 
+/* XXH3-64 of p[0..n), 17 <= n <= 64 (== bk_xxh3_64): the 17..128-byte
+ * rule (acc = n * PRIME64_1 plus one mix16 pair per 32 bytes, from both
+ * ends, then the XXH3 avalanche) with the secret words as immediates.  It
+ * covers the usual string keys (20-byte ids, 36-byte UUIDs, short URLs);
+ * inline it saves the call, the length dispatch and the secret loads. */
+BK_INLINE uint64_t bk_kf_mix16(const uint8_t *p, uint64_t s0, uint64_t s1, uint64_t seed)
+{
+    uint64_t a = bk_load_u64le(p) ^ (s0 + seed);
+    uint64_t b = bk_load_u64le(p + 8) ^ (s1 - seed);
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 pr = (unsigned __int128)a * b;
+    return (uint64_t)pr ^ (uint64_t)(pr >> 64);
+#else
+    return bk_mulhi64(a, b) ^ (a * b);
+#endif
+}
+
+BK_INLINE uint64_t bk_xxh3_64_17to64(const uint8_t *p, size_t n, uint64_t seed)
+{
+    const uint64_t xs0 = ((uint64_t)BK_XS_4_32 << 32) | BK_XS_0_32;
+    uint64_t acc = (uint64_t)n * BK_XP64_1;
+    if (n > 32) {
+        acc += bk_kf_mix16(p + 16, BK_XS_32, BK_XS_40, seed);
+        acc += bk_kf_mix16(p + n - 32, BK_XS_48, BK_XS_56, seed);
+    }
+    acc += bk_kf_mix16(p, xs0, BK_XS_8, seed);
+    acc += bk_kf_mix16(p + n - 16, BK_XS_16, BK_XS_24, seed);
+    acc ^= acc >> 37;
+    acc *= BK_XPMX_1;
+    acc ^= acc >> 32;
+    return acc;
+}
+
 /* == bk_key_bytes */
 BK_INLINE uint64_t bk_fastkey_bytes(const bk_hasher *hs, const void *p, size_t n)
 {
@@ -135,6 +169,8 @@ BK_INLINE uint64_t bk_fastkey_bytes(const bk_hasher *hs, const void *p, size_t n
         return bk_key_bytes(hs, p, n);
     if (BK_LIKELY(n <= 16))
         return bk_xxh3_64_short((const uint8_t *)p, n, hs->seed);
+    if (BK_LIKELY(n <= 64))
+        return bk_xxh3_64_17to64((const uint8_t *)p, n, hs->seed);
     return bk_xxh3_64(p, n, hs->seed);
 }
 
