@@ -135,52 +135,48 @@ local i = 0
 local j = 0
 """
 
-_LUA_ADD = (
-    _LUA_CHECK
-    + """
-for q = 1, k do args[4 * q - 3] = 'SET'; args[4 * q - 2] = 'u1'; args[4 * q] = '1' end
+# add / contains are generated for the filter's k (_bloom_script): the loop
+# takes k offsets from the string.gmatch iterator straight into the argument
+# list of one BITFIELD (BITFIELD_RO) per key, and tests the k replies with an
+# unrolled condition -- no argument table, no unpack, no inner loop.  Same
+# commands and the same atomicity as a loop over an argument table, measured
+# about 10% less server CPU per key (docs/redis.md, "Throughput").
+_LUA_BLOOM = """
+if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1]
+   or redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+  return redis.error_reply('BKGONE bloomkit filter was deleted or replaced')
+end
+local K = KEYS[1]
+local it = string.gmatch(ARGV[4], '%d+')
+local out = {}
 local new = 0
-for o in string.gmatch(ARGV[4], '%d+') do
-  i = i + 1
-  args[4 * i - 1] = o
-  if i == k then
-    i = 0
-    j = j + 1
-    local old = redis.call('BITFIELD', KEYS[1], unpack(args))
-    local was = '0'
-    for q = 1, k do
-      if old[q] == 0 then was = '1'; break end
-    end
-    if was == '1' then new = new + 1 end
-    out[j] = was
-  end
+local j = 0
+while true do
+  local o = it()
+  if o == nil then break end
+  local b = redis.call(@CALL@)
+  j = j + 1
+  if @TEST@ then new = new + 1; out[j] = '1' else out[j] = '0' end
 end
-if new > 0 then redis.call('HINCRBY', KEYS[2], 'adds', new) end
+@TAIL@
 return table.concat(out)
 """
-)
 
-_LUA_CONTAINS = (
-    _LUA_CHECK
-    + """
-for q = 1, k do args[3 * q - 2] = 'GET'; args[3 * q - 1] = 'u1' end
-for o in string.gmatch(ARGV[4], '%d+') do
-  i = i + 1
-  args[3 * i] = o
-  if i == k then
-    i = 0
-    j = j + 1
-    local bits = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
-    local has = '1'
-    for q = 1, k do
-      if bits[q] == 0 then has = '0'; break end
-    end
-    out[j] = has
-  end
-end
-return table.concat(out)
-"""
-)
+
+def _bloom_script_body(op: str, k: int) -> str:
+    """The add (``op == "add"``) or contains script of a k-probe filter."""
+    if op == "add":
+        call = "'BITFIELD', K, " + ", ".join(
+            ["'SET', 'u1', o, '1'"] + ["'SET', 'u1', it(), '1'"] * (k - 1))
+        test = " or ".join(f"b[{q}] == 0" for q in range(1, k + 1))
+        tail = "if new > 0 then redis.call('HINCRBY', KEYS[2], 'adds', new) end"
+    else:
+        call = "'BITFIELD_RO', K, " + ", ".join(
+            ["'GET', 'u1', o"] + ["'GET', 'u1', it()"] * (k - 1))
+        test = " and ".join(f"b[{q}] == 1" for q in range(1, k + 1))
+        tail = ""
+    return _LUA_BLOOM.replace("@CALL@", call).replace("@TEST@", test).replace("@TAIL@", tail)
+
 
 # merge: KEYS[3] = the uploaded local slice (same length as the shard).
 _LUA_MERGE = (
@@ -236,8 +232,6 @@ class _Script:
             return client.execute_command("EVAL", self.body, len(keys), *keys, *argv)
 
 
-_ADD = _Script(_LUA_ADD)
-_CONTAINS = _Script(_LUA_CONTAINS)
 _MERGE = _Script(_LUA_MERGE)
 _CLAIM = _Script(_LUA_CLAIM)
 _INIT_SHARD = _Script(_LUA_INIT_SHARD)
@@ -461,6 +455,8 @@ class RedisBloomFilter:
         ]
         self._cluster = _is_cluster(client)
         k = self.num_hashes
+        self._add_script = _bloom_script("add", k)
+        self._contains_script = _bloom_script("contains", k)
         self._ro_heads = [
             f"*{2 + 3 * k}\r\n$11\r\nBITFIELD_RO\r\n${len(b.encode())}\r\n{b}\r\n"
             for b in self._bits_keys
@@ -788,11 +784,11 @@ class RedisBloomFilter:
 
     def add(self, key: object) -> bool:
         """Add ``key``; True if it was new (some of its bits were 0).  One atomic call."""
-        (_, _, args), = self._calls(_ADD, [key])
+        (_, _, args), = self._calls(self._add_script, [key])
         return self._execute([args], "add", 0)[0] == b"1"
 
     def __contains__(self, key: object) -> bool:
-        (_, _, args), = self._calls(_CONTAINS, [key])
+        (_, _, args), = self._calls(self._contains_script, [key])
         return self._execute([args], "contains", 0)[0] == b"1"
 
     def contains(self, key: object) -> bool:
@@ -806,7 +802,7 @@ class RedisBloomFilter:
         pending: list[tuple[int, list[int], list[Any]]] = []
         nkeys = 0
         base = 0
-        what = "add_many" if script is _ADD else "contains_many"
+        what = "add_many" if script is self._add_script else "contains_many"
         confirmed = 0
 
         def flush() -> list[tuple[list[int], bytes]]:
@@ -830,7 +826,7 @@ class RedisBloomFilter:
     def add_many(self, keys: Iterable[object]) -> int:
         """Add every key (chunked, pipelined); returns how many were new."""
         new = 0
-        for _, replies in self._batches(_ADD, keys):
+        for _, replies in self._batches(self._add_script, keys):
             for _, r in replies:
                 new += r.count(b"1")
         return new
@@ -926,7 +922,7 @@ class RedisBloomFilter:
 
     def _contains_scripted(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
-        for n, replies in self._batches(_CONTAINS, keys):
+        for n, replies in self._batches(self._contains_script, keys):
             out.extend([False] * n)
             for ix, r in replies:
                 for i, c in zip(ix, r, strict=True):
@@ -1069,7 +1065,17 @@ class RedisBloomFilter:
         )
 
 
-_SCRIPTS = {s.sha: s.body for s in (_ADD, _CONTAINS, _MERGE, _CLAIM, _INIT_SHARD)}
+_SCRIPTS = {s.sha: s.body for s in (_MERGE, _CLAIM, _INIT_SHARD)}
+_BLOOM_SCRIPTS: dict[tuple[str, int], _Script] = {}
+
+
+def _bloom_script(op: str, k: int) -> _Script:
+    """The cached add / contains script for k probes (registered for NOSCRIPT)."""
+    script = _BLOOM_SCRIPTS.get((op, k))
+    if script is None:
+        script = _BLOOM_SCRIPTS[(op, k)] = _Script(_bloom_script_body(op, k))
+        _SCRIPTS[script.sha] = script.body
+    return script
 
 
 def _meta_key(name: str) -> str:
