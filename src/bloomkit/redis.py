@@ -261,14 +261,23 @@ def _wrap_connection_error(exc: Exception, what: str, confirmed: int) -> RedisCo
     )
 
 
+class _ErrorReply:
+    """An error reply (``-...``) read by :class:`_RawReader`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
 class _RawReader:
-    """Reads raw reply bytes from a redis-py connection's socket.
+    """Reads raw RESP2 replies from a redis-py connection's socket.
 
     Used only for round trips whose every reply was sent by us in one packed
     write and is read here in full, so the client's parser holds no buffered
-    bytes of them.  Reading exactly the expected length never blocks past
-    the replies: any error reply is longer than the fixed-size reply it
-    replaces.
+    bytes of them.  The fast path (:meth:`records`) takes n fixed-size
+    replies in one piece after one regular expression; anything else (an
+    error reply, a short string of a deleted key) makes it return None
+    without consuming, and :meth:`reply` then reads the replies one by one,
+    so the reader never waits for bytes the server will not send.
     """
 
     def __init__(self, conn: Any) -> None:
@@ -280,17 +289,28 @@ class _RawReader:
         piece = self.sock.recv(1 << 18)
         if not piece:
             raise _RedisConnectionError("connection closed by server")
+        self.buf += piece
+
+    def records(self, n: int, size: int, lead: bytes, pattern: re.Pattern[bytes]
+                ) -> bytes | None:
+        """n replies of ``size`` bytes, each starting with ``lead`` and all
+        matching ``pattern`` (one reply, repeated), or None."""
         if self.pos:
             del self.buf[:self.pos]
             self.pos = 0
-        self.buf += piece
-
-    def exact(self, n: int) -> bytes:
-        while len(self.buf) - self.pos < n:
+        need = n * size
+        checked = 0
+        while len(self.buf) < need:
+            checked = pattern.match(self.buf, checked).end()  # type: ignore[union-attr]
+            rest = len(self.buf) - checked
+            if rest >= size or self.buf[checked:checked + len(lead)] != lead[:rest]:
+                return None  # not one of the expected replies: read them one by one
             self._fill()
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
+        data = bytes(self.buf[:need])
+        if pattern.fullmatch(data) is None:
+            return None
+        self.pos = need
+        return data
 
     def line(self) -> bytes:
         while True:
@@ -301,12 +321,48 @@ class _RawReader:
                 return out
             self._fill()
 
+    def _blob(self, n: int) -> bytes:
+        while len(self.buf) - self.pos < n + 2:
+            self._fill()
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n + 2
+        return out
 
-def _first_error(data: bytes) -> str:
-    i = data.find(b"-")
-    if i < 0:
-        return data[:80].decode("ascii", "replace")
-    return data[i + 1:data.find(b"\r\n", i)].decode("utf-8", "replace")
+    def reply(self) -> Any:
+        """One reply (RESP2 or the RESP3 types these commands can get): bytes,
+        None, int, list or :class:`_ErrorReply`; push messages are skipped."""
+        while True:
+            head = self.line()
+            kind, rest = head[:1], head[1:]
+            if kind != b">":
+                break
+            for _ in range(int(rest)):  # RESP3 out-of-band push: not a reply
+                self.reply()
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self._blob(n)
+        if kind == b":":
+            return int(rest)
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        if kind == b"_":
+            return None
+        if kind == b"-":
+            return _ErrorReply(rest.decode("utf-8", "replace"))
+        if kind == b"!":
+            return _ErrorReply(self._blob(int(rest)).decode("utf-8", "replace"))
+        if kind == b"+":
+            return rest
+        raise _RedisConnectionError(f"unparsable reply from Redis: {head[:40]!r}")
+
+
+def _pool_connection(pool: Any) -> Any:
+    """A connection from a redis-py pool (before 5.3 the command name was required)."""
+    try:
+        return pool.get_connection()
+    except TypeError:
+        return pool.get_connection("GETRANGE")
 
 
 def _as_redis_error(exc: BaseException) -> Exception:
@@ -457,18 +513,39 @@ class RedisBloomFilter:
         k = self.num_hashes
         self._add_script = _bloom_script("add", k)
         self._contains_script = _bloom_script("contains", k)
-        self._ro_heads = [
-            f"*{2 + 3 * k}\r\n$11\r\nBITFIELD_RO\r\n${len(b.encode())}\r\n{b}\r\n"
-            for b in self._bits_keys
-        ]
-        self._ro_tail = "".join(
+        # The raw contains_many path (see _contains_trip): one command per
+        # key, then each shard's gen and length.
+        if self.layout == "blocked":
+            # GETRANGE of the key's 64-byte block; the bits are tested here.
+            self._raw_heads = [
+                f"*4\r\n$8\r\nGETRANGE\r\n${len(b.encode())}\r\n{b}\r\n"
+                for b in self._bits_keys
+            ]
+            self._raw_size = 71  # $64 CR LF, the block, CR LF
+            self._raw_lead = b"$64\r\n"
+            self._raw_pattern = re.compile(b"(?:\\$64\r\n.{64}\r\n)*", re.DOTALL)
+            self._num_blocks = int(self._proto.num_blocks)
+            self._blocks_per_shard = self.shard_bytes // (BLOCK_BITS // 8)
+            # A one-block filter of the same hashing tests a block's k bits:
+            # the in-block bits depend on the key's hash only, not on the
+            # number of blocks (bk_bloom.c), and block 0 is its whole payload.
+            self._tiny_header = self._cls._header(
+                layout_id, BLOCK_BITS, k, self.capacity, self.error_rate, seed=self.seed,
+                secret=secret)
+        else:
+            # BITFIELD_RO with k GET u1; the reply is *k then k of :0 / :1.
+            self._raw_heads = [
+                f"*{2 + 3 * k}\r\n$11\r\nBITFIELD_RO\r\n${len(b.encode())}\r\n{b}\r\n"
+                for b in self._bits_keys
+            ]
+            self._raw_size = len(f"*{k}\r\n") + 4 * k
+            self._raw_lead = b"*%d\r\n" % k
+            self._raw_pattern = re.compile(
+                b"(?:\\*%d\r\n(?::[01]\r\n){%d})*" % (k, k), re.DOTALL)
+        self._raw_tail = "".join(
             f"*3\r\n$4\r\nHGET\r\n${len(h.encode())}\r\n{h}\r\n$3\r\ngen\r\n"
             f"*2\r\n$6\r\nSTRLEN\r\n${len(b.encode())}\r\n{b}\r\n"
             for b, h in zip(self._bits_keys, self._hash_keys, strict=True)
-        )
-        self._ro_rec = len(f"*{k}\r\n") + 4 * k  # one reply: *k then k of :0 / :1
-        self._ro_pattern = re.compile(
-            b"(?:\\*%d\r\n(?::[01]\r\n){%d})*" % (k, k), re.DOTALL
         )
 
     # ---- creation, opening, deletion ------------------------------------------
@@ -856,7 +933,7 @@ class RedisBloomFilter:
         out: list[bool] = []
         per_trip = max(1, self.chunk_size) * max(1, self.pipeline_depth)
         pool = self.client.connection_pool
-        conn = pool.get_connection()
+        conn = _pool_connection(pool)
         try:
             for chunk in _chunks(keys, per_trip):
                 out += self._contains_trip(conn, chunk)
@@ -871,54 +948,116 @@ class RedisBloomFilter:
         return out
 
     def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
-        """One round trip: k GETs per key, then each shard's gen and length."""
+        """One round trip: one command per key, then each shard's gen and length."""
+        if self.layout == "blocked":
+            payload = self._pack_getrange(chunk)
+        else:
+            payload = self._pack_bitfield_ro(chunk)
+        conn.send_packed_command([payload])
+        reader = _RawReader(conn)
+        n = len(chunk)
+        data = reader.records(n, self._raw_size, self._raw_lead, self._raw_pattern)
+        if data is None:
+            return self._slow_replies(conn, reader, chunk)
+        self._check_tail([reader.reply() for _ in range(2 * self.shards)])
+        if self.layout == "blocked":
+            return self._test_blocks(chunk, data)
+        rec = self._raw_size
+        h = rec - 4 * self.num_hashes
+        zero = b":0"
+        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)]
+
+    def _check_tail(self, tail: list[Any]) -> None:
+        gen = self._gen.encode()
+        for s in range(self.shards):
+            if tail[2 * s] != gen or tail[2 * s + 1] != self._lens[s]:
+                raise FilterNotFoundError(
+                    f"Redis filter {self.name!r} was deleted or replaced while this handle "
+                    "was open; open it again"
+                )
+
+    def _slow_replies(self, conn: Any, reader: _RawReader, chunk: list[object]) -> list[bool]:
+        """The replies were not all of the expected fixed form (an error, a
+        deleted key, a RESP3 push between them): read them one by one."""
+        n = len(chunk)
+        try:
+            replies = [reader.reply() for _ in range(n + 2 * self.shards)]
+        except BaseException:
+            conn.disconnect()
+            raise
+        cmd = "GETRANGE" if self.layout == "blocked" else "BITFIELD_RO"
+        for r in replies:
+            if isinstance(r, _ErrorReply):
+                conn.disconnect()  # the caller's handler does too; never reuse it
+                raise RedisFilterError(f"unexpected reply to {cmd} on {self.name!r}: "
+                                       f"{r.text!r}")
+        self._check_tail(replies[n:])
         k = self.num_hashes
-        pos = self._proto._bit_positions
-        heads = self._ro_heads
-        sb = self._shard_bits
+        if self.layout == "blocked":
+            if all(isinstance(r, bytes) and len(r) == 64 for r in replies[:n]):
+                return self._test_blocks(
+                    chunk, b"".join([b"$64\r\n" + r + b"\r\n" for r in replies[:n]]))
+        elif all(isinstance(r, list) and len(r) == k and set(r) <= {0, 1}
+                 for r in replies[:n]):
+            return [0 not in r for r in replies[:n]]
+        conn.disconnect()
+        raise RedisFilterError(f"unexpected reply to {cmd} on {self.name!r}: "
+                               f"{replies[:1]!r}"[:300])
+
+    def _pack_getrange(self, chunk: list[object]) -> bytes:
+        kh = self._proto._key_hash
+        nb = self._num_blocks
+        heads = self._raw_heads
         parts: list[str] = []
         add = parts.append
         if self.shards == 1:
             head = heads[0]
             for key in chunk:
-                add(head)
-                for q in pos(key):
-                    o = str(q ^ 7)
-                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+                a = (kh(key) * nb >> 64) << 6  # block = mulhi(h, num_blocks), as in C
+                sa, se = str(a), str(a + 63)
+                add(f"{head}${len(sa)}\r\n{sa}\r\n${len(se)}\r\n{se}\r\n")
         else:
+            bps = self._blocks_per_shard
             for key in chunk:
-                ps = pos(key)
-                s = ps[0] // sb
-                base = s * sb
-                add(heads[s])
-                for q in ps:
-                    o = str((q - base) ^ 7)
-                    add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
-        add(self._ro_tail)
-        conn.send_packed_command([("".join(parts)).encode()])
-        reader = _RawReader(conn)
-        rec = self._ro_rec
-        n = len(chunk)
-        data = reader.exact(rec * n)
-        if self._ro_pattern.fullmatch(data) is None:
-            conn.disconnect()  # an error reply: the rest of the stream is not ours to parse
-            raise RedisFilterError(
-                f"unexpected reply to BITFIELD_RO on {self.name!r}: {_first_error(data)!r}"
-            )
-        gone = False
-        for s in range(self.shards):
-            if reader.line() != b"$16" or reader.line().decode("ascii", "replace") != self._gen:
-                gone = True
-            if reader.line() != b":%d" % self._lens[s]:
-                gone = True
-        if gone:
-            raise FilterNotFoundError(
-                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
-                "open; open it again"
-            )
-        h = rec - 4 * k
-        zero = b":0"
-        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)]
+                s, r = divmod(kh(key) * nb >> 64, bps)
+                a = r << 6
+                sa, se = str(a), str(a + 63)
+                add(f"{heads[s]}${len(sa)}\r\n{sa}\r\n${len(se)}\r\n{se}\r\n")
+        add(self._raw_tail)
+        return "".join(parts).encode()
+
+    def _pack_bitfield_ro(self, chunk: list[object]) -> bytes:
+        pos = self._proto._bit_positions
+        head = self._raw_heads[0]  # classic filters are never sharded
+        parts: list[str] = []
+        add = parts.append
+        for key in chunk:
+            add(head)
+            for q in pos(key):
+                o = str(q ^ 7)
+                add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+        add(self._raw_tail)
+        return "".join(parts).encode()
+
+    def _test_blocks(self, chunk: list[object], data: bytes) -> list[bool]:
+        """Each key's k bits in its block (GETRANGE replies, 71 bytes each)."""
+        buf = bytearray(self._tiny_header + bytes(BLOCK_BITS // 8))
+        lo = len(self._tiny_header)
+        hi = lo + BLOCK_BITS // 8
+        tiny = self._cls._from_buffer(buf, self._secret, self._keyfunc)
+        view = memoryview(data)
+        out: list[bool] = []
+        add = out.append
+        o = 5
+        try:
+            for key in chunk:
+                buf[lo:hi] = view[o:o + 64]
+                add(key in tiny)
+                o += 71
+        finally:
+            tiny._detach()
+            view.release()
+        return out
 
     def _contains_scripted(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
