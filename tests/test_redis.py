@@ -268,6 +268,27 @@ class RawContainsTests:
         assert h.contains_many(["k", "z"] * 5) == [True, False] * 5  # the pool is sane
 
 
+@pytest.mark.parametrize("layout", ["classic", "blocked"])
+class RawAddTests:
+    """add_many on a plain client: hand-packed script calls, one trip ahead."""
+
+    def test_noscript_replies_run_again_with_eval(self, client: Any, name: str,
+                                                  layout: str, rng: Any) -> None:
+        f = RedisBloomFilter.create(client, name, 5000, 0.01, layout=layout)
+        local = LOCAL[layout](5000, 0.01)
+        keys = _keys(rng, 3000)
+        keys += keys[:500]
+        f.chunk_size, f.pipeline_depth = 40, 3  # many trips in flight while NOSCRIPT
+        client.script_flush()
+        assert f.add_many(keys[:2000]) == local.add_many(keys[:2000])
+        client.script_flush()
+        assert f.add_many(keys[2000:]) == local.add_many(keys[2000:])
+        assert f.to_local().to_bytes() == local.to_bytes()
+        f.raw_protocol = False  # the redis-py pipeline path gives the same answers
+        assert f.add_many(keys[:100]) == 0
+        assert len(f) == len(local)
+
+
 class _FakeSocket:
     """Hands out a reply stream in random-sized pieces."""
 
@@ -286,7 +307,7 @@ class _FakeConnection:
         self.sent: list[bytes] = []
         self.disconnected = False
 
-    def send_packed_command(self, parts: list[bytes]) -> None:
+    def send_packed_command(self, parts: list[bytes], check_health: bool = True) -> None:
         self.sent += parts
 
     def disconnect(self) -> None:

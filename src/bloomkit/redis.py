@@ -35,6 +35,7 @@ import math
 import re
 import secrets as _secrets
 import struct
+from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any, ClassVar
@@ -289,6 +290,9 @@ class _RawReader:
         piece = self.sock.recv(1 << 18)
         if not piece:
             raise _RedisConnectionError("connection closed by server")
+        if self.pos > 1 << 16:  # records() runs with pos == 0, so its offsets hold
+            del self.buf[:self.pos]
+            self.pos = 0
         self.buf += piece
 
     def records(self, n: int, size: int, lead: bytes, pattern: re.Pattern[bytes]
@@ -355,6 +359,15 @@ class _RawReader:
         if kind == b"+":
             return rest
         raise _RedisConnectionError(f"unparsable reply from Redis: {head[:40]!r}")
+
+
+def _resp(command: str, args: list[Any]) -> bytes:
+    """One command in RESP (bulk strings)."""
+    parts = [b"*%d\r\n$%d\r\n%s\r\n" % (len(args) + 1, len(command), command.encode())]
+    for a in args:
+        b = a if isinstance(a, bytes) else str(a).encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(parts)
 
 
 def _pool_connection(pool: Any) -> Any:
@@ -901,12 +914,116 @@ class RedisBloomFilter:
             yield nkeys, flush()
 
     def add_many(self, keys: Iterable[object]) -> int:
-        """Add every key (chunked, pipelined); returns how many were new."""
+        """Add every key (chunked, pipelined); returns how many were new.
+
+        Each chunk (per shard) is one atomic script call.  On a plain
+        ``redis.Redis`` client the calls are packed by hand and the next
+        round trip is sent before the replies of the previous one are read
+        (see docs/redis.md, "Throughput"); on a cluster client they go
+        through redis-py pipelines.
+        """
         new = 0
+        if self._raw_ok():
+            for replies in self._raw_pipeline(self._add_trips(keys), self._send_evalsha,
+                                              self._read_evalsha, "add_many"):
+                for r in replies:
+                    new += r.count(b"1")
+            return new
         for _, replies in self._batches(self._add_script, keys):
             for _, r in replies:
                 new += r.count(b"1")
         return new
+
+    def _add_trips(self, keys: Iterable[object]) -> Iterator[tuple[list[list[Any]], int]]:
+        """(EVALSHA argument lists, keys) per round trip of pipeline_depth chunks."""
+        depth = max(1, self.pipeline_depth)
+        calls: list[list[Any]] = []
+        nkeys = chunks = 0
+        for chunk in _chunks(keys, max(1, self.chunk_size)):
+            calls += [args for _, _, args in self._calls(self._add_script, chunk)]
+            nkeys += len(chunk)
+            chunks += 1
+            if chunks >= depth:
+                yield calls, nkeys
+                calls, nkeys, chunks = [], 0, 0
+        if calls:
+            yield calls, nkeys
+
+    @staticmethod
+    def _send_evalsha(conn: Any, calls: list[list[Any]], check: bool) -> None:
+        conn.send_packed_command([b"".join([_resp("EVALSHA", a) for a in calls])],
+                                 check_health=check)
+
+    def _read_evalsha(self, conn: Any, reader: _RawReader, calls: list[list[Any]],
+                      inflight: deque[Any]) -> tuple[list[bytes], int]:
+        """The replies of one trip of script calls; NOSCRIPT ones run again with
+        EVAL once every trip in flight is read (they then count as this trip's)."""
+        out: list[bytes] = []
+        retry: list[list[Any]] = []
+        drained = 0
+
+        def take(batch: list[list[Any]]) -> None:
+            for args in batch:
+                r = reader.reply()
+                if isinstance(r, _ErrorReply):
+                    if r.text.startswith("NOSCRIPT"):
+                        retry.append(args)
+                        continue
+                    raise _map_response_error(ResponseError(r.text), self.name)
+                out.append(r)
+
+        take(calls)
+        if retry:
+            while inflight:  # their replies come first on this connection
+                more, n = inflight.popleft()
+                take(more)
+                drained += n
+            again, retry[:] = list(retry), []
+            conn.send_packed_command(
+                [b"".join([_resp("EVAL", [_SCRIPTS[a[0]], *a[1:]]) for a in again])],
+                check_health=False)
+            take(again)
+            if retry:
+                raise RedisFilterError("Redis answered NOSCRIPT to EVAL")
+        return out, drained
+
+    def _raw_pipeline(self, trips: Iterator[tuple[Any, int]],
+                      send: Any, read: Any, what: str) -> Iterator[Any]:
+        """Run trips on one pooled connection, one trip ahead: trip i + 1 is
+        written before the replies of trip i are read, so the server works
+        while the client packs.  Yields each trip's result in order."""
+        pool = self.client.connection_pool
+        conn = _pool_connection(pool)
+        reader: _RawReader | None = None
+        inflight: deque[tuple[Any, int]] = deque()
+        confirmed = 0
+        try:
+            for item, n in trips:
+                send(conn, item, reader is None)
+                if reader is None:
+                    reader = _RawReader(conn)
+                elif conn._sock is not reader.sock:
+                    raise _RedisConnectionError("the connection was reset")
+                inflight.append((item, n))
+                if len(inflight) > 1:
+                    item, n = inflight.popleft()
+                    result, extra = read(conn, reader, item, inflight)
+                    yield result
+                    confirmed += n + extra
+            while inflight:
+                assert reader is not None
+                item, n = inflight.popleft()
+                result, extra = read(conn, reader, item, inflight)
+                yield result
+                confirmed += n + extra
+        except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
+            conn.disconnect()
+            raise _wrap_connection_error(_as_redis_error(exc), what, confirmed) from exc
+        except BaseException:
+            conn.disconnect()  # replies may be left unread: never reuse this socket
+            raise
+        finally:
+            pool.release(conn)
 
     def update(self, *iterables: Iterable[object]) -> None:
         """Add the keys of every iterable."""
@@ -932,40 +1049,38 @@ class RedisBloomFilter:
     def _contains_raw(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
         per_trip = max(1, self.chunk_size) * max(1, self.pipeline_depth)
-        pool = self.client.connection_pool
-        conn = _pool_connection(pool)
-        try:
-            for chunk in _chunks(keys, per_trip):
-                out += self._contains_trip(conn, chunk)
-        except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
-            conn.disconnect()
-            raise _wrap_connection_error(_as_redis_error(exc), "contains_many", 0) from exc
-        except BaseException:
-            conn.disconnect()  # replies may be left unread: never reuse this socket
-            raise
-        finally:
-            pool.release(conn)
+        trips = ((chunk, len(chunk)) for chunk in _chunks(keys, per_trip))
+        for result in self._raw_pipeline(trips, self._send_contains, self._read_contains,
+                                         "contains_many"):
+            out += result
         return out
 
-    def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
-        """One round trip: one command per key, then each shard's gen and length."""
+    def _send_contains(self, conn: Any, chunk: list[object], check: bool) -> None:
         if self.layout == "blocked":
             payload = self._pack_getrange(chunk)
         else:
             payload = self._pack_bitfield_ro(chunk)
-        conn.send_packed_command([payload])
-        reader = _RawReader(conn)
+        conn.send_packed_command([payload], check_health=check)
+
+    def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
+        """One round trip on its own (tests)."""
+        self._send_contains(conn, chunk, False)
+        return self._read_contains(conn, _RawReader(conn), chunk, deque())[0]
+
+    def _read_contains(self, conn: Any, reader: _RawReader, chunk: list[object],
+                       inflight: deque[Any]) -> tuple[list[bool], int]:
+        """The replies of one trip: one per key, then each shard's gen and length."""
         n = len(chunk)
         data = reader.records(n, self._raw_size, self._raw_lead, self._raw_pattern)
         if data is None:
-            return self._slow_replies(conn, reader, chunk)
+            return self._slow_replies(conn, reader, chunk), 0
         self._check_tail([reader.reply() for _ in range(2 * self.shards)])
         if self.layout == "blocked":
-            return self._test_blocks(chunk, data)
+            return self._test_blocks(chunk, data), 0
         rec = self._raw_size
         h = rec - 4 * self.num_hashes
         zero = b":0"
-        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)]
+        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)], 0
 
     def _check_tail(self, tail: list[Any]) -> None:
         gen = self._gen.encode()
