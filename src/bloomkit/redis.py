@@ -17,7 +17,11 @@ needed.  See docs/redis.md for the full contract; in short:
   counter of new adds (what the local header calls ``count``).
 - ``add_many`` sends one script call per chunk of keys and per shard,
   pipelined; a chunk runs atomically on the server.  ``contains_many`` on a
-  plain client sends one hand-packed ``BITFIELD_RO`` per key (no script).
+  plain client sends no script: one ``GETRANGE`` of the key's 64-byte block
+  per key (blocked layout; the k bits are tested here) or one
+  ``BITFIELD_RO`` per key (classic).  On a plain client both batch calls
+  write hand-packed round trips, one ahead of the replies (docs/redis.md,
+  "Throughput"); cluster clients use redis-py pipelines.
 - RedisCountingBloomFilter / RedisCountMinSketch (end of the module): the
   same principle over counters, see docs/redis.md.
 - Sharded mode (blocked layout): shard ``s`` holds the contiguous blocks
@@ -482,7 +486,8 @@ class RedisBloomFilter:
     chunk_size: int = 1000
     #: script calls per pipeline round trip
     pipeline_depth: int = 8
-    #: contains_many on a plain client sends hand-packed RESP (see docs/redis.md)
+    #: add_many / contains_many on a plain client send hand-packed RESP, one
+    #: round trip ahead of the replies (see docs/redis.md, "Throughput")
     raw_protocol: bool = True
 
     _layouts: ClassVar[dict[str, tuple[int, int, type[Any]]]] = {
@@ -1033,10 +1038,11 @@ class RedisBloomFilter:
     def contains_many(self, keys: Iterable[object]) -> list[bool]:
         """Membership of every key, in order (chunked, pipelined).
 
-        On a plain ``redis.Redis`` client: one hand-packed ``BITFIELD_RO``
-        per key, ``chunk_size * pipeline_depth`` keys per round trip, replies
-        parsed from the raw bytes (see docs/redis.md, "Throughput").  On a
-        cluster client: one script call per chunk and shard.
+        On a plain ``redis.Redis`` client: one hand-packed ``GETRANGE`` of
+        the key's block (blocked) or ``BITFIELD_RO`` (classic) per key,
+        ``chunk_size * pipeline_depth`` keys per round trip, replies parsed
+        from the raw bytes (see docs/redis.md, "Throughput").  On a cluster
+        client: one script call per chunk and shard.
         """
         if self._raw_ok():
             return self._contains_raw(keys)
