@@ -492,6 +492,13 @@ class ShardedClusterTests:
 
 # ---- counting Bloom filter and count-min sketch ---------------------------------
 
+def _remove_many_outcome(f: Any, keys: list[object]) -> object:
+    try:
+        return f.remove_many(keys)
+    except KeyError:
+        return "KeyError"
+
+
 def _outcome(f: Any, key: object) -> str:
     try:
         f.remove(key)
@@ -521,7 +528,9 @@ class CountingSameAsLocalTests:
         local |= other
         assert f.to_local().to_bytes() == local.to_bytes()
         assert [f.discard(k) for k in probes] == [local.discard(k) for k in probes]
-        assert f.remove_many(keys[:50]) == local.remove_many(keys[:50])
+        # a key removed above as often as it was added is surely absent now:
+        # both sides then stop at it with KeyError, the keys before it removed
+        assert _remove_many_outcome(f, keys[:50]) == _remove_many_outcome(local, keys[:50])
         assert f.count_many(probes) == [local.count(k) for k in probes]
         assert f.contains_many(probes) == list(local.contains_many(probes))
         got = f.to_local()
