@@ -560,6 +560,17 @@ class RedisBloomFilter:
             self._raw_lead = b"*%d\r\n" % k
             self._raw_pattern = re.compile(
                 b"(?:\\*%d\r\n(?::[01]\r\n){%d})*" % (k, k), re.DOTALL)
+        # Packing tables, indexed by the number of digits of an offset: each
+        # piece starts with the CR LF that ends the previous argument, so a
+        # key costs a few appends and no f-string (about a third fewer
+        # instructions, callgrind); the stream's first CR LF is cut off.
+        if self.layout == "blocked":
+            self._pack_first = [[f"\r\n{h}${d}\r\n" for d in range(21)]
+                                for h in self._raw_heads]
+            self._pack_next = [f"\r\n${d}\r\n" for d in range(21)]
+        else:
+            self._pack_first = [["\r\n" + h[:-2]] for h in self._raw_heads]
+            self._pack_next = [f"\r\n$3\r\nGET\r\n$2\r\nu1\r\n${d}\r\n" for d in range(21)]
         self._raw_tail = "".join(
             f"*3\r\n$4\r\nHGET\r\n${len(h.encode())}\r\n{h}\r\n$3\r\ngen\r\n"
             f"*2\r\n$6\r\nSTRLEN\r\n${len(b.encode())}\r\n{b}\r\n"
@@ -1128,37 +1139,50 @@ class RedisBloomFilter:
     def _pack_getrange(self, chunk: list[object]) -> bytes:
         kh = self._proto._key_hash
         nb = self._num_blocks
-        heads = self._raw_heads
+        nxt = self._pack_next
         parts: list[str] = []
         add = parts.append
         if self.shards == 1:
-            head = heads[0]
+            first = self._pack_first[0]
             for key in chunk:
                 a = (kh(key) * nb >> 64) << 6  # block = mulhi(h, num_blocks), as in C
-                sa, se = str(a), str(a + 63)
-                add(f"{head}${len(sa)}\r\n{sa}\r\n${len(se)}\r\n{se}\r\n")
+                sa = str(a)
+                se = str(a + 63)
+                add(first[len(sa)])
+                add(sa)
+                add(nxt[len(se)])
+                add(se)
         else:
             bps = self._blocks_per_shard
+            firsts = self._pack_first
             for key in chunk:
                 s, r = divmod(kh(key) * nb >> 64, bps)
                 a = r << 6
-                sa, se = str(a), str(a + 63)
-                add(f"{heads[s]}${len(sa)}\r\n{sa}\r\n${len(se)}\r\n{se}\r\n")
+                sa = str(a)
+                se = str(a + 63)
+                add(firsts[s][len(sa)])
+                add(sa)
+                add(nxt[len(se)])
+                add(se)
+        add("\r\n")
         add(self._raw_tail)
-        return "".join(parts).encode()
+        return "".join(parts)[2:].encode()
 
     def _pack_bitfield_ro(self, chunk: list[object]) -> bytes:
         pos = self._proto._bit_positions
-        head = self._raw_heads[0]  # classic filters are never sharded
+        head = self._pack_first[0][0]  # classic filters are never sharded
+        nxt = self._pack_next
         parts: list[str] = []
         add = parts.append
         for key in chunk:
             add(head)
             for q in pos(key):
                 o = str(q ^ 7)
-                add(f"$3\r\nGET\r\n$2\r\nu1\r\n${len(o)}\r\n{o}\r\n")
+                add(nxt[len(o)])
+                add(o)
+        add("\r\n")
         add(self._raw_tail)
-        return "".join(parts).encode()
+        return "".join(parts)[2:].encode()
 
     def _test_blocks(self, chunk: list[object], data: bytes) -> list[bool]:
         """Each key's k bits in its block (GETRANGE replies, 71 bytes each)."""
