@@ -282,7 +282,10 @@ class RawAddTests:
         client.script_flush()
         assert f.add_many(keys[:2000]) == local.add_many(keys[:2000])
         client.script_flush()
+        f._trips_ahead = 3  # NOSCRIPT in a trip with three more in flight behind it
         assert f.add_many(keys[2000:]) == local.add_many(keys[2000:])
+        f._trips_ahead = 0  # one round trip at a time
+        assert f.add_many(keys[:1000]) == 0
         assert f.to_local().to_bytes() == local.to_bytes()
         f.raw_protocol = False  # the redis-py pipeline path gives the same answers
         assert f.add_many(keys[:100]) == 0

@@ -489,6 +489,8 @@ class RedisBloomFilter:
     #: add_many / contains_many on a plain client send hand-packed RESP, one
     #: round trip ahead of the replies (see docs/redis.md, "Throughput")
     raw_protocol: bool = True
+    #: round trips written before the oldest one's replies are read (raw path)
+    _trips_ahead: int = 1
 
     _layouts: ClassVar[dict[str, tuple[int, int, type[Any]]]] = {
         "classic": (KIND_BLOOM, 0, BloomFilter),
@@ -1021,7 +1023,7 @@ class RedisBloomFilter:
                 elif conn._sock is not reader.sock:
                     raise _RedisConnectionError("the connection was reset")
                 inflight.append((item, n))
-                if len(inflight) > 1:
+                if len(inflight) > self._trips_ahead:
                     item, n = inflight.popleft()
                     result, extra = read(conn, reader, item, inflight)
                     yield result
