@@ -274,7 +274,8 @@ class _ErrorReply:
 
 
 class _RawReader:
-    """Reads raw RESP2 replies from a redis-py connection's socket.
+    """Reads raw replies (RESP2, and the RESP3 types these commands can get)
+    from a redis-py connection's socket.
 
     Used only for round trips whose every reply was sent by us in one packed
     write and is read here in full, so the client's parser holds no buffered
