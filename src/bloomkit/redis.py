@@ -214,7 +214,17 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], 'adds', 0, 'base', 0)
 return 1
 """
 
-# snapshot of one shard's counter with its bits (to_local): see _read_shard.
+# snapshot of one shard's counter with its bits (to_local) on a cluster
+# client: see _read_shard.  ARGV[1] = the shard's length, ARGV[2] = piece size;
+# returns gen, adds, base (nil when missing), then the pieces of the bits.
+_LUA_READ_SHARD = """
+local out = redis.call('HMGET', KEYS[2], 'gen', 'adds', 'base')
+local len, piece = tonumber(ARGV[1]), tonumber(ARGV[2])
+for off = 0, len - 1, piece do
+  out[#out + 1] = redis.call('GETRANGE', KEYS[1], off, math.min(off + piece, len) - 1)
+end
+return out
+"""
 # ---- End Lua scripts ----------------------------------------------------------
 
 
@@ -240,6 +250,7 @@ class _Script:
 _MERGE = _Script(_LUA_MERGE)
 _CLAIM = _Script(_LUA_CLAIM)
 _INIT_SHARD = _Script(_LUA_INIT_SHARD)
+_READ_SHARD = _Script(_LUA_READ_SHARD)
 
 def _round_half_away(x: float) -> int:
     """C ``llround`` for x >= 0 (Python's round() rounds half to even)."""
@@ -1242,12 +1253,19 @@ class RedisBloomFilter:
 
     def _read_shard(self, s: int, out: memoryview) -> tuple[int, int]:
         """Copy shard s into out, atomically with its counter (one MULTI)."""
-        pipe = self.client.pipeline(transaction=True)
         length = self._lens[s]
-        for off in range(0, length, _PIECE):
-            pipe.getrange(self._bits_keys[s], off, min(off + _PIECE, length) - 1)
-        pipe.hmget(self._hash_keys[s], "gen", "adds", "base")
-        res = pipe.execute()
+        if self._cluster:
+            # One script instead of MULTI: cluster pipelines of redis-py < 6
+            # refuse transactions; a script is atomic on every version.
+            res = list(_READ_SHARD.run(self.client, [self._bits_keys[s], self._hash_keys[s]],
+                                       [length, _PIECE]))
+            res = [*res[3:], res[:3]]
+        else:
+            pipe = self.client.pipeline(transaction=True)
+            for off in range(0, length, _PIECE):
+                pipe.getrange(self._bits_keys[s], off, min(off + _PIECE, length) - 1)
+            pipe.hmget(self._hash_keys[s], "gen", "adds", "base")
+            res = pipe.execute()
         gen, adds, base = res[-1]
         if gen is None or _text(gen) != self._gen:
             raise FilterNotFoundError(
@@ -1352,7 +1370,7 @@ class RedisBloomFilter:
         )
 
 
-_SCRIPTS = {s.sha: s.body for s in (_MERGE, _CLAIM, _INIT_SHARD)}
+_SCRIPTS = {s.sha: s.body for s in (_MERGE, _CLAIM, _INIT_SHARD, _READ_SHARD)}
 _BLOOM_SCRIPTS: dict[tuple[str, int], _Script] = {}
 
 
