@@ -10,6 +10,11 @@ per key (from /proc: CPU time, so less disturbed by a busy machine than wall
 time; wall throughput is bounded by max(server, client) per key once the two
 run on separate cores), and the latency of single add / ``in`` calls
 (median and 99th percentile).
+
+Each repetition runs both batch paths of a plain client, interleaved:
+``raw`` (the default: hand-packed commands, one round trip ahead of the
+replies) and ``redis-py`` (``raw_protocol = False``: redis-py pipelines, the
+path cluster clients take); ``raw/redis-py`` is the ratio of their medians.
 """
 
 from __future__ import annotations
@@ -63,9 +68,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--latency-calls", type=int, default=2000)
     ap.add_argument("--port", type=int, default=0, help="use a running server")
-    ap.add_argument("--scripted", action="store_true",
-                    help="contains_many through the script path (raw_protocol=False), "
-                         "for comparison")
+    ap.add_argument("--paths", default="raw,redis-py",
+                    help="comma-separated batch paths to measure: raw, redis-py")
     args = ap.parse_args()
 
     proc = None
@@ -92,34 +96,47 @@ def main() -> None:
     print(f"redis-server {client.info('server')['redis_version']} on 127.0.0.1:{port}, "
           f"{n:,} keys, median of {args.repeat}; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} CPUs")
-    print(f"{'layout':8} {'operation':14} {'keys/s':>10} {'local keys/s':>13} "
+    paths = [p for p in args.paths.split(",") if p]
+    if not paths or set(paths) - {"raw", "redis-py"}:
+        sys.exit("--paths takes raw and/or redis-py")
+    print(f"{'layout':8} {'operation':14} {'path':9} {'keys/s':>10} {'local keys/s':>13} "
           f"{'server us/key':>14} {'client us/key':>14}")
     try:
         for layout, local_cls in (("classic", BloomFilter), ("blocked", BlockedBloomFilter)):
-            results: dict[str, list[tuple[float, float, float, float]]] = {
-                "add_many": [], "contains_many": []}
+            results: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {
+                (op, path): [] for op in ("add_many", "contains_many") for path in paths}
             for rep in range(args.repeat):
-                name = f"bench:{layout}:{rep}"
-                RedisBloomFilter.delete_named(client, name)
-                f = RedisBloomFilter.create(client, name, n, 0.01, layout=layout)
-                f.raw_protocol = not args.scripted
-                keys = [f"user:{rep}:{i}" for i in range(n)]
-                local = local_cls(n, 0.01)
-                lt = time.perf_counter()
-                local.add_many(keys)
-                ladd = n / (time.perf_counter() - lt)
-                w, s, c = timed(lambda f=f, keys=keys: f.add_many(keys), pid)
-                results["add_many"].append((n / w, ladd, s / n * 1e6, c / n * 1e6))
-                lt = time.perf_counter()
-                local.contains_many(keys)
-                lcont = n / (time.perf_counter() - lt)
-                w, s, c = timed(lambda f=f, keys=keys: f.contains_many(keys), pid)
-                results["contains_many"].append((n / w, lcont, s / n * 1e6, c / n * 1e6))
-                f.delete()
-            for op, rows in results.items():
-                med = [statistics.median(col) for col in zip(*rows, strict=True)]
-                print(f"{layout:8} {op:14} {med[0]:>10,.0f} {med[1]:>13,.0f} "
-                      f"{med[2]:>14.2f} {med[3]:>14.2f}")
+                for path in paths:  # interleaved: each repetition runs every path
+                    name = f"bench:{layout}:{rep}:{path}"
+                    RedisBloomFilter.delete_named(client, name)
+                    f = RedisBloomFilter.create(client, name, n, 0.01, layout=layout)
+                    f.raw_protocol = path == "raw"
+                    keys = [f"user:{rep}:{path}:{i}" for i in range(n)]
+                    local = local_cls(n, 0.01)
+                    lt = time.perf_counter()
+                    local.add_many(keys)
+                    ladd = n / (time.perf_counter() - lt)
+                    w, s, c = timed(lambda f=f, keys=keys: f.add_many(keys), pid)
+                    results[("add_many", path)].append((n / w, ladd, s / n * 1e6, c / n * 1e6))
+                    lt = time.perf_counter()
+                    local.contains_many(keys)
+                    lcont = n / (time.perf_counter() - lt)
+                    w, s, c = timed(lambda f=f, keys=keys: f.contains_many(keys), pid)
+                    results[("contains_many", path)].append(
+                        (n / w, lcont, s / n * 1e6, c / n * 1e6))
+                    f.delete()
+            for op in ("add_many", "contains_many"):
+                meds = {}
+                for path in paths:
+                    rows = results[(op, path)]
+                    med = [statistics.median(col) for col in zip(*rows, strict=True)]
+                    meds[path] = med
+                    print(f"{layout:8} {op:14} {path:9} {med[0]:>10,.0f} {med[1]:>13,.0f} "
+                          f"{med[2]:>14.2f} {med[3]:>14.2f}")
+                if len(meds) == 2:
+                    r, p = meds["raw"], meds["redis-py"]
+                    print(f"{layout:8} {op:14} {'raw/redis-py':13} keys/s x{r[0] / p[0]:.2f}, "
+                          f"server CPU x{r[2] / p[2]:.2f}, client CPU x{r[3] / p[3]:.2f}")
             f = RedisBloomFilter.create(client, f"bench:{layout}:lat", n, 0.01, layout=layout)
             for op in ("add", "in"):
                 lat = []

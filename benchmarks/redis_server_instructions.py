@@ -1,0 +1,100 @@
+"""redis-server CPU instructions per key of bloomkit.redis batch calls (callgrind).
+
+    python benchmarks/redis_server_instructions.py [--against 30cd81b] [--keys 5000]
+
+Runs redis-server under ``valgrind --tool=callgrind`` on a free loopback port,
+warms it up (script cache, allocator), zeroes the counters, runs one
+add_many or contains_many of --keys fresh keys on a 100,000-key filter and
+dumps: the instruction count per key is steady on a busy machine, unlike
+wall or CPU time.  With --against, the same for the redis.py of that commit
+(loaded next to the current one, see redis_ab.py).  Needs valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import redis
+from redis_ab import load_old
+
+from bloomkit import redis as new
+
+
+def instructions_per_key(mod: object, layout: str, op: str, n: int) -> float:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    d = tempfile.mkdtemp(prefix="bk-redis-cg-")
+    proc = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out", "redis-server",
+         "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=600)
+        for _ in range(600):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        f = mod.RedisBloomFilter.create(client, "cg", 100_000, 0.01,  # type: ignore[attr-defined]
+                                        layout=layout)
+        keys = [f"user:{i}" for i in range(n)]
+        f.add_many(keys[:2000])
+        f.contains_many(keys[:2000])
+        subprocess.run(["callgrind_control", "-z", str(proc.pid)], capture_output=True,
+                       check=True)
+        getattr(f, op)(keys)
+        subprocess.run(["callgrind_control", "-d", str(proc.pid)], capture_output=True,
+                       check=True)
+        for _ in range(50):
+            for fn in sorted(os.listdir(d)):
+                if fn.startswith("cg.out."):
+                    for line in Path(d, fn).read_text(errors="replace").splitlines():
+                        if line.startswith(("totals:", "summary:")):
+                            return int(line.split()[1]) / n
+            time.sleep(0.1)
+        raise RuntimeError("no callgrind dump")
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", default=None, help="also measure this commit's redis.py")
+    ap.add_argument("--keys", type=int, default=5000)
+    args = ap.parse_args()
+    for tool in ("valgrind", "callgrind_control", "redis-server"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} not found")
+    mods: list[tuple[str, object]] = [("new", new)]
+    tmp = tempfile.mkdtemp(prefix="bk-redis-old-")
+    if args.against:
+        mods.insert(0, (args.against, load_old(args.against, tmp)))
+    print(f"redis-server instructions per key, {args.keys:,} keys on a 100,000-key filter")
+    for layout in ("classic", "blocked"):
+        for op in ("add_many", "contains_many"):
+            got = {label: instructions_per_key(mod, layout, op, args.keys)
+                   for label, mod in mods}
+            text = ", ".join(f"{label} {v:,.0f}" for label, v in got.items())
+            if len(got) == 2:
+                a, b = got.values()
+                text += f" (x{b / a:.2f})"
+            print(f"{layout:8} {op:14} {text}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
