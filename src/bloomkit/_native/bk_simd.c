@@ -20,7 +20,7 @@
  *
  * Selection: the functions carry __attribute__((target("avx2"))), so the
  * build never needs -mavx2 and the module loads on any x86-64 (or other)
- * CPU; bk_simd_init() turns them on when __builtin_cpu_supports("avx2")
+ * CPU; bk_simd_init() turns them on when __builtin_cpu_supports("avx2") and ("bmi2")
  * says so and BLOOMKIT_NO_SIMD is unset.  Elsewhere this file compiles to
  * stubs and bk_simd_avx2 stays 0.
  *
@@ -58,8 +58,10 @@ int bk_simd_avx2 = 0;
 int bk_simd_supported(void)
 {
 #if BK_SIMD_HAVE_AVX2
+    /* The add path also uses BMI2 (shlx): every AVX2 CPU so far has it,
+     * but a hypervisor may hide one and not the other. */
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") ? 1 : 0;
 #else
     return 0;
 #endif
