@@ -324,7 +324,7 @@ stored:
     return BK_OK;
 }
 
-bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new)
+bk_rc bk_cuckoo_add_slow(bk_cuckoo *c, uint64_t h, int *was_new)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     *was_new = !bk_cuckoo_contains(c, h);
@@ -360,7 +360,7 @@ static void bk_cuckoo_drain_stash(bk_cuckoo *c)
     }
 }
 
-bk_rc bk_cuckoo_remove(bk_cuckoo *c, uint64_t h)
+bk_rc bk_cuckoo_remove_slow(bk_cuckoo *c, uint64_t h)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint32_t fp = bk_cuckoo_fingerprint(c, h);
@@ -431,9 +431,45 @@ bk_rc bk_cuckoo_add_many(bk_cuckoo *c, const uint64_t *hs, size_t n, size_t *don
     return BK_OK;
 }
 
+/* Ring of probes computed ahead: the positions are computed once, when the
+ * key's two buckets are prefetched, and used BK_CUCKOO_AHEAD keys later. */
+#define BK_CUCKOO_RING 16 /* power of two > BK_CUCKOO_AHEAD */
+
+typedef struct {
+    uint64_t p1, p2, rep;
+} bk_cuckoo_probe;
+
+static inline void bk_cuckoo_probe_at(const bk_cuckoo *c, uint64_t h, bk_cuckoo_probe *q)
+{
+    uint64_t i1 = bk_cuckoo_index(c, h);
+    uint32_t fp = bk_cuckoo_fingerprint(c, h);
+    q->p1 = i1 * c->bucket_bits;
+    q->p2 = bk_cuckoo_alt(c, i1, fp) * c->bucket_bits;
+    q->rep = (uint64_t)fp * c->lanes_lo;
+    bk_prefetch_r(c->table + (q->p1 >> 3));
+    bk_prefetch_r(c->table + (q->p2 >> 3));
+}
+
 void bk_cuckoo_contains_many(const bk_cuckoo *c, const uint64_t *hs, size_t n, uint8_t *out)
 {
     size_t i;
+    if (c->swar && bk_cuckoo_stash_count(c) == 0) {
+        /* Both buckets are tested without a branch: at most one miss
+         * each, both already in flight. */
+        bk_cuckoo_probe ring[BK_CUCKOO_RING];
+        for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
+            bk_cuckoo_probe_at(c, hs[i], &ring[i]);
+        for (i = 0; i < n; i++) {
+            const bk_cuckoo_probe *q = &ring[i & (BK_CUCKOO_RING - 1)];
+            uint64_t m = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, q->p1) ^ q->rep) |
+                         bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, q->p2) ^ q->rep);
+            out[i] = (uint8_t)(m != 0);
+            if (i + BK_CUCKOO_AHEAD < n)
+                bk_cuckoo_probe_at(c, hs[i + BK_CUCKOO_AHEAD],
+                                   &ring[(i + BK_CUCKOO_AHEAD) & (BK_CUCKOO_RING - 1)]);
+        }
+        return;
+    }
     for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
         bk_cuckoo_prefetch(c, hs[i]);
     for (i = 0; i < n; i++) {
