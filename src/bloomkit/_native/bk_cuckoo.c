@@ -243,9 +243,16 @@ static void bk_cuckoo_stash_delete(bk_cuckoo *c, uint32_t j)
 
 /* ---- Begin logic for insertion ---------------------------------------- */
 
-/* Put fp in a free slot of bucket i; 1 on success. */
+/* Put fp in the first free slot of bucket i; 1 on success. */
 static int bk_cuckoo_place(bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
+    if (BK_LIKELY(c->swar)) { /* the kick loop's hot step: no per-slot branches */
+        uint64_t pos = i * c->bucket_bits, z = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, pos));
+        if (z == 0)
+            return 0;
+        bk_cuckoo_or_at(c, bk_cuckoo_lane_pos(c, pos, z), fp);
+        return 1;
+    }
     for (uint32_t s = 0; s < c->b; s++) {
         if (bk_cuckoo_get(c, i, s) == 0) {
             bk_cuckoo_set(c, i, s, fp);
@@ -335,8 +342,17 @@ bk_rc bk_cuckoo_add_slow(bk_cuckoo *c, uint64_t h, int *was_new)
 
 /* ---- Begin logic for removal ------------------------------------------ */
 
+/* Clear the first slot of bucket i holding fp; 1 on success. */
 static int bk_cuckoo_take(bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
+    if (BK_LIKELY(c->swar)) {
+        uint64_t pos = i * c->bucket_bits;
+        uint64_t m = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, pos) ^ ((uint64_t)fp * c->lanes_lo));
+        if (m == 0)
+            return 0;
+        bk_cuckoo_clear_at(c, bk_cuckoo_lane_pos(c, pos, m));
+        return 1;
+    }
     for (uint32_t s = 0; s < c->b; s++) {
         if (bk_cuckoo_get(c, i, s) == fp) {
             bk_cuckoo_set(c, i, s, 0);
@@ -431,43 +447,56 @@ bk_rc bk_cuckoo_add_many(bk_cuckoo *c, const uint64_t *hs, size_t n, size_t *don
     return BK_OK;
 }
 
-/* Ring of probes computed ahead: the positions are computed once, when the
- * key's two buckets are prefetched, and used BK_CUCKOO_AHEAD keys later. */
+/* The SWAR probe loop: every field of c in a local (the byte stores to out
+ * may alias anything, which would otherwise reload them per key), each
+ * key's two positions computed once, when its buckets are prefetched, and
+ * kept in a small ring until it is tested BK_CUCKOO_AHEAD keys later.
+ * Both buckets are tested without a branch. */
 #define BK_CUCKOO_RING 16 /* power of two > BK_CUCKOO_AHEAD */
 
-typedef struct {
-    uint64_t p1, p2, rep;
-} bk_cuckoo_probe;
-
-static inline void bk_cuckoo_probe_at(const bk_cuckoo *c, uint64_t h, bk_cuckoo_probe *q)
+static void bk_cuckoo_contains_many_swar(const bk_cuckoo *c, const uint64_t *hs, size_t n,
+                                         uint8_t *out)
 {
-    uint64_t i1 = bk_cuckoo_index(c, h);
-    uint32_t fp = bk_cuckoo_fingerprint(c, h);
-    q->p1 = i1 * c->bucket_bits;
-    q->p2 = bk_cuckoo_alt(c, i1, fp) * c->bucket_bits;
-    q->rep = (uint64_t)fp * c->lanes_lo;
-    bk_prefetch_r(c->table + (q->p1 >> 3));
-    bk_prefetch_r(c->table + (q->p2 >> 3));
+    const uint8_t *table = c->table;
+    const uint64_t nb = c->num_buckets, fmask = c->fmask, bb = c->bucket_bits;
+    const uint64_t lo = c->lanes_lo, hi = c->lanes_hi, bmask = c->bmask;
+    uint64_t r1[BK_CUCKOO_RING], r2[BK_CUCKOO_RING], rrep[BK_CUCKOO_RING];
+    size_t i;
+
+#define BK_CUCKOO_PROBE_AT(j)                                                               \
+    do {                                                                                    \
+        uint64_t h_ = hs[j], i1_ = bk_mulhi64(h_, nb);                                      \
+        uint64_t fp_ = 1 + (((h_ & 0xFFFFFFFFULL) * fmask) >> 32);                          \
+        uint64_t H_ = bk_mulhi64(bk_mix64(fp_), nb);                                        \
+        uint64_t i2_ = H_ >= i1_ ? H_ - i1_ : H_ + nb - i1_;                                \
+        size_t k_ = (j) & (BK_CUCKOO_RING - 1);                                             \
+        r1[k_] = i1_ * bb;                                                                  \
+        r2[k_] = i2_ * bb;                                                                  \
+        rrep[k_] = fp_ * lo;                                                                \
+        bk_prefetch_r(table + (r1[k_] >> 3));                                               \
+        bk_prefetch_r(table + (r2[k_] >> 3));                                               \
+    } while (0)
+
+    for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
+        BK_CUCKOO_PROBE_AT(i);
+    for (i = 0; i < n; i++) {
+        size_t k = i & (BK_CUCKOO_RING - 1);
+        uint64_t p1 = r1[k], p2 = r2[k], rep = rrep[k];
+        uint64_t w1 = ((bk_load_u64le(table + (p1 >> 3)) >> (p1 & 7)) & bmask) ^ rep;
+        uint64_t w2 = ((bk_load_u64le(table + (p2 >> 3)) >> (p2 & 7)) & bmask) ^ rep;
+        uint64_t m = ((w1 - lo) & ~w1) | ((w2 - lo) & ~w2);
+        if (i + BK_CUCKOO_AHEAD < n)
+            BK_CUCKOO_PROBE_AT(i + BK_CUCKOO_AHEAD);
+        out[i] = (uint8_t)((m & hi) != 0);
+    }
+#undef BK_CUCKOO_PROBE_AT
 }
 
 void bk_cuckoo_contains_many(const bk_cuckoo *c, const uint64_t *hs, size_t n, uint8_t *out)
 {
     size_t i;
     if (c->swar && bk_cuckoo_stash_count(c) == 0) {
-        /* Both buckets are tested without a branch: at most one miss
-         * each, both already in flight. */
-        bk_cuckoo_probe ring[BK_CUCKOO_RING];
-        for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
-            bk_cuckoo_probe_at(c, hs[i], &ring[i]);
-        for (i = 0; i < n; i++) {
-            const bk_cuckoo_probe *q = &ring[i & (BK_CUCKOO_RING - 1)];
-            uint64_t m = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, q->p1) ^ q->rep) |
-                         bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, q->p2) ^ q->rep);
-            out[i] = (uint8_t)(m != 0);
-            if (i + BK_CUCKOO_AHEAD < n)
-                bk_cuckoo_probe_at(c, hs[i + BK_CUCKOO_AHEAD],
-                                   &ring[(i + BK_CUCKOO_AHEAD) & (BK_CUCKOO_RING - 1)]);
-        }
+        bk_cuckoo_contains_many_swar(c, hs, n, out);
         return;
     }
     for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
