@@ -419,7 +419,12 @@ void bk_cuckoo_clear(bk_cuckoo *c)
 
 /* ---- Begin logic for the batch paths ---------------------------------- */
 
-static inline void bk_cuckoo_prefetch(const bk_cuckoo *c, uint64_t h)
+/* always_inline, not just inline: as a plain static inline helper, GCC 12
+ * (-O1 to -O3) deleted its calls in dead-code elimination (-fno-tree-dce
+ * kept them), so add_many and the wide-bucket loop had no prefetch
+ * instruction at all (objdump).  A helper whose only effect is a prefetch
+ * looks side-effect free to the optimiser. */
+BK_INLINE void bk_cuckoo_prefetch(const bk_cuckoo *c, uint64_t h)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint64_t i2 = bk_cuckoo_alt(c, i1, bk_cuckoo_fingerprint(c, h));

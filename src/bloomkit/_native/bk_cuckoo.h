@@ -186,6 +186,16 @@ BK_INLINE int bk_cuckoo_contains(const bk_cuckoo *c, uint64_t h)
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint32_t fp = bk_cuckoo_fingerprint(c, h);
     uint64_t i2;
+    if (BK_LIKELY(c->swar)) {
+        /* Both buckets, no branch between them: a present key sits in
+         * either one about as often, which a branch would mispredict. */
+        uint64_t rep = (uint64_t)fp * c->lanes_lo;
+        i2 = bk_cuckoo_alt(c, i1, fp);
+        if ((bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, i1 * c->bucket_bits) ^ rep) |
+             bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, i2 * c->bucket_bits) ^ rep)) != 0)
+            return 1;
+        return BK_UNLIKELY(bk_cuckoo_stash_count(c) != 0) && bk_cuckoo_stash_has(c, fp, i1, i2);
+    }
     if (bk_cuckoo_bucket_has(c, i1, fp))
         return 1;
     i2 = bk_cuckoo_alt(c, i1, fp);
