@@ -52,8 +52,15 @@
  * byte k/8).  Any f in [8, 32] packs without waste; a slot is read by one
  * unaligned 64-bit load and a shift (f + 7 <= 64), and when b f + 7 <= 64
  * (b = 4 with f <= 14) a whole bucket is one load and a match is a SWAR
- * "has zero lane" test on bucket XOR (fp * lanes).  BK_CUCKOO_GUARD zero
- * bytes after the table keep the last unaligned load in bounds.
+ * "has zero lane" test on bucket XOR (fp * lanes).  The lowest set bit of
+ * that test is exact (see bk_cuckoo.h), so the first free slot (add, the
+ * kick loop) and the first matching slot (remove) are found with one ctz,
+ * and they are the slots the scalar loops pick: the stored bits do not
+ * depend on which path ran.  The inline add / remove (bk_cuckoo.h) read
+ * both buckets up front and branch only on "both full" (kicks) and the
+ * stash; `in` tests both buckets without a branch between them.
+ * BK_CUCKOO_GUARD zero bytes after the table keep the last unaligned load
+ * in bounds.
  *
  * Bounded kicks, a stash, and undo: a failed insert changes NOTHING.
  * The random walk makes at most max_kicks (500) evictions; the victim slot

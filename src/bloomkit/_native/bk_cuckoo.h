@@ -1,9 +1,11 @@
 /*
  * bk_cuckoo.h -- the cuckoo filter (core).
  *
- * The per-key lookup is inline here (the CPython glue calls it once per
- * `x in f`); bk_cuckoo.c holds the essay, insertion with bounded kicks and
- * undo, removal, the batch paths, union and the validator.
+ * The per-key lookup and the common cases of add and remove (one-word
+ * buckets, a free slot / an empty stash) are inline here: the CPython glue
+ * calls them once per `x in f`, `f.add(x)`, `f.remove(x)`.  bk_cuckoo.c
+ * holds the essay, insertion with bounded kicks and undo, the general
+ * removal, the batch paths, union and the validator.
  */
 #ifndef BK_CUCKOO_H
 #define BK_CUCKOO_H
