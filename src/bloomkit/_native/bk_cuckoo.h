@@ -228,11 +228,14 @@ BK_INLINE bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new)
         uint64_t z1 = bk_cuckoo_zero_lanes(c, w1), z2 = bk_cuckoo_zero_lanes(c, w2);
         if (BK_UNLIKELY((z1 | z2) == 0))
             return bk_cuckoo_add_slow(c, h, was_new); /* both full: kicks */
-        *was_new = (bk_cuckoo_zero_lanes(c, w1 ^ rep) | bk_cuckoo_zero_lanes(c, w2 ^ rep)) == 0 &&
-                   !(BK_UNLIKELY(bk_cuckoo_stash_count(c) != 0) &&
-                     bk_cuckoo_stash_has(c, fp, i1, i2));
-        pos = z1 ? bk_cuckoo_lane_pos(c, p1, z1) : bk_cuckoo_lane_pos(c, p2, z2);
-        bk_cuckoo_or_at(c, pos, fp);
+        int fresh = (bk_cuckoo_zero_lanes(c, w1 ^ rep) | bk_cuckoo_zero_lanes(c, w2 ^ rep)) == 0;
+        if (BK_UNLIKELY(bk_cuckoo_stash_count(c) != 0) && fresh)
+            fresh = !bk_cuckoo_stash_has(c, fp, i1, i2);
+        *was_new = fresh;
+        /* i1 when it has a free slot, else i2: selects, not branches */
+        pos = z1 ? p1 : p2;
+        z1 = z1 ? z1 : z2;
+        bk_cuckoo_or_at(c, bk_cuckoo_lane_pos(c, pos, z1), fp);
         bk_store_u64le(c->params + BK_CUCKOO_P_COUNT,
                        bk_load_u64le(c->params + BK_CUCKOO_P_COUNT) + 1);
         return BK_OK;
