@@ -272,6 +272,14 @@ static int bk_cuckoo_place(bk_cuckoo *c, uint64_t i, uint32_t fp)
 static uint32_t bk_cuckoo_bucket_count(const bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
     uint32_t n = 0;
+    if (BK_LIKELY(c->swar)) {
+        /* Exact zero-lane mask (no borrows between lanes): with M the low
+         * f - 1 bits of every lane, a lane of x is zero iff its top bit of
+         * ((x & M) + M) | x is clear. */
+        uint64_t x = bk_cuckoo_word(c, i * c->bucket_bits) ^ ((uint64_t)fp * c->lanes_lo);
+        uint64_t m = c->lanes_hi - c->lanes_lo;
+        return (uint32_t)bk_popcount64(~(((x & m) + m) | x) & c->lanes_hi);
+    }
     for (uint32_t s = 0; s < c->b; s++)
         n += bk_cuckoo_get(c, i, s) == fp;
     return n;
