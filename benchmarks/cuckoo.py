@@ -88,6 +88,11 @@ def main() -> None:
         for k in keys:
             add(k)
 
+    # The batch call takes the same pre-built list as the loop: slicing
+    # inside the timed call would add a copy + incref + decref pass over
+    # 200k int objects that the loop does not pay.
+    batch_keys = keys[:q]
+
     rows: dict[str, float] = {}
     medians: dict[str, float] = {}
     for label, a, b, (na, nb) in [
@@ -105,7 +110,7 @@ def main() -> None:
             rows[na], rows[nb], medians[label] = _pair(a, b, q, 15)
         elif label == "batch":
             rows[na], rows[nb], medians[label] = _pair(
-                a, lambda: cf.contains_many(keys[:q]), q, 15)
+                a, lambda: cf.contains_many(batch_keys), q, 15)
         else:
             rows[na], rows[nb], medians[label] = _pair(a, b, m)
     rows["contains_many numpy (cuckoo)"] = _ns_per_key(lambda: cf.contains_many(arr), m)

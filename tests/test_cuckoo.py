@@ -690,3 +690,48 @@ class PlacementFormulaTests:
         pos = i1 * f.bucket_size * f.fingerprint_bits
         assert (payload >> pos) & (2**f.fingerprint_bits - 1) == fp
         assert payload == fp << pos  # nothing else is set
+
+    @pytest.mark.parametrize("p", [0.01, 0.001, 1e-6])  # f = 10, 13 (one-word buckets), 23
+    def test_slots_follow_the_first_free_and_first_match_rules(
+        self, p: float, rng: random.Random
+    ) -> None:
+        # Model without kicks: add puts the fingerprint in the lowest free slot
+        # of bucket 1, else of bucket 2; remove clears the lowest matching slot
+        # of bucket 1, else of bucket 2.  The table must match slot for slot.
+        f = CuckooFilter(rng.randrange(200, 2000), p, seed=rng.randrange(2**64))
+        b, bits, nb = f.bucket_size, f.fingerprint_bits, f.num_buckets
+        model = [[0] * b for _ in range(nb)]
+        added: list[int] = []
+
+        def check() -> None:
+            payload = int.from_bytes(f.to_bytes()[HEADER_LEN:], "little")
+            table = [
+                [(payload >> ((i * b + s) * bits)) & (2**bits - 1) for s in range(b)]
+                for i in range(nb)
+            ]
+            assert table == model
+
+        def slot(bucket: list[int], value: int) -> int:
+            return bucket.index(value) if value in bucket else -1
+
+        for _ in range(nb * b):
+            key = rng.randrange(2**64)
+            fp, i1, i2 = f._locate(key)
+            if slot(model[i1], 0) < 0 and slot(model[i2], 0) < 0:
+                break  # the next add would kick: the model stops here
+            was_new = not any(fp in model[i] for i in (i1, i2))
+            target = model[i1] if slot(model[i1], 0) >= 0 else model[i2]
+            target[slot(target, 0)] = fp
+            assert f.add(key) is was_new
+            added.append(key)
+        check()
+        rng.shuffle(added)
+        for key in added[: len(added) // 2]:
+            fp, i1, i2 = f._locate(key)
+            target = model[i1] if slot(model[i1], fp) >= 0 else model[i2]
+            target[slot(target, fp)] = 0
+            f.remove(key)
+        check()
+        for key in added[: len(added) // 2]:  # now absent unless a fingerprint collides
+            fp, i1, i2 = f._locate(key)
+            assert (key in f) == any(fp in model[i] for i in (i1, i2))

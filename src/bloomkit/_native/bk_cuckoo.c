@@ -52,8 +52,15 @@
  * byte k/8).  Any f in [8, 32] packs without waste; a slot is read by one
  * unaligned 64-bit load and a shift (f + 7 <= 64), and when b f + 7 <= 64
  * (b = 4 with f <= 14) a whole bucket is one load and a match is a SWAR
- * "has zero lane" test on bucket XOR (fp * lanes).  BK_CUCKOO_GUARD zero
- * bytes after the table keep the last unaligned load in bounds.
+ * "has zero lane" test on bucket XOR (fp * lanes).  The lowest set bit of
+ * that test is exact (see bk_cuckoo.h), so the first free slot (add, the
+ * kick loop) and the first matching slot (remove) are found with one ctz,
+ * and they are the slots the scalar loops pick: the stored bits do not
+ * depend on which path ran.  The inline add / remove (bk_cuckoo.h) read
+ * both buckets up front and branch only on "both full" (kicks) and the
+ * stash; `in` tests both buckets without a branch between them.
+ * BK_CUCKOO_GUARD zero bytes after the table keep the last unaligned load
+ * in bounds.
  *
  * Bounded kicks, a stash, and undo: a failed insert changes NOTHING.
  * The random walk makes at most max_kicks (500) evictions; the victim slot
@@ -243,9 +250,16 @@ static void bk_cuckoo_stash_delete(bk_cuckoo *c, uint32_t j)
 
 /* ---- Begin logic for insertion ---------------------------------------- */
 
-/* Put fp in a free slot of bucket i; 1 on success. */
+/* Put fp in the first free slot of bucket i; 1 on success. */
 static int bk_cuckoo_place(bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
+    if (BK_LIKELY(c->swar)) { /* the kick loop's hot step: no per-slot branches */
+        uint64_t pos = i * c->bucket_bits, z = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, pos));
+        if (z == 0)
+            return 0;
+        bk_cuckoo_or_at(c, bk_cuckoo_lane_pos(c, pos, z), fp);
+        return 1;
+    }
     for (uint32_t s = 0; s < c->b; s++) {
         if (bk_cuckoo_get(c, i, s) == 0) {
             bk_cuckoo_set(c, i, s, fp);
@@ -258,6 +272,14 @@ static int bk_cuckoo_place(bk_cuckoo *c, uint64_t i, uint32_t fp)
 static uint32_t bk_cuckoo_bucket_count(const bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
     uint32_t n = 0;
+    if (BK_LIKELY(c->swar)) {
+        /* Exact zero-lane mask (no borrows between lanes): with M the low
+         * f - 1 bits of every lane, a lane of x is zero iff its top bit of
+         * ((x & M) + M) | x is clear. */
+        uint64_t x = bk_cuckoo_word(c, i * c->bucket_bits) ^ ((uint64_t)fp * c->lanes_lo);
+        uint64_t m = c->lanes_hi - c->lanes_lo;
+        return (uint32_t)bk_popcount64(~(((x & m) + m) | x) & c->lanes_hi);
+    }
     for (uint32_t s = 0; s < c->b; s++)
         n += bk_cuckoo_get(c, i, s) == fp;
     return n;
@@ -324,7 +346,7 @@ stored:
     return BK_OK;
 }
 
-bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new)
+bk_rc bk_cuckoo_add_slow(bk_cuckoo *c, uint64_t h, int *was_new)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     *was_new = !bk_cuckoo_contains(c, h);
@@ -335,8 +357,17 @@ bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new)
 
 /* ---- Begin logic for removal ------------------------------------------ */
 
+/* Clear the first slot of bucket i holding fp; 1 on success. */
 static int bk_cuckoo_take(bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
+    if (BK_LIKELY(c->swar)) {
+        uint64_t pos = i * c->bucket_bits;
+        uint64_t m = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, pos) ^ ((uint64_t)fp * c->lanes_lo));
+        if (m == 0)
+            return 0;
+        bk_cuckoo_clear_at(c, bk_cuckoo_lane_pos(c, pos, m));
+        return 1;
+    }
     for (uint32_t s = 0; s < c->b; s++) {
         if (bk_cuckoo_get(c, i, s) == fp) {
             bk_cuckoo_set(c, i, s, 0);
@@ -360,7 +391,7 @@ static void bk_cuckoo_drain_stash(bk_cuckoo *c)
     }
 }
 
-bk_rc bk_cuckoo_remove(bk_cuckoo *c, uint64_t h)
+bk_rc bk_cuckoo_remove_slow(bk_cuckoo *c, uint64_t h)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint32_t fp = bk_cuckoo_fingerprint(c, h);
@@ -403,7 +434,12 @@ void bk_cuckoo_clear(bk_cuckoo *c)
 
 /* ---- Begin logic for the batch paths ---------------------------------- */
 
-static inline void bk_cuckoo_prefetch(const bk_cuckoo *c, uint64_t h)
+/* always_inline, not just inline: as a plain static inline helper, GCC 12
+ * (-O1 to -O3) deleted its calls in dead-code elimination (-fno-tree-dce
+ * kept them), so add_many and the wide-bucket loop had no prefetch
+ * instruction at all (objdump).  A helper whose only effect is a prefetch
+ * looks side-effect free to the optimiser. */
+BK_INLINE void bk_cuckoo_prefetch(const bk_cuckoo *c, uint64_t h)
 {
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint64_t i2 = bk_cuckoo_alt(c, i1, bk_cuckoo_fingerprint(c, h));
@@ -431,9 +467,58 @@ bk_rc bk_cuckoo_add_many(bk_cuckoo *c, const uint64_t *hs, size_t n, size_t *don
     return BK_OK;
 }
 
+/* The SWAR probe loop: every field of c in a local (the byte stores to out
+ * may alias anything, which would otherwise reload them per key), each
+ * key's two positions computed once, when its buckets are prefetched, and
+ * kept in a small ring until it is tested BK_CUCKOO_AHEAD keys later.
+ * Both buckets are tested without a branch. */
+#define BK_CUCKOO_RING 16 /* power of two > BK_CUCKOO_AHEAD */
+
+static void bk_cuckoo_contains_many_swar(const bk_cuckoo *c, const uint64_t *hs, size_t n,
+                                         uint8_t *out)
+{
+    const uint8_t *table = c->table;
+    const uint64_t nb = c->num_buckets, fmask = c->fmask, bb = c->bucket_bits;
+    const uint64_t lo = c->lanes_lo, hi = c->lanes_hi, bmask = c->bmask;
+    uint64_t r1[BK_CUCKOO_RING], r2[BK_CUCKOO_RING], rrep[BK_CUCKOO_RING];
+    size_t i;
+
+#define BK_CUCKOO_PROBE_AT(j)                                                               \
+    do {                                                                                    \
+        uint64_t h_ = hs[j], i1_ = bk_mulhi64(h_, nb);                                      \
+        uint64_t fp_ = 1 + (((h_ & 0xFFFFFFFFULL) * fmask) >> 32);                          \
+        uint64_t H_ = bk_mulhi64(bk_mix64(fp_), nb);                                        \
+        uint64_t i2_ = H_ >= i1_ ? H_ - i1_ : H_ + nb - i1_;                                \
+        size_t k_ = (j) & (BK_CUCKOO_RING - 1);                                             \
+        r1[k_] = i1_ * bb;                                                                  \
+        r2[k_] = i2_ * bb;                                                                  \
+        rrep[k_] = fp_ * lo;                                                                \
+        bk_prefetch_r(table + (r1[k_] >> 3));                                               \
+        bk_prefetch_r(table + (r2[k_] >> 3));                                               \
+    } while (0)
+
+    for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
+        BK_CUCKOO_PROBE_AT(i);
+    for (i = 0; i < n; i++) {
+        size_t k = i & (BK_CUCKOO_RING - 1);
+        uint64_t p1 = r1[k], p2 = r2[k], rep = rrep[k];
+        uint64_t w1 = ((bk_load_u64le(table + (p1 >> 3)) >> (p1 & 7)) & bmask) ^ rep;
+        uint64_t w2 = ((bk_load_u64le(table + (p2 >> 3)) >> (p2 & 7)) & bmask) ^ rep;
+        uint64_t m = ((w1 - lo) & ~w1) | ((w2 - lo) & ~w2);
+        if (i + BK_CUCKOO_AHEAD < n)
+            BK_CUCKOO_PROBE_AT(i + BK_CUCKOO_AHEAD);
+        out[i] = (uint8_t)((m & hi) != 0);
+    }
+#undef BK_CUCKOO_PROBE_AT
+}
+
 void bk_cuckoo_contains_many(const bk_cuckoo *c, const uint64_t *hs, size_t n, uint8_t *out)
 {
     size_t i;
+    if (c->swar && bk_cuckoo_stash_count(c) == 0) {
+        bk_cuckoo_contains_many_swar(c, hs, n, out);
+        return;
+    }
     for (i = 0; i < n && i < BK_CUCKOO_AHEAD; i++)
         bk_cuckoo_prefetch(c, hs[i]);
     for (i = 0; i < n; i++) {

@@ -1,9 +1,11 @@
 /*
  * bk_cuckoo.h -- the cuckoo filter (core).
  *
- * The per-key lookup is inline here (the CPython glue calls it once per
- * `x in f`); bk_cuckoo.c holds the essay, insertion with bounded kicks and
- * undo, removal, the batch paths, union and the validator.
+ * The per-key lookup and the common cases of add and remove (one-word
+ * buckets, a free slot / an empty stash) are inline here: the CPython glue
+ * calls them once per `x in f`, `f.add(x)`, `f.remove(x)`.  bk_cuckoo.c
+ * holds the essay, insertion with bounded kicks and undo, the general
+ * removal, the batch paths, union and the validator.
  */
 #ifndef BK_CUCKOO_H
 #define BK_CUCKOO_H
@@ -109,15 +111,65 @@ BK_INLINE void bk_cuckoo_set(bk_cuckoo *c, uint64_t i, uint32_t s, uint32_t v)
     bk_store_u64le(p, w);
 }
 
+/* SWAR on one bucket (tables with c->swar: b * f + 7 <= 64).  A bucket is
+ * the word w of its b * f bits, lane s = slot s.  zero_lanes(w) is the
+ * classic "has a zero lane" test, (w - lo) & ~w & hi: it is non-zero iff
+ * some lane is zero, and its LOWEST set bit is exactly the top bit of the
+ * lowest zero lane (below that lane no borrow is generated, so no lane
+ * below reports; lanes above may report falsely, which we never use).  So
+ * ctz gives the first empty slot, and zero_lanes(w ^ fp * lo) the first
+ * slot holding fp: the very slots the scalar loops pick, bit for bit. */
+BK_INLINE unsigned bk_cuckoo_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* The bucket starting at bit position pos (= i * b * f), as one word. */
+BK_INLINE uint64_t bk_cuckoo_word(const bk_cuckoo *c, uint64_t pos)
+{
+    return bk_cuckoo_load_bits(c, pos) & c->bmask;
+}
+
+BK_INLINE uint64_t bk_cuckoo_zero_lanes(const bk_cuckoo *c, uint64_t w)
+{
+    return (w - c->lanes_lo) & ~w & c->lanes_hi;
+}
+
+/* Bit position of the slot whose lane top bit is the lowest set bit of z
+ * (z != 0), in the bucket starting at pos. */
+BK_INLINE uint64_t bk_cuckoo_lane_pos(const bk_cuckoo *c, uint64_t pos, uint64_t z)
+{
+    return pos + bk_cuckoo_ctz64(z) - (c->f - 1);
+}
+
+/* OR v into the (empty) slot at bit position pos, or clear it (v = 0). */
+BK_INLINE void bk_cuckoo_or_at(bk_cuckoo *c, uint64_t pos, uint32_t v)
+{
+    uint8_t *p = c->table + (pos >> 3);
+    bk_store_u64le(p, bk_load_u64le(p) | ((uint64_t)v << (pos & 7)));
+}
+
+BK_INLINE void bk_cuckoo_clear_at(bk_cuckoo *c, uint64_t pos)
+{
+    uint8_t *p = c->table + (pos >> 3);
+    bk_store_u64le(p, bk_load_u64le(p) & ~(c->fmask << (pos & 7)));
+}
+
 /* Does bucket i hold fingerprint fp? */
 BK_INLINE int bk_cuckoo_bucket_has(const bk_cuckoo *c, uint64_t i, uint32_t fp)
 {
-    if (BK_LIKELY(c->swar)) {
-        uint64_t x = (bk_cuckoo_load_bits(c, i * c->bucket_bits) & c->bmask) ^
-                     ((uint64_t)fp * c->lanes_lo);
-        /* "has a zero lane": exact for the existence of a zero lane */
-        return ((x - c->lanes_lo) & ~x & c->lanes_hi) != 0;
-    }
+    if (BK_LIKELY(c->swar))
+        return bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, i * c->bucket_bits) ^
+                                           ((uint64_t)fp * c->lanes_lo)) != 0;
     for (uint32_t s = 0; s < c->b; s++)
         if (bk_cuckoo_get(c, i, s) == fp)
             return 1;
@@ -136,6 +188,16 @@ BK_INLINE int bk_cuckoo_contains(const bk_cuckoo *c, uint64_t h)
     uint64_t i1 = bk_cuckoo_index(c, h);
     uint32_t fp = bk_cuckoo_fingerprint(c, h);
     uint64_t i2;
+    if (BK_LIKELY(c->swar)) {
+        /* Both buckets, no branch between them: a present key sits in
+         * either one about as often, which a branch would mispredict. */
+        uint64_t rep = (uint64_t)fp * c->lanes_lo;
+        i2 = bk_cuckoo_alt(c, i1, fp);
+        if ((bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, i1 * c->bucket_bits) ^ rep) |
+             bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, i2 * c->bucket_bits) ^ rep)) != 0)
+            return 1;
+        return BK_UNLIKELY(bk_cuckoo_stash_count(c) != 0) && bk_cuckoo_stash_has(c, fp, i1, i2);
+    }
     if (bk_cuckoo_bucket_has(c, i1, fp))
         return 1;
     i2 = bk_cuckoo_alt(c, i1, fp);
@@ -148,11 +210,64 @@ BK_INLINE int bk_cuckoo_contains(const bk_cuckoo *c, uint64_t h)
 
 /* Insert one copy of the key.  *was_new is set when no copy was found
  * before.  BK_ERR_CAPACITY: the table and stash are full (or the key
- * already has 2b copies); the state is then byte-for-byte unchanged. */
-bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new);
+ * already has 2b copies); the state is then byte-for-byte unchanged.
+ * The inline part is the common case of a SWAR table with a free slot in
+ * either bucket (first free slot of i1, else of i2: the same slot the
+ * general path picks); everything else is bk_cuckoo_add_slow. */
+bk_rc bk_cuckoo_add_slow(bk_cuckoo *c, uint64_t h, int *was_new);
 
-/* Remove one copy; BK_ERR_NOTFOUND (state unchanged) when none matches. */
-bk_rc bk_cuckoo_remove(bk_cuckoo *c, uint64_t h);
+BK_INLINE bk_rc bk_cuckoo_add(bk_cuckoo *c, uint64_t h, int *was_new)
+{
+    if (BK_LIKELY(c->swar)) {
+        uint64_t i1 = bk_cuckoo_index(c, h);
+        uint32_t fp = bk_cuckoo_fingerprint(c, h);
+        uint64_t i2 = bk_cuckoo_alt(c, i1, fp);
+        uint64_t p1 = i1 * c->bucket_bits, p2 = i2 * c->bucket_bits, pos;
+        uint64_t w1 = bk_cuckoo_word(c, p1), w2 = bk_cuckoo_word(c, p2);
+        uint64_t rep = (uint64_t)fp * c->lanes_lo;
+        uint64_t z1 = bk_cuckoo_zero_lanes(c, w1), z2 = bk_cuckoo_zero_lanes(c, w2);
+        if (BK_UNLIKELY((z1 | z2) == 0))
+            return bk_cuckoo_add_slow(c, h, was_new); /* both full: kicks */
+        int fresh = (bk_cuckoo_zero_lanes(c, w1 ^ rep) | bk_cuckoo_zero_lanes(c, w2 ^ rep)) == 0;
+        if (BK_UNLIKELY(bk_cuckoo_stash_count(c) != 0) && fresh)
+            fresh = !bk_cuckoo_stash_has(c, fp, i1, i2);
+        *was_new = fresh;
+        /* i1 when it has a free slot, else i2: selects, not branches */
+        pos = z1 ? p1 : p2;
+        z1 = z1 ? z1 : z2;
+        bk_cuckoo_or_at(c, bk_cuckoo_lane_pos(c, pos, z1), fp);
+        bk_store_u64le(c->params + BK_CUCKOO_P_COUNT,
+                       bk_load_u64le(c->params + BK_CUCKOO_P_COUNT) + 1);
+        return BK_OK;
+    }
+    return bk_cuckoo_add_slow(c, h, was_new);
+}
+
+/* Remove one copy; BK_ERR_NOTFOUND (state unchanged) when none matches.
+ * Inline: SWAR tables with an empty stash (first copy in i1, else in i2,
+ * as the general path); the rest is bk_cuckoo_remove_slow. */
+bk_rc bk_cuckoo_remove_slow(bk_cuckoo *c, uint64_t h);
+
+BK_INLINE bk_rc bk_cuckoo_remove(bk_cuckoo *c, uint64_t h)
+{
+    if (BK_LIKELY(c->swar) && BK_LIKELY(bk_cuckoo_stash_count(c) == 0)) {
+        uint64_t i1 = bk_cuckoo_index(c, h);
+        uint32_t fp = bk_cuckoo_fingerprint(c, h);
+        uint64_t i2 = bk_cuckoo_alt(c, i1, fp);
+        uint64_t p1 = i1 * c->bucket_bits, p2 = i2 * c->bucket_bits, n;
+        uint64_t rep = (uint64_t)fp * c->lanes_lo;
+        uint64_t m1 = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, p1) ^ rep);
+        uint64_t m2 = bk_cuckoo_zero_lanes(c, bk_cuckoo_word(c, p2) ^ rep);
+        if ((m1 | m2) == 0)
+            return BK_ERR_NOTFOUND;
+        bk_cuckoo_clear_at(c, m1 ? bk_cuckoo_lane_pos(c, p1, m1) : bk_cuckoo_lane_pos(c, p2, m2));
+        n = bk_load_u64le(c->params + BK_CUCKOO_P_COUNT);
+        if (n > 0) /* a hostile unverified count never wraps */
+            bk_store_u64le(c->params + BK_CUCKOO_P_COUNT, n - 1);
+        return BK_OK;
+    }
+    return bk_cuckoo_remove_slow(c, h);
+}
 
 /* Copies of the key's fingerprint in its buckets and the stash (<= 2b + stash). */
 uint32_t bk_cuckoo_count(const bk_cuckoo *c, uint64_t h);
