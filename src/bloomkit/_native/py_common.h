@@ -70,6 +70,18 @@ static inline int bkpy_small_long(PyObject *key, int64_t *v)
     case -2:
         *v = -(int64_t)(((uint64_t)d[1] << PyLong_SHIFT) | d[0]);
         return 1;
+    case 3:
+    case -3: {
+        /* 61..63-bit magnitudes (e.g. random 64-bit ids): 3 digits, inline
+         * when the magnitude is below 2^63; INT64_MIN and wider values
+         * take the general path, which gives the same value. */
+        uint64_t m;
+        if ((uint64_t)d[2] >= (1ULL << (63 - 2 * PyLong_SHIFT)))
+            return 0;
+        m = ((uint64_t)d[2] << (2 * PyLong_SHIFT)) | ((uint64_t)d[1] << PyLong_SHIFT) | d[0];
+        *v = Py_SIZE(key) > 0 ? (int64_t)m : -(int64_t)m;
+        return 1;
+    }
 #endif
     default:
         return 0;
