@@ -26,6 +26,7 @@ typedef struct {
     bkpy_state st;
     uint32_t n;                                /* links */
     bk_bloom links[BK_SCALABLE_MAX_LINKS];
+    bk_scalable_soa soa;                       /* the links' m and words, for the probes */
     uint8_t *link_buf[BK_SCALABLE_MAX_LINKS];  /* each link's container */
     PyObject *weakreflist;
 } BKScalable;
@@ -64,6 +65,7 @@ static void bks_attach(BKScalable *self)
         bk_bloom_attach(&self->links[i], payload + off);
         off += bk_format_align(len);
     }
+    bk_scalable_soa_attach(&self->soa, self->links, self->n);
 }
 
 typedef struct {
@@ -321,28 +323,32 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 static inline int bks_contains_h(const BKScalable *self, uint64_t h)
 {
-    for (uint32_t i = self->n; i-- > 0;)
-        if (bk_bloom_contains(&self->links[i], h))
-            return 1;
-    return 0;
+    return bk_scalable_contains(self->links, &self->soa, self->n, h);
 }
 
-/* Add one hashed key: 1 new, 0 already present, -1 error (growth). */
+/* Add one hashed key: 1 new, 0 already present, -1 error (growth).  The
+ * common case (the newest link has room) is one pass over the chain
+ * (bk_scalable_add_newest); a full newest link is checked first, so that a
+ * key already present never makes the chain grow. */
 static int bks_add_h(BKScalable *self, uint64_t h)
 {
-    uint32_t last;
-    uint8_t *cp;
-    if (bks_contains_h(self, h))
-        return 0;
-    last = self->n - 1;
-    if (bks_link_count(self, last) >= bks_link_capacity(self, last)) {
+    uint32_t last = self->n - 1;
+    uint8_t *cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
+    uint64_t count = bk_load_u64le(cp);
+    if (BK_UNLIKELY(count >= bks_link_capacity(self, last))) {
+        if (bks_contains_h(self, h))
+            return 0;
         if (bks_grow(self) < 0)
             return -1;
         last = self->n - 1;
+        (void)bk_bloom_add(&self->links[last], h, 0);
+        cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
+        bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+        return 1;
     }
-    (void)bk_bloom_add(&self->links[last], h, 0);
-    cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
-    bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+    if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
+        return 0;
+    bk_store_u64le(cp, count + 1);
     return 1;
 }
 
@@ -372,6 +378,9 @@ static int bks_contains(BKScalable *self, PyObject *key)
 
 /* ---- Begin logic for batches ------------------------------------------ */
 
+/* Keys ahead that the batch paths prefetch (one line per link per key). */
+#define BKS_AHEAD 8
+
 typedef struct {
     BKScalable *self;
     uint64_t added;
@@ -383,7 +392,10 @@ static void bks_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offse
     bks_add_ctx *ctx = (bks_add_ctx *)vctx;
     (void)offset;
     for (size_t i = 0; i < n && !ctx->failed; i++) {
-        int rc = bks_add_h(ctx->self, hs[i]);
+        int rc;
+        if (i + BKS_AHEAD < n) /* re-read each time: growth moves the links */
+            bk_scalable_prefetch(ctx->self->links, ctx->self->n, hs[i + BKS_AHEAD]);
+        rc = bks_add_h(ctx->self, hs[i]);
         if (rc < 0)
             ctx->failed = 1;
         else
@@ -418,15 +430,16 @@ static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t off
 {
     bks_query_ctx *ctx = (bks_query_ctx *)vctx;
     uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
-    uint8_t tmp[BKPY_CHUNK];
     const BKScalable *self = ctx->self;
-    /* Newest (largest) link first with the prefetching batch path; the
-     * older links only see the keys still unanswered. */
-    bk_bloom_contains_many(&self->links[self->n - 1], hs, n, out);
-    for (uint32_t l = self->n - 1; l-- > 0;) {
-        bk_bloom_contains_many(&self->links[l], hs, n, tmp);
-        for (size_t i = 0; i < n; i++)
-            out[i] |= tmp[i];
+    /* One key at a time through the chain query, with the first line of
+     * every link prefetched BKS_AHEAD keys ahead (a link-by-link pass over
+     * the chunk would test every key in every link). */
+    for (size_t i = 0; i < n && i < BKS_AHEAD; i++)
+        bk_scalable_prefetch(self->links, self->n, hs[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BKS_AHEAD < n)
+            bk_scalable_prefetch(self->links, self->n, hs[i + BKS_AHEAD]);
+        out[i] = (uint8_t)bks_contains_h(self, hs[i]);
     }
 }
 
