@@ -321,7 +321,7 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 /* ---- Begin logic for per-key operations ------------------------------- */
 
-static inline int bks_contains_h(const BKScalable *self, uint64_t h)
+BK_INLINE int bks_contains_h(const BKScalable *self, uint64_t h)
 {
     return bk_scalable_contains(self->links, &self->soa, self->n, h);
 }
