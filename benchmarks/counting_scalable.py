@@ -35,7 +35,9 @@ def _time(fn: Callable[[], object], n: int) -> float:
     return (time.thread_time_ns() - t0) / n
 
 
-def _ops(make: Callable[[], Any], keys: list[int], probes: list[int]) -> dict[str, Callable[[], object]]:
+def _ops(
+    make: Callable[[], Any], keys: list[int], probes: list[int],
+) -> dict[str, Callable[[], object]]:
     full = make()
     full.add_many(keys)
     arr, parr = np.array(keys, dtype=np.int64), np.array(probes, dtype=np.int64)
@@ -90,7 +92,7 @@ def main() -> None:
                 ns[a, c].append(_time(ops[a][c], n))
 
     def ratio(a: str, c: str) -> float:
-        return statistics.median(x / b for x, b in zip(ns[a, c], ns["BloomFilter", c]))
+        return statistics.median(x / b for x, b in zip(ns[a, c], ns["BloomFilter", c], strict=True))
 
     s = ScalableBloomFilter(n // 100, p)
     s.add_many(keys)

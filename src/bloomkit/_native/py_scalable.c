@@ -3,8 +3,9 @@
  * (bloomkit._core.ScalableBase; facade bloomkit/scalable.py).
  *
  * The whole chain is ONE state buffer (bk_scalable.c): the object attaches
- * a bk_bloom view to every link inside it, hashes a key once and probes the
- * links newest first.  Growth appends a link by assembling a new buffer
+ * a bk_bloom view to every link inside it (and a struct-of-arrays copy of
+ * the views for the chain probes of bk_scalable.h), hashes a key once and
+ * probes the links with bk_scalable_contains / bk_scalable_add_newest.  Growth appends a link by assembling a new buffer
  * (old links copied, geometric growth keeps the copying O(1) amortized per
  * key); the shape of the new link comes from the facade's
  * _link_shape(index) (design.py sizing), checked here against the chain's
