@@ -12,6 +12,7 @@ import pickle
 import random
 import struct
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,38 @@ class ChainProbeTests:
         g = ScalableBloomFilter(40, p, tightening=tightening, layout=layout)
         g.add_many(keys)
         assert g == f  # the batch add stores exactly the per-item add's bits
+
+
+class ConcurrencyTests:
+    def test_growth_waits_for_gil_free_queries(self) -> None:
+        """contains_many over a numpy array runs without the GIL; growth
+        frees the old chain buffer, so it must wait for such a query (a
+        use-after-free otherwise: glibc usually keeps the freed block mapped
+        and intact, so this catches it reliably only under ASan; it always
+        checks that concurrent growth loses no key)."""
+        f = ScalableBloomFilter(1000, 0.01)
+        keys = np.arange(120_000, dtype=np.int64)
+        f.add_many(keys[:20_000])
+        stop = threading.Event()
+        failures: list[str] = []
+
+        def reader() -> None:
+            while not stop.is_set():
+                if not f.contains_many(keys[:20_000]).all():
+                    failures.append("false negative")
+
+        t = threading.Thread(target=reader)
+        links_before = f.num_links
+        t.start()
+        try:
+            for k in range(20_000, 120_000):
+                f.add(k)
+        finally:
+            stop.set()
+            t.join()
+        assert not failures
+        assert f.num_links > links_before
+        assert f.contains_many(keys).all()
 
 
 # ---- R8: golden files ----------------------------------------------------------------

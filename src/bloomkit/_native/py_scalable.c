@@ -213,6 +213,9 @@ static int bks_grow(BKScalable *self)
     Py_DECREF(shape);
     if (!rc)
         return -1;
+    /* The callback may have let a GIL-free contains_many start: the old
+     * buffer is freed below, so wait for it to finish (bks_query_size). */
+    bkpy_state_wait_batches(&self->st);
     bks_scheme_of(self, &sc);
     if (bks_new_link(&sc, self->n, num_bits, k, capacity, err, &link, &link_len) < 0)
         return -1;
@@ -424,8 +427,25 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
 
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const BKScalable *self;
+    BKScalable *self;
+    int locked;
 } bks_query_ctx;
+
+/* Buffer input is queried without the GIL: register as a GIL-free batch
+ * (bkpy_state_begin_batch), so that whatever reallocates the chain (growth,
+ * clear, union, _detach) first waits for the query to finish. */
+static int bks_query_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bks_query_ctx *ctx = (bks_query_ctx *)vctx;
+    if (bkpy_bools_size(vctx, n, from_buffer) < 0)
+        return -1;
+    if (from_buffer && !ctx->locked) {
+        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
+            return -1;
+        ctx->locked = 1;
+    }
+    return 0;
+}
 
 static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
@@ -452,8 +472,10 @@ static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
     memset(&ctx, 0, sizeof ctx);
     ctx.self = self;
     if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_query_chunk,
-                            bkpy_bools_size, &ctx, 1, &info) == 0)
+                            bks_query_size, &ctx, 1, &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    if (ctx.locked)
+        bkpy_state_end_batch(&self->st);
     bkpy_bools_clear(&ctx.out);
     return res;
 }
@@ -544,6 +566,7 @@ static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
     if (bks_check_compatible(self, other_obj) < 0 || bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     o = (BKScalable *)other_obj;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     common = self->n < o->n ? self->n : o->n;
     if (o->n > self->n) {
         /* Longer other chain: take its extra links as they are. */
@@ -633,6 +656,7 @@ static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
     uint64_t len;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     bks_scheme_of(self, &sc);
     srcs[0] = self->link_buf[0];
     len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
@@ -709,6 +733,7 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
     bkpy_state fresh;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     memset(&fresh, 0, sizeof fresh);
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
         return NULL;
