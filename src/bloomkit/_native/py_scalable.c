@@ -5,11 +5,12 @@
  * The whole chain is ONE state buffer (bk_scalable.c): the object attaches
  * a bk_bloom view to every link inside it (and a struct-of-arrays copy of
  * the views for the chain probes of bk_scalable.h), hashes a key once and
- * probes the links with bk_scalable_contains / bk_scalable_add_newest.  Growth appends a link by assembling a new buffer
- * (old links copied, geometric growth keeps the copying O(1) amortized per
- * key); the shape of the new link comes from the facade's
- * _link_shape(index) (design.py sizing), checked here against the chain's
- * scheme so that a saved chain always passes bk_scalable_validate.
+ * probes the links with bk_scalable_contains / bk_scalable_add_newest.
+ * Growth appends a link by assembling a new buffer (old links copied,
+ * geometric growth keeps the copying O(1) amortized per key); the shape of
+ * the new link comes from the facade's _link_shape(index) (design.py
+ * sizing), checked here against the chain's scheme so that a saved chain
+ * always passes bk_scalable_validate.
  *
  * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
  * is read-only: _from_buffer(writable=True) raises TypeError.
@@ -27,7 +28,7 @@ typedef struct {
     bkpy_state st;
     uint32_t n;                                /* links */
     bk_bloom links[BK_SCALABLE_MAX_LINKS];
-    bk_scalable_soa soa;                       /* the links' m and words, for the probes */
+    bk_scalable_soa soa;                       /* the links' m, words and k, for the probes */
     uint8_t *link_buf[BK_SCALABLE_MAX_LINKS];  /* each link's container */
     PyObject *weakreflist;
 } BKScalable;
