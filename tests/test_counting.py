@@ -245,6 +245,31 @@ class ApiTests:
 # ---- R6: saturation ------------------------------------------------------------
 
 
+class ProbePathTests:
+    """The per-width probe loops of `in` and `add` (the 4-bit ones load the
+    first two counters together) answer what the generic counter reads of
+    count() and the BloomFilter of to_bloom() answer, for every width and
+    for k = 1 and 2, where the two-counter start does not apply in full."""
+
+    @pytest.mark.parametrize("bits", [4, 8, 16])
+    @pytest.mark.parametrize("p", [0.5, 0.25, 0.01])
+    def test_in_and_add_match_count_and_to_bloom(
+        self, rng: random.Random, bits: int, p: float,
+    ) -> None:
+        f = CountingBloomFilter(400, p, counter_bits=bits)
+        keys = [rng.getrandbits(64) for _ in range(600)]
+        for key in keys:
+            was_absent = f.count(key) == 0
+            assert f.add(key) is was_absent
+        bloom = f.to_bloom()
+        probes = keys + [rng.getrandbits(64) for _ in range(2000)]
+        assert [k in f for k in probes] == [f.count(k) > 0 for k in probes]
+        assert [k in f for k in probes] == [k in bloom for k in probes]
+        assert list(f.contains_many(probes)) == [k in f for k in probes]
+        if p >= 0.25:  # the parameters really reach k = 1 and k = 2
+            assert f.num_hashes <= 2
+
+
 class SaturationTests:
     @pytest.mark.parametrize("bits", [4, 8, 16])
     def test_counters_saturate_and_stay_put(self, bits: int) -> None:

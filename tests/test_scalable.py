@@ -12,6 +12,7 @@ import pickle
 import random
 import struct
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +252,87 @@ def test_size_sweep_has_no_false_negatives(rng: random.Random) -> None:
         for k in ks:
             f.add(k)
         assert all(f.contains_many(ks)) and all(k in f for k in ks), shape
+
+
+# ---- the chain query equals the OR of its links ---------------------------------------
+
+
+def _link_filters(f: ScalableBloomFilter) -> list[Any]:
+    """Each link of f's state as its own (Blocked)BloomFilter, oldest first."""
+    data = f.to_bytes()
+    header_len = struct.unpack_from("<I", data, 20)[0]
+    num_links = struct.unpack_from("<I", data, 64 + 28)[0]
+    cls = bloomkit.BlockedBloomFilter if f.layout == "blocked" else bloomkit.BloomFilter
+    out, off = [], header_len
+    for i in range(num_links):
+        length = struct.unpack_from("<Q", data, 64 + 40 + 8 * i)[0]
+        out.append(cls.from_bytes(data[off:off + length], verify=False))
+        off += -(-length // 64) * 64
+    return out
+
+
+class ChainProbeTests:
+    """The chain's own probe paths (round across links, paired probes, the
+    one-pass add, the batch paths) answer exactly what probing each link
+    on its own answers -- also for links with k < 3 (the plain path)."""
+
+    @pytest.mark.parametrize(
+        "p, tightening", [(0.01, 0.5), (0.2, 0.8), (0.9, 0.5), (0.5, 0.5)])
+    def test_query_and_add_match_the_links(
+        self, rng: random.Random, layout: str, p: float, tightening: float,
+    ) -> None:
+        f = ScalableBloomFilter(40, p, tightening=tightening, layout=layout)
+        keys = [rng.getrandbits(64) for _ in range(3000)]
+        for i, key in enumerate(keys):
+            if i % 500 == 0:
+                links = _link_filters(f)
+            if i % 500 < 20:  # add's answer == no link reported the key
+                before = any(key in link for link in _link_filters(f))
+                assert f.add(key) is (not before)
+            else:
+                f.add(key)
+        links = _link_filters(f)
+        assert f.num_links >= 3
+        probes = keys[::7] + [rng.getrandbits(64) for _ in range(3000)]
+        want = [any(k in link for link in links) for k in probes]
+        assert [k in f for k in probes] == want
+        assert list(f.contains_many(probes)) == want
+        assert list(f.contains_many(np.array(probes, dtype=np.uint64))) == want
+        g = ScalableBloomFilter(40, p, tightening=tightening, layout=layout)
+        g.add_many(keys)
+        assert g == f  # the batch add stores exactly the per-item add's bits
+
+
+class ConcurrencyTests:
+    def test_growth_waits_for_gil_free_queries(self) -> None:
+        """contains_many over a numpy array runs without the GIL; growth
+        frees the old chain buffer, so it must wait for such a query (a
+        use-after-free otherwise: glibc usually keeps the freed block mapped
+        and intact, so this catches it reliably only under ASan; it always
+        checks that concurrent growth loses no key)."""
+        f = ScalableBloomFilter(1000, 0.01)
+        keys = np.arange(120_000, dtype=np.int64)
+        f.add_many(keys[:20_000])
+        stop = threading.Event()
+        failures: list[str] = []
+
+        def reader() -> None:
+            while not stop.is_set():
+                if not f.contains_many(keys[:20_000]).all():
+                    failures.append("false negative")
+
+        t = threading.Thread(target=reader)
+        links_before = f.num_links
+        t.start()
+        try:
+            for k in range(20_000, 120_000):
+                f.add(k)
+        finally:
+            stop.set()
+            t.join()
+        assert not failures
+        assert f.num_links > links_before
+        assert f.contains_many(keys).all()
 
 
 # ---- R8: golden files ----------------------------------------------------------------

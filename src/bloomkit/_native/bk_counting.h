@@ -141,12 +141,57 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
         }                                                                  \
     } while (0)
 
+/* Per-width loops with the shape in locals: bk_counting_get re-dispatches
+ * on the width at every probe, and the byte stores of add may alias *c, so
+ * reading c->k, c->m and c->bytes in the loop would reload them each time.
+ * Same probes, same results. */
 BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
 {
-    BK_COUNTING_PROBES(c, h, pos, {
-        if (bk_counting_get(c, pos) == 0)
+    const uint8_t *bytes = c->bytes;
+    uint64_t x = h, y = bk_mix64(h), m = c->m;
+    uint32_t k = c->k;
+    if (c->bits == 4) {
+        uint32_t i = 0;
+        if (k >= 2) {
+            /* The first two nibbles loaded together and tested without a
+             * branch between them: an absent key passes both only a
+             * quarter of the time, and the two (likely cache-missing)
+             * loads overlap instead of waiting on a coin-flip branch. */
+            uint64_t p0 = bk_mulhi64(x, m), p1 = bk_mulhi64(x + y, m);
+            unsigned n0 = ((unsigned)bytes[p0 >> 1] >> ((unsigned)(p0 & 1) * 4u)) & 15u;
+            unsigned n1 = ((unsigned)bytes[p1 >> 1] >> ((unsigned)(p1 & 1) * 4u)) & 15u;
+            if ((n0 == 0) | (n1 == 0))
+                return 0;
+            x += 2 * y;
+            y += 1;
+            i = 2;
+        }
+        for (; i < k; i++) {
+            uint64_t pos = bk_mulhi64(x, m);
+            if (!(((unsigned)bytes[pos >> 1] >> ((unsigned)(pos & 1) * 4u)) & 15u))
+                return 0;
+            x += y;
+            y += i;
+        }
+        return 1;
+    }
+    if (c->bits == 8) {
+        for (uint32_t i = 0; i < k; i++) {
+            uint64_t pos = bk_mulhi64(x, m);
+            if (bytes[pos] == 0)
+                return 0;
+            x += y;
+            y += i;
+        }
+        return 1;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        uint64_t pos = bk_mulhi64(x, m);
+        if ((bytes[2 * pos] | bytes[2 * pos + 1]) == 0)
             return 0;
-    });
+        x += y;
+        y += i;
+    }
     return 1;
 }
 
@@ -160,15 +205,22 @@ BK_INLINE int bk_counting_add(bk_counting *c, uint64_t h, int atomic)
         /* The default width, private buffer: read, test and bump each nibble
          * in one pass (bk_counting_get + bk_counting_step would load it twice
          * and re-dispatch on the width per probe).  Same result. */
-        BK_COUNTING_PROBES(c, h, pos, {
-            uint8_t *p = &c->bytes[pos >> 1];
+        uint8_t *bytes = c->bytes;
+        uint64_t x = h, y = bk_mix64(h), m = c->m;
+        uint32_t k = c->k;
+        unsigned zero = 0;
+        for (uint32_t i = 0; i < k; i++) {
+            uint64_t pos = bk_mulhi64(x, m);
+            uint8_t *p = &bytes[pos >> 1];
             unsigned shift = (unsigned)(pos & 1) * 4u;
-            unsigned v = ((unsigned)*p >> shift) & 15u;
-            was_new |= v == 0;
-            if (v != 15u)
-                *p = (uint8_t)(*p + (1u << shift));
-        });
-        return was_new;
+            unsigned b = *p, v = (b >> shift) & 15u;
+            zero |= v == 0;
+            /* +1 unless saturated, branch-free */
+            *p = (uint8_t)(b + ((unsigned)(v != 15u) << shift));
+            x += y;
+            y += i;
+        }
+        return (int)zero;
     }
     BK_COUNTING_PROBES(c, h, pos, {
         if (bk_counting_get(c, pos) == 0)

@@ -17,10 +17,15 @@
  * newest link holds about half of the keys; memory is measured in
  * docs/scalable.md.
  *
- * Every link probes with the SAME 64-bit key hash (bk_keys.h): a query
- * hashes once and probes L links.  The links' false positives stay
- * independent because their key sets are disjoint, and the bound above is
- * a union bound, which needs no independence at all.
+ * Every link probes with the SAME 64-bit key hash (bk_keys.h) and the
+ * same double-hashing sequence, only reduced to its own range: a query
+ * hashes once, derives the sequence once and probes L links.  The links'
+ * false positives stay independent because their key sets are disjoint,
+ * and the bound above is a union bound, which needs no independence at
+ * all.  The order of the probes (the two newest links depth first, then
+ * one branch-free round over the first three probes of every older link,
+ * so that their cache misses overlap) is in bk_scalable.h; it changes no
+ * answer and no stored bit.
  *
  * Limits (R15: a crafted file with an absurd chain is refused):
  *   - 1 <= L <= 64, 2 <= s <= 16, 0 < P < 1, 0 < r < 1, 1 <= n0 <= 2^48;

@@ -3,12 +3,14 @@
  * (bloomkit._core.ScalableBase; facade bloomkit/scalable.py).
  *
  * The whole chain is ONE state buffer (bk_scalable.c): the object attaches
- * a bk_bloom view to every link inside it, hashes a key once and probes the
- * links newest first.  Growth appends a link by assembling a new buffer
- * (old links copied, geometric growth keeps the copying O(1) amortized per
- * key); the shape of the new link comes from the facade's
- * _link_shape(index) (design.py sizing), checked here against the chain's
- * scheme so that a saved chain always passes bk_scalable_validate.
+ * a bk_bloom view to every link inside it (and a struct-of-arrays copy of
+ * the views for the chain probes of bk_scalable.h), hashes a key once and
+ * probes the links with bk_scalable_contains / bk_scalable_add_newest.
+ * Growth appends a link by assembling a new buffer (old links copied,
+ * geometric growth keeps the copying O(1) amortized per key); the shape of
+ * the new link comes from the facade's _link_shape(index) (design.py
+ * sizing), checked here against the chain's scheme so that a saved chain
+ * always passes bk_scalable_validate.
  *
  * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
  * is read-only: _from_buffer(writable=True) raises TypeError.
@@ -26,6 +28,7 @@ typedef struct {
     bkpy_state st;
     uint32_t n;                                /* links */
     bk_bloom links[BK_SCALABLE_MAX_LINKS];
+    bk_scalable_soa soa;                       /* the links' m, words and k, for the probes */
     uint8_t *link_buf[BK_SCALABLE_MAX_LINKS];  /* each link's container */
     PyObject *weakreflist;
 } BKScalable;
@@ -64,6 +67,7 @@ static void bks_attach(BKScalable *self)
         bk_bloom_attach(&self->links[i], payload + off);
         off += bk_format_align(len);
     }
+    bk_scalable_soa_attach(&self->soa, self->links, self->n);
 }
 
 typedef struct {
@@ -210,6 +214,9 @@ static int bks_grow(BKScalable *self)
     Py_DECREF(shape);
     if (!rc)
         return -1;
+    /* The callback may have let a GIL-free contains_many start: the old
+     * buffer is freed below, so wait for it to finish (bks_query_size). */
+    bkpy_state_wait_batches(&self->st);
     bks_scheme_of(self, &sc);
     if (bks_new_link(&sc, self->n, num_bits, k, capacity, err, &link, &link_len) < 0)
         return -1;
@@ -319,30 +326,34 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 /* ---- Begin logic for per-key operations ------------------------------- */
 
-static inline int bks_contains_h(const BKScalable *self, uint64_t h)
+BK_INLINE int bks_contains_h(const BKScalable *self, uint64_t h)
 {
-    for (uint32_t i = self->n; i-- > 0;)
-        if (bk_bloom_contains(&self->links[i], h))
-            return 1;
-    return 0;
+    return bk_scalable_contains(self->links, &self->soa, self->n, h);
 }
 
-/* Add one hashed key: 1 new, 0 already present, -1 error (growth). */
+/* Add one hashed key: 1 new, 0 already present, -1 error (growth).  The
+ * common case (the newest link has room) is one pass over the chain
+ * (bk_scalable_add_newest); a full newest link is checked first, so that a
+ * key already present never makes the chain grow. */
 static int bks_add_h(BKScalable *self, uint64_t h)
 {
-    uint32_t last;
-    uint8_t *cp;
-    if (bks_contains_h(self, h))
-        return 0;
-    last = self->n - 1;
-    if (bks_link_count(self, last) >= bks_link_capacity(self, last)) {
+    uint32_t last = self->n - 1;
+    uint8_t *cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
+    uint64_t count = bk_load_u64le(cp);
+    if (BK_UNLIKELY(count >= bks_link_capacity(self, last))) {
+        if (bks_contains_h(self, h))
+            return 0;
         if (bks_grow(self) < 0)
             return -1;
         last = self->n - 1;
+        (void)bk_bloom_add(&self->links[last], h, 0);
+        cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
+        bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+        return 1;
     }
-    (void)bk_bloom_add(&self->links[last], h, 0);
-    cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
-    bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+    if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
+        return 0;
+    bk_store_u64le(cp, count + 1);
     return 1;
 }
 
@@ -372,6 +383,9 @@ static int bks_contains(BKScalable *self, PyObject *key)
 
 /* ---- Begin logic for batches ------------------------------------------ */
 
+/* Keys ahead that the batch paths prefetch (one line per link per key). */
+#define BKS_AHEAD 8
+
 typedef struct {
     BKScalable *self;
     uint64_t added;
@@ -383,7 +397,10 @@ static void bks_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offse
     bks_add_ctx *ctx = (bks_add_ctx *)vctx;
     (void)offset;
     for (size_t i = 0; i < n && !ctx->failed; i++) {
-        int rc = bks_add_h(ctx->self, hs[i]);
+        int rc;
+        if (i + BKS_AHEAD < n) /* re-read each time: growth moves the links */
+            bk_scalable_prefetch(ctx->self->links, ctx->self->n, hs[i + BKS_AHEAD]);
+        rc = bks_add_h(ctx->self, hs[i]);
         if (rc < 0)
             ctx->failed = 1;
         else
@@ -411,22 +428,55 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
 
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const BKScalable *self;
+    BKScalable *self;
+    int locked;
 } bks_query_ctx;
+
+/* Buffer input is queried without the GIL: register as a GIL-free batch
+ * (bkpy_state_begin_batch), so that whatever reallocates the chain (growth,
+ * clear, union, _detach) first waits for the query to finish. */
+static int bks_query_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bks_query_ctx *ctx = (bks_query_ctx *)vctx;
+    if (bkpy_bools_size(vctx, n, from_buffer) < 0)
+        return -1;
+    if (from_buffer && !ctx->locked) {
+        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
+            return -1;
+        ctx->locked = 1;
+    }
+    return 0;
+}
 
 static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bks_query_ctx *ctx = (bks_query_ctx *)vctx;
     uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
-    uint8_t tmp[BKPY_CHUNK];
     const BKScalable *self = ctx->self;
-    /* Newest (largest) link first with the prefetching batch path; the
-     * older links only see the keys still unanswered. */
-    bk_bloom_contains_many(&self->links[self->n - 1], hs, n, out);
-    for (uint32_t l = self->n - 1; l-- > 0;) {
-        bk_bloom_contains_many(&self->links[l], hs, n, tmp);
-        for (size_t i = 0; i < n; i++)
-            out[i] |= tmp[i];
+    if (self->links[0].blocked) {
+        /* Blocked links: link by link over the chunk with the prefetching
+         * (AVX2) batch path of bk_bloom.c, newest first -- one line per key
+         * per link, so testing every key in every link is cheap, and 2-3x
+         * faster than the per-key chain walk below. */
+        uint8_t tmp[BKPY_CHUNK];
+        bk_bloom_contains_many(&self->links[self->n - 1], hs, n, out);
+        for (uint32_t l = self->n - 1; l-- > 0;) {
+            bk_bloom_contains_many(&self->links[l], hs, n, tmp);
+            for (size_t i = 0; i < n; i++)
+                out[i] |= tmp[i];
+        }
+        return;
+    }
+    /* Classic links: one key at a time through the chain query, with the
+     * first line of every link prefetched BKS_AHEAD keys ahead (link by link
+     * over the chunk would run all k probes of every key that a link holds
+     * or falsely passes, in every link: 3x slower). */
+    for (size_t i = 0; i < n && i < BKS_AHEAD; i++)
+        bk_scalable_prefetch(self->links, self->n, hs[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + BKS_AHEAD < n)
+            bk_scalable_prefetch(self->links, self->n, hs[i + BKS_AHEAD]);
+        out[i] = (uint8_t)bks_contains_h(self, hs[i]);
     }
 }
 
@@ -438,8 +488,10 @@ static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
     memset(&ctx, 0, sizeof ctx);
     ctx.self = self;
     if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_query_chunk,
-                            bkpy_bools_size, &ctx, 1, &info) == 0)
+                            bks_query_size, &ctx, 1, &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    if (ctx.locked)
+        bkpy_state_end_batch(&self->st);
     bkpy_bools_clear(&ctx.out);
     return res;
 }
@@ -530,6 +582,7 @@ static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
     if (bks_check_compatible(self, other_obj) < 0 || bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     o = (BKScalable *)other_obj;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     common = self->n < o->n ? self->n : o->n;
     if (o->n > self->n) {
         /* Longer other chain: take its extra links as they are. */
@@ -619,6 +672,7 @@ static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
     uint64_t len;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     bks_scheme_of(self, &sc);
     srcs[0] = self->link_buf[0];
     len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
@@ -695,6 +749,7 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
     bkpy_state fresh;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
+    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     memset(&fresh, 0, sizeof fresh);
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
         return NULL;
