@@ -20,9 +20,13 @@ import argparse
 import bisect
 import itertools
 import random
-from collections import OrderedDict
+import sys
+from pathlib import Path
 
 from bloomkit.cache import TinyLFUCache
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cache_bounds import lru  # the one reference LRU of the cache benchmarks
 
 
 def recency(n: int, m: int, rng: random.Random) -> list[int]:
@@ -47,20 +51,6 @@ def zipf_scans(n: int, m: int, rng: random.Random) -> list[int]:
         out.extend(range(fresh, fresh + 1000))
         fresh += 1000
     return out[:n]
-
-
-def lru(keys: list[int], m: int) -> int:
-    od: OrderedDict[int, None] = OrderedDict()
-    hits = 0
-    for k in keys:
-        if k in od:
-            od.move_to_end(k)
-            hits += 1
-        else:
-            od[k] = None
-            if len(od) > m:
-                od.popitem(last=False)
-    return hits
 
 
 def tinylfu(keys: list[int], m: int, adaptive: bool) -> tuple[int, int]:
