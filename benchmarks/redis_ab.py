@@ -15,7 +15,6 @@ import argparse
 import importlib.util
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,9 @@ if any((_SRC / "bloomkit" / f"_core{suffix}").exists() for suffix in EXTENSION_S
 import redis  # noqa: E402
 
 from bloomkit import redis as new  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from redis_throughput import free_port, start_server, wait_ready  # noqa: E402
 
 
 def load_old(commit: str, tmp: str) -> object:
@@ -62,20 +64,11 @@ def main() -> None:
         sys.exit("redis-server not found: apt-get install redis-server")
     tmp = tempfile.mkdtemp(prefix="bk-redis-ab-")
     old = load_old(args.against, tmp)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
+    port = free_port()
+    proc = start_server(tmp, port)
     try:
         client = redis.Redis(host="127.0.0.1", port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
+        wait_ready(client)
         pid = int(client.info("server")["process_id"])
         n = args.keys
         print(f"old = {args.against}, new = this checkout; {n:,} keys, {args.repeat} "

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,27 +25,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis
 from redis_ab import load_old
+from redis_throughput import free_port, start_server, wait_ready
 
 from bloomkit import redis as new
 
 
 def instructions_per_key(mod: object, layout: str, op: str, n: int) -> float:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     d = tempfile.mkdtemp(prefix="bk-redis-cg-")
-    proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out", "redis-server",
-         "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_server(d, port, ("valgrind", "--tool=callgrind",
+                                  f"--callgrind-out-file={d}/cg.out"), quiet=True)
     try:
         client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=600)
-        for _ in range(600):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.1)
+        wait_ready(client, tries=600, pause=0.1)
         f = mod.RedisBloomFilter.create(client, "cg", 100_000, 0.01,  # type: ignore[attr-defined]
                                         layout=layout)
         keys = [f"user:{i}" for i in range(n)]

@@ -51,6 +51,29 @@ def free_port() -> int:
             return port
 
 
+def start_server(directory: str, port: int, prefix: tuple[str, ...] = (),
+                 quiet: bool = False) -> subprocess.Popen[bytes]:
+    """A throwaway redis-server on loopback: no persistence, files in `directory`.
+
+    `prefix` runs it under another program (valgrind); `quiet` drops its stderr.
+    """
+    return subprocess.Popen(
+        [*prefix, "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", directory],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else None,
+    )
+
+
+def wait_ready(client: redis.Redis, tries: int = 100, pause: float = 0.05) -> None:
+    """Wait until the server answers PING (a fresh server needs a moment)."""
+    for _ in range(tries):
+        try:
+            client.ping()
+            return
+        except redis.ConnectionError:
+            time.sleep(pause)
+
+
 def server_cpu(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -79,18 +102,9 @@ def main() -> None:
         if shutil.which("redis-server") is None:
             sys.exit("redis-server not found: apt-get install redis-server")
         port = free_port()
-        proc = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", tmp],
-            stdout=subprocess.DEVNULL,
-        )
+        proc = start_server(tmp, port)
     client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
+    wait_ready(client)
     pid = int(client.info("server")["process_id"])
     n = args.keys
     print(f"redis-server {client.info('server')['redis_version']} on 127.0.0.1:{port}, "
