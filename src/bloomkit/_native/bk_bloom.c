@@ -53,7 +53,7 @@
  * keys in bk_keys_fast.h) and one probe; the blocked probe is branch-free
  * and, on AVX2 CPUs, eight bit tests in one vector (bk_simd.c, selected at
  * run time; the scalar code here stays the reference and the fallback).
- * Batches hash a chunk of 256 keys first (py_common.c), then probe it with
+ * Batches hash a chunk of 1024 keys first (py_common.c), then probe it with
  * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.
  */
 #include "bk_bloom.h"

@@ -126,7 +126,12 @@ static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hashe
 
 /* ---- Begin logic for batches ------------------------------------------ */
 
-#define BKPY_CHUNK 256
+/* Keys hashed per chunk before the structure probes them (8 KiB of hash
+ * values on the stack).  The prefetching probe loops start cold at every
+ * chunk, so larger chunks amortise that: 1024 against 256 measured 4-6%
+ * faster on list-of-int add_many/contains_many at 10^6 keys (min of 7,
+ * interleaved builds), same for str. */
+#define BKPY_CHUNK 1024
 
 /* Called with up to BKPY_CHUNK hashes; `offset` is the index of hs[0] in
  * the whole input.  May run without the GIL (see bkpy_for_each_chunk). */
