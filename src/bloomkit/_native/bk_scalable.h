@@ -234,9 +234,7 @@ BK_INLINE int bk_scalable_add_newest(bk_bloom *links, const bk_scalable_soa *s, 
                                      uint64_t h)
 {
     bk_bloom *nb = &links[n - 1];
-    uint64_t xs[BK_SCALABLE_ROUND + 2], x, y, m, missing = 0;
-    uint64_t *w;
-    uint32_t k;
+    uint64_t xs[BK_SCALABLE_ROUND + 2];
     if (nb->blocked) {
         for (uint32_t l = 0; l < n; l++)
             bk_prefetch_r(bk_bloom_block(&links[l], h));
@@ -254,22 +252,8 @@ BK_INLINE int bk_scalable_add_newest(bk_bloom *links, const bk_scalable_soa *s, 
     bk_scalable_classic_seq(h, xs);
     if (bk_scalable_classic_survivors(s, bk_scalable_classic_round(s, n - 1, xs), xs))
         return 0;
-    x = h;
-    y = xs[1] - h; /* y_0 = x_1 - x_0 */
-    m = nb->num_bits;
-    w = nb->words;
-    k = nb->k;
-    for (uint32_t i = 0; i < k; i++) {
-        uint64_t pos = bk_mulhi64(x, m);
-        uint64_t bit = BK_LE64(1ULL << (pos & 63));
-        uint64_t *wp = &w[pos >> 6];
-        uint64_t old = *wp;
-        missing |= ~old & bit;
-        *wp = old | bit;
-        x += y;
-        y += i;
-    }
-    return missing != 0;
+    /* the newest link's private, branch-free add (bk_bloom.h) */
+    return bk_bloom_classic_add(nb, h, 0);
 }
 
 /* Prefetch the first line a query of h touches in every link (batches). */
