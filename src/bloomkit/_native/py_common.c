@@ -720,6 +720,35 @@ int bkpy_check_keyfunc(PyObject *key)
     return 0;
 }
 
+int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a)
+{
+    a->seed = 0;
+    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &a->seed) < 0)
+        return -1;
+    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, a->secret16, &a->keyed) < 0)
+        return -1;
+    return 0;
+}
+
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key)
+{
+    PyObject *self = type->tp_alloc(type, 0);
+    bkpy_state *st;
+    if (self == NULL)
+        return NULL;
+    st = BKPY_ST(self);
+    if (bkpy_state_alloc(st, len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    bk_hasher_init(&st->hasher, a->seed, a->keyed ? a->secret16 : NULL);
+    if (key != NULL && key != Py_None) {
+        Py_INCREF(key);
+        st->keyfunc = key;
+    }
+    return self;
+}
+
 void bkpy_obj_dealloc(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);

@@ -247,6 +247,24 @@ typedef struct {
 int bkpy_parse_seed(PyObject *obj, uint64_t *seed);
 int bkpy_check_keyfunc(PyObject *key);
 
+/* The options every constructor takes, parsed once: seed= (NULL: 0),
+ * secret= (None or 16 bytes-like: keyed SipHash mode), key= (None or a
+ * callable).  -1 with an exception set when one is invalid. */
+typedef struct {
+    uint64_t seed;
+    uint8_t secret16[16];
+    int keyed;
+} bkpy_ctor_args;
+
+int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a);
+
+/* A new object of `type` (tp_alloc zero-fills it) with an owned, zeroed
+ * state buffer of len bytes, its hasher set up from `a`, and `key` (None
+ * or a callable, already checked) as its key function.  The caller writes
+ * the header with bk_hasher_key_check(&obj->st.hasher) and attaches its
+ * view.  NULL with an exception set on failure. */
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key);
+
 /* Slots: dealloc (weak references through tp_weaklistoffset), GC. */
 void bkpy_obj_dealloc(PyObject *self);
 int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg);

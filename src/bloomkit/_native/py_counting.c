@@ -80,18 +80,15 @@ static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     unsigned int k, bits;
     double p;
     PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint64_t seed = 0, payload_len = 0;
-    uint8_t secret16[16];
-    int keyed;
+    uint64_t payload_len = 0;
+    bkpy_ctor_args a;
     const char *reason = NULL;
     BKCounting *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CountingBase", kwlist, &m, &k,
                                      &bits, &capacity, &p, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
-        return NULL;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
     if (bk_counting_shape(m, k, bits, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
@@ -102,21 +99,12 @@ static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                         "capacity must be in [1, 2**48] and error_rate in (0, 1)");
         return NULL;
     }
-    self = bkc_alloc(type);
+    self = bkpy_obj_new(type, BK_COUNTING_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
-    if (bkpy_state_alloc(&self->st, BK_COUNTING_HEADER_LEN + payload_len) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_counting_init_state(self->st.buf, m, k, bits, capacity, p, seed, keyed,
+    bk_counting_init_state(self->st.buf, m, k, bits, capacity, p, a.seed, a.keyed,
                            bk_hasher_key_check(&self->st.hasher));
     bk_counting_attach(&self->c, self->st.buf);
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
     return (PyObject *)self;
 }
 

@@ -54,18 +54,15 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     unsigned int b, f;
     double p;
     PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint64_t seed = 0, payload_len = 0;
-    uint8_t secret16[16];
-    int keyed;
+    uint64_t payload_len = 0;
+    bkpy_ctor_args a;
     const char *reason = NULL;
     BKCuckoo *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CuckooBase", kwlist, &nb, &b,
                                      &f, &capacity, &p, &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
-        return NULL;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
     if (bk_cuckoo_shape(nb, b, f, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
@@ -76,21 +73,12 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
                         "capacity must be in [1, 2**48] and error_rate in (0, 1)");
         return NULL;
     }
-    self = bkcuckoo_alloc(type);
+    self = bkpy_obj_new(type, BK_CUCKOO_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
-    if (bkpy_state_alloc(&self->st, BK_CUCKOO_HEADER_LEN + payload_len) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_cuckoo_init_state(self->st.buf, nb, b, f, capacity, p, seed, keyed,
+    bk_cuckoo_init_state(self->st.buf, nb, b, f, capacity, p, a.seed, a.keyed,
                          bk_hasher_key_check(&self->st.hasher));
     bk_cuckoo_attach(&self->ck, self->st.buf);
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
     return (PyObject *)self;
 }
 
