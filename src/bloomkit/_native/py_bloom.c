@@ -63,17 +63,6 @@ static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static BKBloom *bkbloom_alloc(PyTypeObject *type)
-{
-    BKBloom *self = (BKBloom *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    memset(&self->bloom, 0, sizeof self->bloom);
-    self->weakreflist = NULL;
-    return self;
-}
-
 /* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
  *           secret=None, key=None): the low-level constructor; the facades
  * compute num_bits and num_hashes from (capacity, error_rate). */
@@ -275,37 +264,14 @@ static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char 
                      a->bloom.k, b->bloom.k);
         return -1;
     }
-    if (ha.seed != hb.seed) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s filters with different seeds: %llu vs %llu", op,
-                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
-        return -1;
-    }
-    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s filters with different hashing (keyed vs unkeyed, or "
-                     "different secrets)", op);
-        return -1;
-    }
-    return 0;
+    return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
 static BKBloom *bkbloom_copy_impl(BKBloom *self, PyTypeObject *type)
 {
-    BKBloom *c = bkbloom_alloc(type);
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bk_bloom_attach(&c->bloom, c->st.buf);
+    BKBloom *c = bkpy_obj_copy(type, &self->st);
+    if (c != NULL)
+        bk_bloom_attach(&c->bloom, c->st.buf);
     return c;
 }
 

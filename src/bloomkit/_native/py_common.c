@@ -749,6 +749,46 @@ void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, Py
     return self;
 }
 
+void *bkpy_obj_copy(PyTypeObject *type, const bkpy_state *src)
+{
+    PyObject *self = type->tp_alloc(type, 0);
+    bkpy_state *st;
+    if (self == NULL)
+        return NULL;
+    st = BKPY_ST(self);
+    if (bkpy_state_alloc(st, src->len) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    memcpy(st->buf, src->buf, (size_t)src->len);
+    bk_store_u16le(st->buf + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    st->hasher = src->hasher;
+    st->keyfunc = src->keyfunc;
+    Py_XINCREF(st->keyfunc);
+    return self;
+}
+
+int bkpy_check_same_hashing(const bkpy_state *a, const bkpy_state *b, const char *op,
+                            const char *noun)
+{
+    uint64_t sa = bk_load_u64le(a->buf + BK_OFF_SEED), sb = bk_load_u64le(b->buf + BK_OFF_SEED);
+    if (sa != sb) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s %s with different seeds: %llu vs %llu", op, noun,
+                     (unsigned long long)sa, (unsigned long long)sb);
+        return -1;
+    }
+    if (bk_load_u16le(a->buf + BK_OFF_HASH) != bk_load_u16le(b->buf + BK_OFF_HASH) ||
+        bk_load_u64le(a->buf + BK_OFF_KEY_CHECK) != bk_load_u64le(b->buf + BK_OFF_KEY_CHECK)) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s %s with different hashing (keyed vs unkeyed, or different "
+                     "secrets)", op, noun);
+        return -1;
+    }
+    return 0;
+}
+
 void bkpy_obj_dealloc(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);

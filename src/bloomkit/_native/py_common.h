@@ -265,6 +265,17 @@ int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ct
  * view.  NULL with an exception set on failure. */
 void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key);
 
+/* A new object of `type` holding a private copy of src's state (the dirty
+ * flag cleared), its hasher and its key function; the caller attaches its
+ * view.  NULL with an exception set on failure. */
+void *bkpy_obj_copy(PyTypeObject *type, const bkpy_state *src);
+
+/* 0 if the states a and b hash keys alike (same seed, hash algorithm and
+ * secret check); else -1 with IncompatibleFiltersError "cannot <op> <noun>
+ * with different seeds: ..." or "... with different hashing (...)". */
+int bkpy_check_same_hashing(const bkpy_state *a, const bkpy_state *b, const char *op,
+                            const char *noun);
+
 /* Slots: dealloc (weak references through tp_weaklistoffset), GC. */
 void bkpy_obj_dealloc(PyObject *self);
 int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg);

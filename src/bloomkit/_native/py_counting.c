@@ -59,17 +59,6 @@ static void bkc_bump(BKCounting *self, size_t off, int64_t n)
     bk_store_u64le(p, v);
 }
 
-static BKCounting *bkc_alloc(PyTypeObject *type)
-{
-    BKCounting *self = (BKCounting *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    memset(&self->c, 0, sizeof self->c);
-    self->weakreflist = NULL;
-    return self;
-}
-
 /* CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate,
  *              *, seed=0, secret=None, key=None) */
 static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -296,16 +285,12 @@ static PyObject *bkc_remove_many(BKCounting *self, PyObject *keys)
 static int bkc_check_compatible(BKCounting *a, PyObject *other_obj, const char *op)
 {
     BKCounting *b;
-    bk_header ha, hb;
-    const char *reason = NULL;
     if (!PyObject_TypeCheck(other_obj, &BKCounting_Type)) {
         PyErr_Format(PyExc_TypeError, "%s needs another CountingBloomFilter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKCounting *)other_obj;
-    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
-    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
     if (a->c.m != b->c.m) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
                      "cannot %s filters of different sizes: num_counters %llu vs %llu", op,
@@ -324,37 +309,14 @@ static int bkc_check_compatible(BKCounting *a, PyObject *other_obj, const char *
                      b->c.bits);
         return -1;
     }
-    if (ha.seed != hb.seed) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s filters with different seeds: %llu vs %llu", op,
-                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
-        return -1;
-    }
-    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s filters with different hashing (keyed vs unkeyed, or "
-                     "different secrets)", op);
-        return -1;
-    }
-    return 0;
+    return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
 static BKCounting *bkc_copy_impl(BKCounting *self, PyTypeObject *type)
 {
-    BKCounting *c = bkc_alloc(type);
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bk_counting_attach(&c->c, c->st.buf);
+    BKCounting *c = bkpy_obj_copy(type, &self->st);
+    if (c != NULL)
+        bk_counting_attach(&c->c, c->st.buf);
     return c;
 }
 

@@ -33,17 +33,6 @@ static const char bkcuckoo_full_msg[] =
 /* Payload bytes (the table and its guard), wherever header_len puts it. */
 #define BKCUCKOO_PAYLOAD_LEN(self) ((self)->st.len - (uint64_t)((self)->ck.table - (self)->st.buf))
 
-static BKCuckoo *bkcuckoo_alloc(PyTypeObject *type)
-{
-    BKCuckoo *self = (BKCuckoo *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    memset(&self->ck, 0, sizeof self->ck);
-    self->weakreflist = NULL;
-    return self;
-}
-
 /* CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity,
  *            error_rate, *, seed=0, secret=None, key=None) */
 static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -237,16 +226,12 @@ static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
 static int bkcuckoo_check_compatible(BKCuckoo *a, PyObject *other_obj)
 {
     BKCuckoo *b;
-    bk_header ha, hb;
-    const char *reason = NULL;
     if (!PyObject_TypeCheck(other_obj, &BKCuckoo_Type)) {
         PyErr_Format(PyExc_TypeError, "union needs another cuckoo filter, not %.50s",
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKCuckoo *)other_obj;
-    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
-    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
     if (a->ck.num_buckets != b->ck.num_buckets || a->ck.b != b->ck.b || a->ck.f != b->ck.f) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
                      "cannot union cuckoo filters of different sizes: num_buckets %llu vs %llu, "
@@ -256,37 +241,14 @@ static int bkcuckoo_check_compatible(BKCuckoo *a, PyObject *other_obj)
                      a->ck.b, b->ck.b, a->ck.f, b->ck.f);
         return -1;
     }
-    if (ha.seed != hb.seed) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot union cuckoo filters with different seeds: %llu vs %llu",
-                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
-        return -1;
-    }
-    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
-        PyErr_SetString(bkpy_IncompatibleFiltersError,
-                        "cannot union cuckoo filters with different hashing (keyed vs "
-                        "unkeyed, or different secrets)");
-        return -1;
-    }
-    return 0;
+    return bkpy_check_same_hashing(&a->st, &b->st, "union", "cuckoo filters");
 }
 
 static BKCuckoo *bkcuckoo_copy_impl(BKCuckoo *self, PyTypeObject *type)
 {
-    BKCuckoo *c = bkcuckoo_alloc(type);
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bk_cuckoo_attach(&c->ck, c->st.buf);
+    BKCuckoo *c = bkpy_obj_copy(type, &self->st);
+    if (c != NULL)
+        bk_cuckoo_attach(&c->ck, c->st.buf);
     return c;
 }
 

@@ -426,28 +426,14 @@ static PyTypeObject BKQuotientIter_Type = {
 static int bkqf_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
 {
     BKQuotient *b;
-    uint64_t sa, sb;
     if (!PyObject_TypeCheck(other_obj, &BKQuotient_Type)) {
         PyErr_Format(PyExc_TypeError, "%s needs another QuotientFilter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKQuotient *)other_obj;
-    sa = bk_load_u64le(a->st.buf + BK_OFF_SEED);
-    sb = bk_load_u64le(b->st.buf + BK_OFF_SEED);
-    if (sa != sb) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s quotient filters with different seeds: %llu vs %llu", op,
-                     (unsigned long long)sa, (unsigned long long)sb);
+    if (bkpy_check_same_hashing(&a->st, &b->st, op, "quotient filters") < 0)
         return -1;
-    }
-    if (bk_load_u16le(a->st.buf + BK_OFF_HASH) != bk_load_u16le(b->st.buf + BK_OFF_HASH) ||
-        bk_load_u64le(a->st.buf + BK_OFF_KEY_CHECK) != bk_load_u64le(b->st.buf + BK_OFF_KEY_CHECK)) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s quotient filters with different hashing (keyed vs unkeyed, "
-                     "or different secrets)", op);
-        return -1;
-    }
     if (a->qf.q + a->qf.r != b->qf.q + b->qf.r) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
                      "cannot %s quotient filters with different fingerprint widths "
@@ -526,20 +512,9 @@ static PyObject *bkqf_check_merge(BKQuotient *self, PyObject *other)
 
 static BKQuotient *bkqf_copy_impl(BKQuotient *self, PyTypeObject *type)
 {
-    BKQuotient *c = bkqf_alloc(type);
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bk_qf_attach(&c->qf, c->st.buf);
+    BKQuotient *c = bkpy_obj_copy(type, &self->st);
+    if (c != NULL)
+        bk_qf_attach(&c->qf, c->st.buf);
     return c;
 }
 

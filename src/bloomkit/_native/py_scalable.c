@@ -553,20 +553,9 @@ static void bks_recount(BKScalable *self, uint32_t i)
 
 static BKScalable *bks_copy_impl(BKScalable *self, PyTypeObject *type)
 {
-    BKScalable *c = bks_alloc(type);
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bks_attach(c);
+    BKScalable *c = bkpy_obj_copy(type, &self->st);
+    if (c != NULL)
+        bks_attach(c);
     return c;
 }
 

@@ -160,20 +160,9 @@ static PyObject *bksk_from_buffer(PyTypeObject *type, PyObject *args, PyObject *
 }
 static BKSk *bksk_copy_impl(BKSk *self)
 {
-    BKSk *c = bksk_alloc(Py_TYPE(self));
-    if (c == NULL)
-        return NULL;
-    if (bkpy_state_alloc(&c->st, self->st.len) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    memcpy(c->st.buf, self->st.buf, (size_t)self->st.len);
-    bk_store_u16le(c->st.buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(c->st.buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    c->st.hasher = self->st.hasher;
-    c->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(c->st.keyfunc);
-    bksk_attacher(Py_TYPE(self))(c);
+    BKSk *c = bkpy_obj_copy(Py_TYPE(self), &self->st);
+    if (c != NULL)
+        bksk_attacher(Py_TYPE(self))(c);
     return c;
 }
 
@@ -660,16 +649,12 @@ static PyObject *bkcms_estimate_many(BKCms *self, PyObject *keys)
 static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
 {
     BKCms *b;
-    bk_header ha, hb;
-    const char *reason = NULL;
     if (!PyObject_TypeCheck(other, &BKCms_Type)) {
         PyErr_Format(PyExc_TypeError, "%s needs another CountMinSketch, not %.50s", op,
                      Py_TYPE(other)->tp_name);
         return -1;
     }
     b = (BKCms *)other;
-    (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
-    (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
     if (a->cms.width != b->cms.width || a->cms.depth != b->cms.depth) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
                      "cannot %s sketches of different shapes: width x depth %llu x %u vs "
@@ -688,19 +673,7 @@ static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
                      "cannot %s a conservative-update sketch with a plain one", op);
         return -1;
     }
-    if (ha.seed != hb.seed) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s sketches with different seeds: %llu vs %llu", op,
-                     (unsigned long long)ha.seed, (unsigned long long)hb.seed);
-        return -1;
-    }
-    if (ha.hash_alg != hb.hash_alg || ha.key_check != hb.key_check) {
-        PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot %s sketches with different hashing (keyed vs unkeyed, or "
-                     "different secrets)", op);
-        return -1;
-    }
-    return 0;
+    return bkpy_check_same_hashing(&a->st, &b->st, op, "sketches");
 }
 
 static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
