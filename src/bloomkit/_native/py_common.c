@@ -197,8 +197,6 @@ int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, ui
         Py_DECREF(mapped);
         return rc;
     }
-    if (PyErr_Occurred()) /* from the int fast path */
-        return -1;
     return bkpy_hash_plain(key, hs, out);
 }
 
@@ -296,6 +294,23 @@ static int bkpy_is_single_key(PyObject *keys)
     return PyUnicode_Check(keys) || PyBytes_Check(keys) || PyByteArray_Check(keys);
 }
 
+/* Lists: how many keys ahead the hashing loop prefetches the key objects.
+ * The objects of a large list are out of cache (a 20-char str takes 80
+ * bytes, an int 32-48), and the hardware prefetcher does not follow the
+ * list's pointers.  16 keys is ~150 ns ahead at ~10 ns a key; measured on a
+ * Xeon (Ice Lake class, 10^6 keys, medians of 7): list-of-str add_many
+ * 17.2 -> 14.6 ns/key, contains_many 17.9 -> 14.7; list-of-int add_many
+ * 13.9 -> 11.7 (with the branch-free int read of py_common.h). */
+#define BKPY_LIST_AHEAD 16
+
+/* A key's header and, for a str, its first characters (compact ASCII data
+ * starts 48 bytes in): the object's first two cache lines. */
+static inline void bkpy_prefetch_key(const PyObject *key)
+{
+    bk_prefetch_r((const char *)key);
+    bk_prefetch_r((const char *)key + 64);
+}
+
 int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
                         bkpy_batch_info *info)
@@ -363,22 +378,48 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         return 0;
     }
     if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(keys);
-        PyObject **items = PySequence_Fast_ITEMS(keys);
-        if (size_fn != NULL && size_fn(ctx, n, 0) < 0)
+        Py_ssize_t i = 0;
+        if (size_fn != NULL && size_fn(ctx, PySequence_Fast_GET_SIZE(keys), 0) < 0)
             return -1;
-        /* A list may be mutated by key= callbacks: re-read size and items. */
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(keys); i++) {
-            items = PySequence_Fast_ITEMS(keys);
-            if (bkpy_hash_key(items[i], keyfunc, hs, &hbuf[fill]) < 0)
-                return -1;
-            if (++fill == BKPY_CHUNK) {
+        for (;;) {
+            /* Size and items are read again after every key that may run
+             * Python code (a key= call, __index__, a buffer exporter), which
+             * may mutate the list; the inline keys run none. */
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(keys), end;
+            PyObject **items = PySequence_Fast_ITEMS(keys);
+            PyObject *key;
+            int rc;
+            if (i >= n)
+                break;
+            end = n - i < (Py_ssize_t)(BKPY_CHUNK - fill) ? n : i + (Py_ssize_t)(BKPY_CHUNK - fill);
+            if (keyfunc == NULL) {
+                for (; i < end; i++) {
+                    if (i + BKPY_LIST_AHEAD < n)
+                        bkpy_prefetch_key(items[i + BKPY_LIST_AHEAD]);
+                    if (!bkpy_hash_key_fast(items[i], hs, &hbuf[fill]))
+                        break;
+                    fill++;
+                }
+            }
+            if (i < end) {
+                key = items[i];
+                Py_INCREF(key);   /* the list may drop it meanwhile */
+                rc = bkpy_hash_key_slow(key, keyfunc, hs, &hbuf[fill]);
+                Py_DECREF(key);
+                if (rc < 0) {
+                    info->count = i;
+                    return -1;
+                }
+                fill++;
+                i++;
+            }
+            if (fill == BKPY_CHUNK) {
                 fn(ctx, hbuf, fill, offset);
                 offset += fill;
                 fill = 0;
             }
-            info->count++;
         }
+        info->count = i;
     } else {
         PyObject *iter = PyObject_GetIter(keys), *item;
         if (iter == NULL)
@@ -455,6 +496,13 @@ uint8_t *bkpy_bools_reserve(bkpy_bools *b, size_t offset, size_t n)
     return b->out + offset;
 }
 
+/* Debug builds count every INCREF (Py_REF_DEBUG): keep them per item. */
+#if PY_VERSION_HEX < 0x030C0000 && !defined(Py_REF_DEBUG)
+#define BKPY_BULK_BOOL_REFS 1
+#else
+#define BKPY_BULK_BOOL_REFS 0
+#endif
+
 PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
 {
     PyObject *res;
@@ -479,10 +527,26 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
     res = PyList_New(b->len);
     if (res == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; i < b->len; i++) {
-        PyObject *v = b->out[i] ? Py_True : Py_False;
-        Py_INCREF(v);
-        PyList_SET_ITEM(res, i, v);
+    {
+        /* Branch-free (answers are close to random for a mixed batch), and
+         * on 3.11 the references are added once at the end: an INCREF per
+         * item is a chain of dependent read-modify-writes of one counter. */
+        PyObject *const pick[2] = {Py_False, Py_True};
+        Py_ssize_t ntrue = 0;
+        for (Py_ssize_t i = 0; i < b->len; i++) {
+            uint8_t o = b->out[i];
+            ntrue += o;
+            PyList_SET_ITEM(res, i, pick[o]);
+#if !BKPY_BULK_BOOL_REFS
+            Py_INCREF(pick[o]);   /* 3.12+: immortal, no write */
+#endif
+        }
+#if BKPY_BULK_BOOL_REFS
+        Py_SET_REFCNT(Py_True, Py_REFCNT(Py_True) + ntrue);
+        Py_SET_REFCNT(Py_False, Py_REFCNT(Py_False) + (b->len - ntrue));
+#else
+        (void)ntrue;
+#endif
     }
     return res;
 }
