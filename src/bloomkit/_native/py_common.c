@@ -296,12 +296,12 @@ static int bkpy_is_single_key(PyObject *keys)
 
 /* Lists: how many keys ahead the hashing loop prefetches the key objects.
  * The objects of a large list are out of cache (a 20-char str takes 80
- * bytes, an int 32-48), and the hardware prefetcher learns their
- * addresses only as the loop reads the list's pointers.  16 keys is ~200 ns ahead at ~12 ns a key; 8 measured
- * slower, 32 and 64 the same.  With the tight loop below (Intel Xeon
- * guest, 10^6 keys, blocked filter, ns/key): list-of-str add_many 17.0 ->
- * 13.9, contains_many 16.4 -> 13.5; list-of-int add_many 14.4 -> 11.1
- * (docs/performance.md). */
+ * bytes, an int 32-48), and the hardware prefetcher learns their addresses
+ * only as the loop reads the list's pointers.  16 keys is ~200 ns ahead at
+ * ~12 ns a key; 8 measured slower, 32 and 64 the same.  With the tight
+ * loop below (Intel Xeon guest, 10^6 keys, blocked filter, ns/key):
+ * list-of-str add_many 17.0 -> 13.9, contains_many 16.4 -> 13.5;
+ * list-of-int add_many 14.4 -> 11.1 (docs/performance.md). */
 #define BKPY_LIST_AHEAD 16
 
 /* A key's header and, for a str, its first characters (compact ASCII data
