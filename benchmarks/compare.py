@@ -366,6 +366,70 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
+# ---- the targets of issue #4, checked against one run's medians -----------------------
+
+BK_BLOCKED, BK_CLASSIC = "bloomkit.BlockedBloomFilter", "bloomkit.BloomFilter"
+ABLOOM, ABLOOM_SER, FLOOR = "abloom", "abloom serializable", "interpreter floor"
+
+
+def targets(res: dict[str, Any]) -> list[str]:
+    """One line per target of issue #4 that this run measured: the figure and met/MISSED.
+
+    Ratios are per key within this run, so a line holds whatever the machine's speed.
+    "x faster" is the peer's ns/key over ours; "x of" is ours over the reference's."""
+    out: list[str] = []
+
+    def get(size: dict[str, Any], lib: str, kind: str, op: str) -> float | None:
+        v = size["ns_per_key"].get(lib, {}).get(kind, {}).get(op)
+        return float(v) if v is not None else None
+
+    def check(label: str, value: float | None, ok: Callable[[float], bool], unit: str) -> None:
+        if value is not None:
+            out.append(f"  {label:<72} {value:5.2f}{unit}  {'met' if ok(value) else 'MISSED'}")
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return a / b if a is not None and b is not None else None
+
+    for n_str, size in res["sizes"].items():
+        n = int(n_str)
+        if n == 10**6:
+            for kind in ("int", "str"):
+                for op, name in (("add", "add"), ("in_hit", "`in`")):
+                    check(f"1e6 {kind}: blocked per-item {name} / abloom serializable <= 1",
+                          ratio(get(size, BK_BLOCKED, kind, op),
+                                get(size, ABLOOM_SER, kind, op)), lambda r: r <= 1.0, "x")
+                check(f"1e6 {kind}: blocked `in` / interpreter floor <= 1.15",
+                      ratio(get(size, BK_BLOCKED, kind, "in_hit"),
+                            get(size, FLOOR, kind, "in_hit")), lambda r: r <= 1.15, "x")
+                for op, name in (("add", "add"), ("in_hit", "`in`")):
+                    check(f"1e6 {kind}: classic per-item {name} / abloom <= 1.5",
+                          ratio(get(size, BK_CLASSIC, kind, op), get(size, ABLOOM, kind, op)),
+                          lambda r: r <= 1.5, "x")
+                for peer in (ABLOOM, ABLOOM_SER):
+                    upd = get(size, peer, kind, "batch_add")
+                    for op, name in (("batch_add", "add"), ("batch_query", "query")):
+                        check(f"1e6 {kind} list: {peer}.update / blocked batch {name} >= 1.5",
+                              ratio(upd, get(size, BK_BLOCKED, kind, op)),
+                              lambda r: r >= 1.5, "x")
+                        check(f"1e6 {kind} list: {peer}.update / classic batch {name} >= 1",
+                              ratio(upd, get(size, BK_CLASSIC, kind, op)),
+                              lambda r: r >= 1.0, "x")
+            for lib, bits, limit in ((BK_CLASSIC, 9.585, 1.01), (BK_BLOCKED, 10.6, 1.0)):
+                bpk = size["space_fpr"].get(lib, {}).get("bytes_per_key")
+                check(f"1e6 space at 1%: {lib} bits/key <= {bits * limit:.2f}",
+                      bpk * 8 if bpk is not None else None, lambda v, c=bits * limit: v <= c,
+                      " bits")
+        if n in (10**6, 10**7):
+            want = 4.0 if n == 10**6 else 3.0
+            upd = get(size, ABLOOM, "int", "batch_add")
+            for op, name in (("batch_add", "add"), ("batch_query", "query")):
+                check(f"1e{len(n_str) - 1} numpy: abloom.update(list) / blocked numpy {name} "
+                      f">= {want:g}",
+                      ratio(upd, get(size, BK_BLOCKED, "numpy", op)),
+                      lambda r, w=want: r >= w, "x")
+    return (["Targets of issue #4 in this run:", *out]) if out else []
+
+
 def _render(title: str, head: list[str], body: list[list[str]], markdown: bool) -> list[str]:
     if markdown:
         out = [f"**{title}**", "", "| " + " | ".join(head) + " |",
@@ -474,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     res["reps"] = args.reps
     res["seconds"] = round(time.perf_counter() - t0, 1)
     print(table(res))
+    checks = targets(res)
+    if checks:
+        print("\n".join(checks))
     if args.markdown:
         print()
         print(table(res, markdown=True))
