@@ -274,10 +274,13 @@ def _link_filters(f: ScalableBloomFilter) -> list[Any]:
 class ChainProbeTests:
     """The chain's own probe paths (round across links, paired probes, the
     one-pass add, the batch paths) answer exactly what probing each link
-    on its own answers -- also for links with k < 3 (the plain path)."""
+    on its own answers -- with the long round (every k >= 6: p 0.01, 0.03),
+    the short one (smallest k 3..5: p 0.2, 0.05, 0.25) and the plain path
+    (some k < 3: p 0.9, 0.5)."""
 
     @pytest.mark.parametrize(
-        "p, tightening", [(0.01, 0.5), (0.2, 0.8), (0.9, 0.5), (0.5, 0.5)])
+        "p, tightening", [(0.01, 0.5), (0.03, 0.5), (0.2, 0.8), (0.05, 0.5), (0.25, 0.5),
+                          (0.9, 0.5), (0.5, 0.5)])
     def test_query_and_add_match_the_links(
         self, rng: random.Random, layout: str, p: float, tightening: float,
     ) -> None:
