@@ -375,8 +375,8 @@ ABLOOM, ABLOOM_SER, FLOOR = "abloom", "abloom serializable", "interpreter floor"
 def targets(res: dict[str, Any]) -> list[str]:
     """One line per target of issue #4 that this run measured: the figure and met/MISSED.
 
-    Ratios are per key within this run, so a line holds whatever the machine's speed.
-    "x faster" is the peer's ns/key over ours; "x of" is ours over the reference's."""
+    Every figure is a ratio of two ns/key medians of this run (the label says which over
+    which), so a line holds whatever the machine's absolute speed."""
     out: list[str] = []
 
     def get(size: dict[str, Any], lib: str, kind: str, op: str) -> float | None:

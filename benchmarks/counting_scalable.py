@@ -105,16 +105,15 @@ def main() -> None:
     def ratio(a: str, c: str) -> float:
         return statistics.median(x / b for x, b in zip(ns[a, c], ns["BloomFilter", c], strict=True))
 
-    s = grown
+    s, ref = grown, BloomFilter(n, p)
     print(f"n = {n:,}, p = {p}, {reps} interleaved repetitions, median ns per key "
           f"(ratio: median of same-repetition ratios to BloomFilter); interpreter floor "
           f"(`k in small_set` loop): {statistics.median(floor_ns):.0f} ns")
     ks = [link.num_hashes for link in s.links]
     mean_k = sum(link.num_keys * link.num_hashes for link in s.links) / n
     print(f"scalable chain after 100x growth: {s.num_links} links, "
-          f"{s.num_bits / n:.2f} bits/key (BloomFilter: {BloomFilter(n, p).num_bits / n:.2f}); "
-          f"k per link {ks}, mean k over the keys {mean_k:.1f} (BloomFilter: "
-          f"{BloomFilter(n, p).num_hashes})")
+          f"{s.num_bits / n:.2f} bits/key (BloomFilter: {ref.num_bits / n:.2f}); "
+          f"k per link {ks}, mean k over the keys {mean_k:.1f} (BloomFilter: {ref.num_hashes})")
     print(f"{'':42}" + "".join(f"{c:>24}" for c in cols))
     for a in names:
         cells = "".join(

@@ -201,34 +201,47 @@ BK_INLINE int bk_scalable_classic_survivors(const bk_scalable_soa *s, uint64_t a
     return 0;
 }
 
-/* Steps 1-3 above with a round of r probes (a constant). */
-BK_INLINE int bk_scalable_classic_contains_r(const bk_scalable_soa *s, uint32_t n, uint64_t h,
-                                             uint32_t r)
+/* Steps 2-3 above over links[0..n) with a round of r probes (a
+ * constant), given y0 = mix64(h). */
+BK_INLINE int bk_scalable_classic_older_r(const bk_scalable_soa *s, uint32_t n, uint64_t h,
+                                          uint64_t y0, uint32_t r)
 {
-    uint64_t x[BK_SCALABLE_ROUND_LONG + 2], y0 = bk_mix64(h);
+    uint64_t x[BK_SCALABLE_ROUND_LONG + 2];
+    bk_scalable_classic_seq(h, y0, x, r);
+    return bk_scalable_classic_survivors(s, bk_scalable_classic_round(s, n, x, r), x, r);
+}
+
+/* Does any of links[0..n) (classic, n may be 0) hold h?  The round of the
+ * chain's length, or link by link when some link has k < 3. */
+BK_INLINE int bk_scalable_classic_older(const bk_bloom *links, const bk_scalable_soa *s,
+                                        uint32_t n, uint64_t h, uint64_t y0)
+{
+    if (n == 0)
+        return 0;
+    if (BK_LIKELY(s->round == BK_SCALABLE_ROUND_LONG))
+        return bk_scalable_classic_older_r(s, n, h, y0, BK_SCALABLE_ROUND_LONG);
+    if (s->round == BK_SCALABLE_ROUND_SHORT)
+        return bk_scalable_classic_older_r(s, n, h, y0, BK_SCALABLE_ROUND_SHORT);
+    for (uint32_t l = n; l-- > 0;)
+        if (bk_bloom_classic_contains(&links[l], h))
+            return 1;
+    return 0;
+}
+
+/* Does any of links[0..n) (classic, n >= 1) hold h?  Steps 1-3 above; the
+ * round's sequence is computed only after the newest two links miss (most
+ * present keys never need it). */
+BK_INLINE int bk_scalable_classic_contains(const bk_bloom *links, const bk_scalable_soa *s,
+                                           uint32_t n, uint64_t h)
+{
+    uint64_t y0 = bk_mix64(h);
     if (bk_scalable_classic_probe(s, n - 1, 0, h, y0))
         return 1;
     if (n < 2)
         return 0;
     if (bk_scalable_classic_probe(s, n - 2, 0, h, y0))
         return 1;
-    /* the round's sequence only now: most present keys never need it */
-    bk_scalable_classic_seq(h, y0, x, r);
-    return bk_scalable_classic_survivors(s, bk_scalable_classic_round(s, n - 2, x, r), x, r);
-}
-
-/* Does any of links[0..n) (classic, n >= 1) hold h? */
-BK_INLINE int bk_scalable_classic_contains(const bk_bloom *links, const bk_scalable_soa *s,
-                                           uint32_t n, uint64_t h)
-{
-    if (BK_LIKELY(s->round == BK_SCALABLE_ROUND_LONG))
-        return bk_scalable_classic_contains_r(s, n, h, BK_SCALABLE_ROUND_LONG);
-    if (s->round == BK_SCALABLE_ROUND_SHORT)
-        return bk_scalable_classic_contains_r(s, n, h, BK_SCALABLE_ROUND_SHORT);
-    for (uint32_t l = n; l-- > 0;)   /* some link has k < 3 */
-        if (bk_bloom_classic_contains(&links[l], h))
-            return 1;
-    return 0;
+    return bk_scalable_classic_older(links, s, n - 2, h, y0);
 }
 
 /* Blocked links cost one branch-free line each: newest first.  (Fetching
@@ -263,7 +276,6 @@ BK_INLINE int bk_scalable_add_newest(bk_bloom *links, const bk_scalable_soa *s, 
                                      uint64_t h)
 {
     bk_bloom *nb = &links[n - 1];
-    uint64_t xs[BK_SCALABLE_ROUND_LONG + 2];
     if (nb->blocked) {
         for (uint32_t l = 0; l < n; l++)
             bk_prefetch_r(bk_bloom_block(&links[l], h));
@@ -272,23 +284,8 @@ BK_INLINE int bk_scalable_add_newest(bk_bloom *links, const bk_scalable_soa *s, 
                 return 0;
         return bk_bloom_blocked_add(nb, h, 0);
     }
-    if (BK_LIKELY(s->round == BK_SCALABLE_ROUND_LONG)) {
-        bk_scalable_classic_seq(h, bk_mix64(h), xs, BK_SCALABLE_ROUND_LONG);
-        if (bk_scalable_classic_survivors(
-                s, bk_scalable_classic_round(s, n - 1, xs, BK_SCALABLE_ROUND_LONG), xs,
-                BK_SCALABLE_ROUND_LONG))
-            return 0;
-    } else if (s->round == BK_SCALABLE_ROUND_SHORT) {
-        bk_scalable_classic_seq(h, bk_mix64(h), xs, BK_SCALABLE_ROUND_SHORT);
-        if (bk_scalable_classic_survivors(
-                s, bk_scalable_classic_round(s, n - 1, xs, BK_SCALABLE_ROUND_SHORT), xs,
-                BK_SCALABLE_ROUND_SHORT))
-            return 0;
-    } else {
-        for (uint32_t l = n - 1; l-- > 0;)   /* some link has k < 3 */
-            if (bk_bloom_classic_contains(&links[l], h))
-                return 0;
-    }
+    if (bk_scalable_classic_older(links, s, n - 1, h, bk_mix64(h)))
+        return 0;
     /* the newest link's private, branch-free add (bk_bloom.h) */
     return bk_bloom_classic_add(nb, h, 0);
 }
