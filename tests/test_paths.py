@@ -91,7 +91,6 @@ class KeyHashTests:
             d.add_many(u)
             assert c == d
 
-
     def test_list_batches_hash_edge_ints_like_single_keys(self) -> None:
         # The list loop reads ints inline, the per-item path too, and numpy goes through
         # the buffer: all three agree on every boundary value (in both signs).
@@ -105,10 +104,6 @@ class KeyHashTests:
             assert many.contains_many(values) == [True] * len(values)
             small = [v for v in values if -(2**63) <= v < 2**63]
             assert many.contains_many(np.array(small, dtype=np.int64)).all()
-
-
-class IntKey(int):
-    """An int subclass: hashed by the general path, like the int it equals."""
 
 
 def _keys(rng: random.Random, n: int) -> list[object]:
@@ -229,6 +224,10 @@ def test_false_positive_bound_on_every_path(cls: type[BloomFilter], p: float,
 
 
 # ---- the list loop: inline keys, general keys and Python code between them ----------
+
+
+class IntKey(int):
+    """An int subclass: hashed by the general path, like the int it equals."""
 
 
 class ListLoopTests:
