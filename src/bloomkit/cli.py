@@ -11,7 +11,7 @@ traceback.  Exit statuses:
   5  unclean file (marked open for writing: a writer is active or crashed)
   6  incompatible filters (``merge``)
 
-Key input: one key per line (the line's bytes without the line ending;
+Key input (cli_io.py): one key per line (the line's bytes without the line ending;
 blank lines are skipped), from files or ``-`` for stdin; gzip input is
 recognised by its magic number.  A key given on the command line is its
 UTF-8 bytes, which hashes like the same ``str`` in Python.
@@ -20,16 +20,15 @@ UTF-8 bytes, which hashes like the same ``str`` in Python.
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib
 import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 from . import _core, persist
+from .cli_io import CliError, Progress, chunks, command_keys, count_lines, read_keys
 from .errors import (
     BloomkitError,
     FormatError,
@@ -46,104 +45,6 @@ EXIT_UNSUPPORTED = 4
 EXIT_UNCLEAN = 5
 EXIT_INCOMPATIBLE = 6
 
-_CHUNK = 65536
-
-
-class CliError(Exception):
-    """An error the command line reports as one line (exit status ``code``)."""
-
-    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# ---- Begin logic for key input --------------------------------------------
-
-
-def _open_input(name: str) -> IO[bytes]:
-    """A binary stream of a key file (``-`` is stdin), gunzipped when needed."""
-    raw: IO[bytes]
-    if name == "-":
-        raw = sys.stdin.buffer
-    else:
-        raw = open(name, "rb")
-    peek = getattr(raw, "peek", None)
-    magic = peek(2)[:2] if peek is not None else b""
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
-
-
-def _lines(stream: IO[bytes]) -> Iterator[bytes]:
-    for line in stream:
-        key = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
-        if key:
-            yield key
-
-
-def _read_keys(names: Sequence[str]) -> Iterator[bytes]:
-    for name in names:
-        stream = _open_input(name)
-        try:
-            yield from _lines(stream)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise CliError(f"{name}: cannot read keys: {exc}") from exc
-        finally:
-            if name != "-":
-                stream.close()
-
-
-def _count_lines(names: Sequence[str]) -> int:
-    return sum(1 for _ in _read_keys(names))
-
-
-def _chunks(keys: Iterable[bytes], size: int = _CHUNK) -> Iterator[list[bytes]]:
-    chunk: list[bytes] = []
-    for k in keys:
-        chunk.append(k)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _command_keys(keys: Sequence[str]) -> list[bytes] | None:
-    """Keys given as arguments (None when the only argument is ``-``)."""
-    if list(keys) == ["-"]:
-        return None
-    return [k.encode("utf-8", "surrogateescape") for k in keys]
-
-
-class _Progress:
-    """A tqdm bar on stderr when asked for (or stderr is a terminal) and tqdm
-    is installed (``pip install 'bloomkit[cli]'``); otherwise nothing."""
-
-    def __init__(self, total: int | None, enabled: bool | None, desc: str) -> None:
-        self._bar: Any = None
-        show = sys.stderr.isatty() if enabled is None else enabled
-        if not show:
-            return
-        try:
-            tqdm = importlib.import_module("tqdm").tqdm
-        except ImportError:
-            if enabled:
-                print("bloomkit: note: install tqdm (pip install 'bloomkit[cli]') for a "
-                      "progress bar", file=sys.stderr)
-            return
-        self._bar = tqdm(total=total, unit="key", unit_scale=True, desc=desc, file=sys.stderr,
-                         leave=False)
-
-    def update(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-# ---- End logic for key input ----------------------------------------------
 
 # ---- Begin logic for the subcommands --------------------------------------
 
@@ -227,20 +128,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
     total: int | None = None
     if args.capacity is None:
         if "-" in args.keys:
-            buffered = list(_read_keys(args.keys))  # stdin can be read once: keep it
+            buffered = list(read_keys(args.keys))  # stdin can be read once: keep it
             keys_iter, total = buffered, len(buffered)
         else:
-            total = _count_lines(args.keys)
-            keys_iter = _read_keys(args.keys)
+            total = count_lines(args.keys)
+            keys_iter = read_keys(args.keys)
         capacity = max(1, total)
     else:
         capacity = args.capacity
-        keys_iter = _read_keys(args.keys)
+        keys_iter = read_keys(args.keys)
     kwargs: dict[str, Any] = {"seed": args.seed}
     f = cls(capacity, args.p, **kwargs)
-    bar = _Progress(total, args.progress, "build")
+    bar = Progress(total, args.progress, "build")
     try:
-        for chunk in _chunks(keys_iter):
+        for chunk in chunks(keys_iter):
             f.add_many(chunk)
             bar.update(len(chunk))
     finally:
@@ -254,15 +155,15 @@ def _open_checked(path: str, mode: str, verify: bool) -> Any:
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    given = _command_keys(args.keys)
+    given = command_keys(args.keys)
     f = _open_checked(args.file, "r+", not args.no_verify)
     try:
         added = 0
         total = 0
-        source: Iterable[bytes] = given if given is not None else _read_keys(["-"])
-        bar = _Progress(None, args.progress, "add")
+        source: Iterable[bytes] = given if given is not None else read_keys(["-"])
+        bar = Progress(None, args.progress, "add")
         try:
-            for chunk in _chunks(source):
+            for chunk in chunks(source):
                 added += f.add_many(chunk)
                 total += len(chunk)
                 bar.update(len(chunk))
@@ -276,13 +177,13 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    given = _command_keys(args.keys)
+    given = command_keys(args.keys)
     f = _open_checked(args.file, "r", not args.no_verify)
     out = sys.stdout.buffer
     all_present = True
     try:
-        source: Iterable[bytes] = given if given is not None else _read_keys(["-"])
-        for chunk in _chunks(source, 4096):
+        source: Iterable[bytes] = given if given is not None else read_keys(["-"])
+        for chunk in chunks(source, 4096):
             for key, hit in zip(chunk, f.contains_many(chunk), strict=True):
                 all_present = all_present and bool(hit)
                 if args.quiet:
