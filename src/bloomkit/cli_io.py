@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import itertools
+import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
@@ -75,11 +77,37 @@ def chunks(keys: Iterable[bytes], size: int = CHUNK) -> Iterator[list[bytes]]:
         yield chunk
 
 
-def command_keys(keys: Sequence[str]) -> list[bytes] | None:
-    """Keys given as arguments (None when the only argument is ``-``)."""
-    if list(keys) == ["-"]:
-        return None
-    return [k.encode("utf-8", "surrogateescape") for k in keys]
+def key_sources(literal: Sequence[str], files: Sequence[str]) -> Iterator[bytes]:
+    """The keys of ``add``/``query``: the KEYS arguments (a lone ``-`` means
+    stdin), then the lines of every ``--from`` file (``-`` is stdin).  The
+    arguments are checked now, before the caller opens its filter; the
+    files are read lazily."""
+    names = list(files)
+    given = list(literal)
+    if given == ["-"]:
+        given, names = [], ["-", *names]
+    if not given and not names:
+        raise CliError("no keys: give KEYS, '-' (stdin) or --from FILE")
+    if names.count("-") > 1:
+        raise CliError("stdin ('-') can be given only once")
+    for name in names:
+        if name != "-" and os.path.isdir(name):
+            raise CliError(f"--from {name}: is a directory")
+    return itertools.chain((k.encode("utf-8", "surrogateescape") for k in given),
+                           read_keys(names))
+
+
+def check_output(path: str) -> str:
+    """Refuse an ``-o`` destination that cannot be written, before any work:
+    a directory, or a file in a missing or read-only directory."""
+    if os.path.isdir(path):
+        raise CliError(f"-o {path}: is a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CliError(f"-o {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"-o {path}: directory {parent} is not writable")
+    return path
 
 
 class Progress:
