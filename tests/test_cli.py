@@ -407,6 +407,10 @@ class KeyInputTests:
         lines = r.stdout.splitlines()
         assert len(lines) == 302 and lines[-2:] == [b"g7\tyes", b"absent\tno"]
         assert run("query", f, "--from", gz, "-q").returncode == 0
+        # KEYS may also follow an option (argparse alone would refuse them)
+        r = run("query", f, "--from", gz, "lit", "-q", "p3")
+        assert r.returncode == 0, r.stderr
+        one_line_error(run("query", f, "--from", gz, "--bogus", "lit"))
 
     def test_key_source_errors(self, tmp_path: Path) -> None:
         f = str(tmp_path / "f.bkf")

@@ -627,9 +627,21 @@ def _one_line(exc: BaseException) -> str:
     return text
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, except that ``add``/``query`` also take KEYS after an option
+    (``query f.bkf --from a.txt k1``), which argparse leaves unparsed."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "command", None) in ("add", "query") and all(
+            e == "-" or not e.startswith("-") for e in extra):
+        args.keys = [*args.keys, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
