@@ -126,8 +126,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         raise CliError("stdin ('-') can be given only once")
     keys_iter: Iterable[bytes]
     total: int | None = None
-    capacity = args.capacity or 1
-    if args.capacity is None and cli_kinds.sized_by_keys(cls):
+    capacity: int | None = args.capacity
+    if capacity is None and cli_kinds.sized_by_keys(cls):
         if "-" in args.keys:
             buffered = list(read_keys(args.keys))  # stdin can be read once: keep it
             keys_iter, total = buffered, len(buffered)
@@ -534,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
     p.add_argument("--capacity", type=_positive_int,
                    help="design capacity (default: the line count; files to be merged need "
-                   "one --capacity)")
+                   "one --capacity; CountMinSketch: none)")
     p.add_argument("-p", type=_rate, default=None,
                    help=f"target error rate (default {cli_kinds.DEFAULT_RATE}); "
                    "CountMinSketch: epsilon; TinyLFU: none")

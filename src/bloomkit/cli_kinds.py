@@ -76,15 +76,23 @@ def sized_by_keys(cls: type[Any]) -> bool:
     return cls.__name__ != "CountMinSketch"
 
 
-def make(cls: type[Any], capacity: int, rate: float | None, delta: float | None,
+def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float | None,
          seed: int) -> Any:
-    """A new empty structure of ``cls`` (``rate``/``delta`` None when not given)."""
+    """A new empty structure of ``cls``.  ``capacity`` is None for a kind the
+    line count does not size when --capacity was not given; ``rate`` and
+    ``delta`` are None when not given.  An option that does not apply to the
+    kind is refused, not ignored."""
     name = cls.__name__
     if delta is not None and name != "CountMinSketch":
         raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
     if name == "CountMinSketch":
+        if capacity is not None:
+            raise CliError("CountMinSketch has no capacity: drop --capacity (it is sized by "
+                           "-p, the error per total count, and --delta)")
         return cls.from_error(DEFAULT_RATE if rate is None else rate,
                               DEFAULT_DELTA if delta is None else delta, seed=seed)
+    if capacity is None:
+        raise CliError(f"{name} needs a capacity")  # pragma: no cover - cli.py gives one
     if name == "TinyLFU":
         if rate is not None:
             raise CliError("TinyLFU has no error rate: drop -p (it is sized by --capacity)")
