@@ -12,7 +12,7 @@ four ways, each decided here so the subcommands in cli.py stay generic:
   TinyLFU.
 - querying: a filter answers yes/no; a sketch answers a count estimate
   (CountMinSketch: an upper bound of the key's count; TinyLFU: its aging
-  frequency, 0..15).  A key counts as present when its answer is non-zero.
+  frequency, 0..16).  A key counts as present when its answer is non-zero.
 - merging: ``union``/``intersection`` where the class has them, else its
   ``merge`` (QuotientFilter returns a new filter, CountMinSketch adds in
   place and returns itself).  TinyLFU does not merge.
