@@ -7,16 +7,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import bloomkit
-from bloomkit import BlockedBloomFilter, BloomFilter
+from bloomkit import BlockedBloomFilter, BloomFilter, cli_kinds
 from bloomkit.cli import (
     EXIT_ABSENT,
     EXIT_CORRUPT,
@@ -45,14 +47,17 @@ from bloomkit.cli import main
 results = []
 for argv in json.load(sys.stdin):
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
             code = main(argv)
         except SystemExit as e:
             code = e.code
         except BaseException:
             code, err = -1, io.StringIO(traceback.format_exc())
-    results.append([argv, code, err.getvalue()])
+    out.flush()
+    results.append([argv, code, out.buffer.getvalue().decode("utf-8", "replace"),
+                    err.getvalue()])
 json.dump(results, sys.stdout)
 """
 
@@ -64,8 +69,8 @@ def run_many(cmds: list[list[str]]) -> list[subprocess.CompletedProcess[bytes]]:
     r = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps(cmds).encode(),
                        capture_output=True, env=ENV, timeout=300)
     assert r.returncode == 0, r.stderr.decode(errors="replace")
-    return [subprocess.CompletedProcess(argv, code, b"", err.encode())
-            for argv, code, err in json.loads(r.stdout)]
+    return [subprocess.CompletedProcess(argv, code, out.encode(), err.encode())
+            for argv, code, out, err in json.loads(r.stdout)]
 
 
 def one_line_error(r: subprocess.CompletedProcess[bytes]) -> None:
@@ -85,11 +90,32 @@ def keys_file(tmp_path: Path) -> Path:
 
 class BuildTests:
     def test_build_from_file_matches_the_library(self, tmp_path: Path, keys_file: Path) -> None:
+        # the default layout is blocked, as the README's first choice (issue #16)
         r = run("build", keys_file, "-o", tmp_path / "a.bkf", "-p", "0.001")
         assert r.returncode == 0, r.stderr
-        ref = BloomFilter(5000, 0.001)
+        ref = BlockedBloomFilter(5000, 0.001)
         ref.add_many(f"user{i}" for i in range(5000))
         assert (tmp_path / "a.bkf").read_bytes() == ref.to_bytes()
+        r = run("build", keys_file, "-o", tmp_path / "c.bkf", "-p", "0.001", "--layout",
+                "classic", "-q")
+        assert r.returncode == 0 and r.stdout == b"", r.stderr
+        classic = BloomFilter(5000, 0.001)
+        classic.add_many(f"user{i}" for i in range(5000))
+        assert (tmp_path / "c.bkf").read_bytes() == classic.to_bytes()
+
+    def test_build_prints_a_one_line_summary(self, tmp_path: Path, keys_file: Path) -> None:
+        out = tmp_path / "a.bkf"
+        r = run("build", keys_file, "-o", out, "--layout", "classic")
+        assert r.returncode == 0, r.stderr
+        f = bloomkit.load(out)
+        lines = r.stdout.decode().splitlines()
+        assert len(lines) == 1, lines
+        line = lines[0]
+        for part in (str(out), "BloomFilter", "5,000 keys", f"{f.num_bits:,} bits",
+                     f"k={f.num_hashes}", f"{out.stat().st_size:,} bytes",
+                     f"estimated rate {f.estimate_error_rate():.3g}", "target 0.01"):
+            assert part in line, (part, line)
+        assert r.stderr == b""  # not overfull: no warning
 
     def test_build_blocked_from_gzip_and_stdin(self, tmp_path: Path) -> None:
         gz = tmp_path / "k.gz"
@@ -115,7 +141,7 @@ class QueryAddTests:
     def test_add_query_info_verify_merge(self, tmp_path: Path, keys_file: Path) -> None:
         a, b, c = tmp_path / "a.bkf", tmp_path / "b.bkf", tmp_path / "c.bkf"
         assert run("build", keys_file, "-o", a).returncode == 0
-        bloomkit.save(BloomFilter(5000), b)
+        bloomkit.save(BlockedBloomFilter(5000), b)  # the CLI's default layout
         r = run("add", b, "new1", "new2", "-v")
         assert r.returncode == 0 and b"2 keys, 2 new" in r.stderr
         r = run("add", b, "-", stdin=b"piped1\npiped2\n")
@@ -133,7 +159,7 @@ class QueryAddTests:
 
         r = run("info", a, "--json")
         info = json.loads(r.stdout)
-        assert info["kind"] == "BloomFilter" and info["capacity"] == 5000
+        assert info["kind"] == "BlockedBloomFilter" and info["capacity"] == 5000
         assert info["count"] == len(bloomkit.load(a)) and not info["dirty"]
         assert abs(info["estimated_count"] - 5000) < 250
         assert 0 < info["estimated_error_rate"] < 0.02
@@ -177,6 +203,289 @@ class QueryAddTests:
         r = run("plot", tmp_path / "a.bkf", "-o", tmp_path / "p.png", "--probes", "1000")
         assert r.returncode == 0, r.stderr
         assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# Python's own merge of each listed kind (None: the class does not merge).
+# Every kind `--kind` lists must be here, so a new kind needs a decision.
+PY_MERGE: dict[str, Callable[[Any, Any], Any] | None] = {
+    "BloomFilter": lambda a, b: a | b,
+    "BlockedBloomFilter": lambda a, b: a | b,
+    "CountingBloomFilter": lambda a, b: a | b,
+    "ScalableBloomFilter": lambda a, b: a | b,
+    "CuckooFilter": lambda a, b: a | b,
+    "QuotientFilter": lambda a, b: a | b,
+    "CountMinSketch": lambda a, b: a + b,
+    "TinyLFU": None,
+}
+SKETCHES = {"CountMinSketch", "TinyLFU"}
+
+
+def _write_keys(path: Path, keys: list[str]) -> Path:
+    path.write_text("".join(k + "\n" for k in keys))
+    return path
+
+
+class EveryKindTests:
+    """Issue #16: every kind `--kind` lists builds, adds, queries, shows its
+    info, verifies, and merges where its Python class merges."""
+
+    def test_listed_kinds_are_the_registered_ones(self) -> None:
+        r = run("build", "--help")
+        assert r.returncode == 0
+        help_text = " ".join(r.stdout.decode().split())
+        for name in cli_kinds.kind_names():
+            assert name in help_text
+        assert set(cli_kinds.kind_names()) == set(PY_MERGE)
+
+    def test_every_kind_end_to_end(self, tmp_path: Path) -> None:
+        a_keys = _write_keys(tmp_path / "a.txt", [f"a{i}" for i in range(1000)])
+        b_keys = _write_keys(tmp_path / "b.txt", [f"a{i}" for i in range(500, 1500)])
+        extra = _write_keys(tmp_path / "extra.txt", [f"x{i}" for i in range(100)])
+        cmds: list[list[str]] = []
+        for name in PY_MERGE:
+            a, b, m = (str(tmp_path / f"{name}.{s}") for s in "abm")
+            size = [] if name == "CountMinSketch" else ["--capacity", "4000"]
+            cmds += [
+                ["build", str(a_keys), "-o", a, "--kind", name.lower(), *size],
+                ["build", str(b_keys), "-o", b, "--kind", name, *size, "-q"],
+                ["add", a, "lit1", "lit2", "--from", str(extra)],
+                ["query", a, "a0", "a999", "lit2", "x99"],
+                ["info", a, "--json"], ["verify", a], ["merge", a, b, "-o", m, "-q"],
+            ]
+        results = iter(run_many(cmds))
+        for name, merge in PY_MERGE.items():
+            build_a, build_b, add, query, info, verify, merge_r = (next(results)
+                                                                    for _ in range(7))
+            for r in (build_a, build_b, add, verify):
+                assert r.returncode == 0, (r.args, r.stderr)
+            assert build_a.stdout.startswith(f"{tmp_path / name}.a: {name}, 1,000 keys".encode())
+            assert build_b.stdout == b""
+            assert query.returncode == 0, (name, query.stdout, query.stderr)
+            lines = query.stdout.decode().splitlines()
+            assert [x.split("\t")[0] for x in lines] == ["a0", "a999", "lit2", "x99"]
+            if name in SKETCHES:  # a count estimate per key, never below the truth
+                assert all(int(x.split("\t")[1]) >= 1 for x in lines), lines
+            else:
+                assert all(x.endswith("\tyes") for x in lines), lines
+            assert json.loads(info.stdout)["kind"] == name
+            a = bloomkit.load(tmp_path / f"{name}.a")
+            b = bloomkit.load(tmp_path / f"{name}.b")
+            out = tmp_path / f"{name}.m"
+            if merge is None:
+                one_line_error(merge_r)
+                assert merge_r.returncode == EXIT_INCOMPATIBLE and not out.exists()
+            else:
+                assert merge_r.returncode == 0, (name, merge_r.stderr)
+                assert out.read_bytes() == merge(a, b).to_bytes(), name
+
+    def test_quotient_files_merge(self, tmp_path: Path) -> None:
+        """The issue's first item: `merge` refused QuotientFilter files."""
+        q1, q2 = bloomkit.QuotientFilter(1000, seed=3), bloomkit.QuotientFilter(1000, seed=3)
+        q1.add_many(range(600))
+        q2.add_many(range(400, 900))
+        bloomkit.save(q1, tmp_path / "q1.bkf")
+        bloomkit.save(q2, tmp_path / "q2.bkf")
+        r = run("merge", tmp_path / "q1.bkf", tmp_path / "q2.bkf", "-o", tmp_path / "q.bkf")
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / "q.bkf").read_bytes() == (q1 | q2).to_bytes()
+        merged = bloomkit.load(tmp_path / "q.bkf")
+        assert all(merged.contains_many(range(900)))
+        assert merged.count(450) == 2  # a multiset: both copies kept
+
+    def test_sketch_query_prints_count_estimates(self, tmp_path: Path) -> None:
+        keys = _write_keys(tmp_path / "k.txt", ["apple"] * 5 + ["pear"] * 2 + ["fig"])
+        cms, lfu = tmp_path / "cms.bkf", tmp_path / "lfu.bkf"
+        r = run("build", keys, "-o", cms, "--kind", "CountMinSketch", "-p", "0.001",
+                "--delta", "0.001")
+        assert r.returncode == 0, r.stderr
+        sketch = bloomkit.load(cms)
+        assert (sketch.width, sketch.depth) == (2719, 7)  # ceil(e/eps), ceil(ln 1/delta)
+        r = run("query", cms, "apple", "pear", "never-seen")
+        assert r.returncode == EXIT_ABSENT  # an estimate of 0 is "absent"
+        assert r.stdout.decode().splitlines() == ["apple\t5", "pear\t2", "never-seen\t0"]
+        assert run("query", cms, "apple", "--hits").stdout == b"apple\n"
+        assert run("build", keys, "-o", lfu, "--kind", "TinyLFU").returncode == 0
+        r = run("query", lfu, "apple", "fig", "never-seen")
+        got = dict(line.split("\t") for line in r.stdout.decode().splitlines())
+        ref = bloomkit.TinyLFU(8)
+        ref.record_many(["apple"] * 5 + ["pear"] * 2 + ["fig"])
+        assert got == {k: str(ref.estimate(k)) for k in ("apple", "fig", "never-seen")}
+        assert int(got["apple"]) > int(got["fig"]) > 0 and got["never-seen"] == "0"
+        # options that do not apply to a kind are refused, not ignored
+        for argv in (["--kind", "TinyLFU", "-p", "0.1"], ["--delta", "0.1"],
+                     ["--kind", "CountMinSketch", "--capacity", "100"]):
+            r = run("build", keys, "-o", tmp_path / "x.bkf", *argv)
+            one_line_error(r)
+            assert r.returncode == EXIT_ERROR and not (tmp_path / "x.bkf").exists()
+
+    def test_add_to_a_scalable_file(self, tmp_path: Path) -> None:
+        """A ScalableBloomFilter cannot be mapped for writing: `add` loads,
+        adds and saves it, locked, so concurrent adds lose no key."""
+        path = tmp_path / "s.bkf"
+        bloomkit.save(bloomkit.ScalableBloomFilter(1000, 0.01), path)
+        files = [_write_keys(tmp_path / f"k{j}.txt", [f"w{j}-{i}" for i in range(30000)])
+                 for j in range(3)]
+        procs = [subprocess.Popen([sys.executable, "-m", "bloomkit", "add", str(path),
+                                   "--from", str(f)], env=ENV, stderr=subprocess.PIPE)
+                 for f in files]
+        for p in procs:
+            _, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+        f = bloomkit.load(path)
+        assert f.num_links > 1  # it grew
+        for j in range(3):
+            assert all(f.contains_many([f"w{j}-{i}" for i in range(30000)])), j
+
+
+class MergeTests:
+    def test_plain_builds_say_how_to_make_mergeable_files(self, tmp_path: Path) -> None:
+        d1 = _write_keys(tmp_path / "d1.txt", [f"u{i}" for i in range(1000)])
+        d2 = _write_keys(tmp_path / "d2.txt", [f"v{i}" for i in range(5000)])
+        for d in (d1, d2):
+            assert run("build", d, "-o", d.with_suffix(".bkf")).returncode == 0
+        r = run("merge", d1.with_suffix(".bkf"), d2.with_suffix(".bkf"), "-o", tmp_path / "w")
+        one_line_error(r)
+        assert r.returncode == EXIT_INCOMPATIBLE
+        assert b"--capacity" in r.stderr and b"-p" in r.stderr
+        # ... and doing what it says works
+        for d in (d1, d2):
+            assert run("build", d, "-o", d.with_suffix(".bkf"), "--capacity", "10000",
+                       "-p", "0.001", "-q").returncode == 0
+        r = run("merge", d1.with_suffix(".bkf"), d2.with_suffix(".bkf"), "-o", tmp_path / "w")
+        assert r.returncode == 0, r.stderr
+        assert all(bloomkit.load(tmp_path / "w").contains_many(["u999", "v4999"]))
+
+    def test_docs_merge_example_runs_as_written(self, tmp_path: Path) -> None:
+        doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+        section = doc.split("### Merging files", 1)[1]
+        block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+        assert "bloomkit merge" in block
+        _write_keys(tmp_path / "day1.txt", ["alice", "carol"] + [f"d1-{i}" for i in range(5000)])
+        _write_keys(tmp_path / "day2.txt", ["bob"] + [f"d2-{i}" for i in range(20000)])
+        script = (f'bloomkit() {{ "{sys.executable}" -m bloomkit "$@"; }}\n'
+                  f"set -e\n{block}")
+        r = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=ENV, capture_output=True,
+                           timeout=300)
+        assert r.returncode == 0, (block, r.stdout, r.stderr)
+        week = bloomkit.load(tmp_path / "week.bkf")
+        assert all(week.contains_many(["alice", "bob", "carol", "d1-4999", "d2-19999"]))
+
+    def test_errors_name_the_bad_input(self, tmp_path: Path) -> None:
+        good = BlockedBloomFilter(1000)
+        bloomkit.save(good, tmp_path / "good.bkf")
+        (tmp_path / "flipped.bkf").write_bytes(_flip(good.to_bytes()))
+        (tmp_path / "short.bkf").write_bytes(good.to_bytes()[:-64])
+        (tmp_path / "dir.bkf").mkdir()
+        g = str(tmp_path / "good.bkf")
+        cmds = []
+        for bad in ("flipped.bkf", "short.bkf", "dir.bkf"):
+            p = str(tmp_path / bad)
+            cmds += [["merge", g, g, p, "-o", str(tmp_path / "o.bkf")], ["verify", p],
+                     ["info", p], ["query", p, "k"], ["add", p, "k"]]
+        for r in run_many(cmds):
+            one_line_error(r)
+            bad = next(a for a in r.args if a.endswith(("flipped.bkf", "short.bkf", "dir.bkf")))
+            assert f": error: {bad}: " in r.stderr.decode(), (r.args, r.stderr)
+            assert b"bktmp" not in r.stderr
+
+
+class KeyInputTests:
+    def test_add_and_query_read_key_files(self, tmp_path: Path) -> None:
+        f = tmp_path / "f.bkf"
+        bloomkit.save(BlockedBloomFilter(10000), f)
+        plain = _write_keys(tmp_path / "k.txt", [f"p{i}" for i in range(300)])
+        gz = tmp_path / "k.gz"
+        gz.write_bytes(gzip.compress(b"".join(b"g%d\n" % i for i in range(300))))
+        r = run("add", f, "lit", "--from", plain, "--from", gz, "--from", "-", "-v",
+                stdin=b"s1\ns2\n")
+        assert r.returncode == 0, r.stderr
+        assert b"603 keys, 603 new" in r.stderr
+        ref = BlockedBloomFilter(10000)
+        ref.add_many(["lit", *(f"p{i}" for i in range(300)), *(f"g{i}" for i in range(300)),
+                      "s1", "s2"])
+        assert bloomkit.load(f) == ref
+        r = run("query", f, "--from", plain, "--from", "-", stdin=b"g7\nabsent\n")
+        assert r.returncode == EXIT_ABSENT
+        lines = r.stdout.splitlines()
+        assert len(lines) == 302 and lines[-2:] == [b"g7\tyes", b"absent\tno"]
+        assert run("query", f, "--from", gz, "-q").returncode == 0
+        # KEYS may also follow an option (argparse alone would refuse them)
+        r = run("query", f, "--from", gz, "lit", "-q", "p3")
+        assert r.returncode == 0, r.stderr
+        one_line_error(run("query", f, "--from", gz, "--bogus", "lit"))
+
+    def test_key_source_errors(self, tmp_path: Path) -> None:
+        f = str(tmp_path / "f.bkf")
+        bloomkit.save(BlockedBloomFilter(100), f)
+        cmds = [["add", f], ["query", f], ["add", f, "-", "--from", "-"],
+                ["query", f, "--from", str(tmp_path / "missing.txt")],
+                ["query", f, "--from", str(tmp_path)]]
+        for r in run_many(cmds):
+            one_line_error(r)
+            assert r.returncode == EXIT_ERROR
+        assert bloomkit.verify(f)["flags"] == 0  # refused before opening for writing
+
+
+class OverfullTests:
+    def test_overfull_add_warns(self, tmp_path: Path) -> None:
+        """The issue's file: capacity 1M, 21.5M keys, exit 0 and silence.
+        Scaled down 1000x: capacity 1000, 21,500 keys."""
+        f = tmp_path / "f.bkf"
+        bloomkit.save(BlockedBloomFilter(1000), f)
+        r = run("add", f, "-", stdin=b"".join(b"%d\n" % i for i in range(21500)))
+        assert r.returncode == 0
+        err = r.stderr.decode()
+        assert "warning" in err and "overfull" in err and "--capacity" in err, err
+        est = bloomkit.load(f).estimate_error_rate()
+        assert est > 0.9 and f"{est:.5g}" in err
+        # a filter at its capacity is not overfull
+        _write_keys(tmp_path / "k1000.txt", [str(i) for i in range(1000)])
+        r = run("build", tmp_path / "k1000.txt", "-o", tmp_path / "ok.bkf", "-q")
+        assert r.returncode == 0 and r.stderr == b""
+
+    def test_overfull_build_warns(self, tmp_path: Path, keys_file: Path) -> None:
+        r = run("build", keys_file, "-o", tmp_path / "f.bkf", "--capacity", "1000")
+        assert r.returncode == 0
+        assert b"overfull" in r.stderr and b"5,000 keys" in r.stdout
+
+
+class OutputPathTests:
+    def test_bad_output_is_checked_first_and_named(self, tmp_path: Path) -> None:
+        missing_keys = str(tmp_path / "no-such-keys.txt")
+        good = str(tmp_path / "good.bkf")
+        bloomkit.save(BlockedBloomFilter(100), good)
+        nodir = str(tmp_path / "nodir" / "a.bkf")
+        cmds = [["build", missing_keys, "-o", nodir], ["build", missing_keys, "-o", str(tmp_path)],
+                ["merge", good, good, "-o", nodir], ["merge", good, good, "-o", str(tmp_path)]]
+        for r in run_many(cmds):
+            one_line_error(r)
+            err = r.stderr.decode()
+            assert f"-o {r.args[-1]}: " in err, err  # the destination, named ...
+            assert "bktmp" not in err and "no-such-keys" not in err  # ... before any work
+
+
+class HelpTests:
+    def test_version(self) -> None:
+        r = run("--version")
+        assert r.returncode == 0 and r.stdout.decode().strip() == f"bloomkit {bloomkit.__version__}"
+
+    def test_help_shows_statuses_choices_defaults_and_examples(self) -> None:
+        commands = ["design", "build", "add", "query", "info", "verify", "merge", "plot", "demo"]
+        results = run_many([["--help"]] + [[c, "--help"] for c in commands])
+        top = results[0].stdout.decode()
+        assert results[0].returncode == 0
+        for code in range(7):
+            assert f"\n  {code}  " in top, code
+        for c in commands:
+            assert f"  bloomkit {c} " in top or f"| bloomkit {c} " in top, c
+        for c, r in zip(commands, results[1:], strict=True):
+            text = r.stdout.decode()
+            assert r.returncode == 0 and "example:" in text and "exit statuses:" in text, c
+            example = text.split("example:\n", 1)[1].splitlines()[0]
+            assert f"bloomkit {c} " in example, (c, example)
+        build = " ".join(results[2].stdout.decode().split())
+        assert re.search(r"--layout \{classic,blocked\} blocked: [^()]*\(default\)", build), build
+        assert "CountMinSketch" in build and "default 0.01" in build
 
 
 def _resealed(data: bytes) -> bytes:

@@ -1,7 +1,8 @@
 """The ``bloomkit`` command line (also ``python -m bloomkit``).  See docs/cli.md.
 
 Every error is one line on stderr and a non-zero exit status, never a
-traceback.  Exit statuses:
+traceback; an error about a file starts with its name.  Exit statuses
+(also in ``--help``):
 
   0  success (``query``: every key present)
   1  ``query``: at least one key absent
@@ -11,27 +12,28 @@ traceback.  Exit statuses:
   5  unclean file (marked open for writing: a writer is active or crashed)
   6  incompatible filters (``merge``)
 
-Key input: one key per line (the line's bytes without the line ending;
-blank lines are skipped), from files or ``-`` for stdin; gzip input is
-recognised by its magic number.  A key given on the command line is its
-UTF-8 bytes, which hashes like the same ``str`` in Python.
+Key input is cli_io.py (key files, ``--from``, stdin, gzip); what each
+structure kind does in build/add/query/merge is cli_kinds.py; this module
+is the parser and the subcommands.  ``build`` makes a BlockedBloomFilter
+unless told otherwise (the README's first choice).
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib
+import contextlib
 import json
 import math
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
-from . import _core, persist
+from . import _core, cli_kinds, persist
+from .cli_io import CliError, Progress, check_output, chunks, count_lines, key_sources, read_keys
 from .errors import (
     BloomkitError,
+    CapacityError,
     FormatError,
     IncompatibleFiltersError,
     UncleanFileError,
@@ -46,104 +48,6 @@ EXIT_UNSUPPORTED = 4
 EXIT_UNCLEAN = 5
 EXIT_INCOMPATIBLE = 6
 
-_CHUNK = 65536
-
-
-class CliError(Exception):
-    """An error the command line reports as one line (exit status ``code``)."""
-
-    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# ---- Begin logic for key input --------------------------------------------
-
-
-def _open_input(name: str) -> IO[bytes]:
-    """A binary stream of a key file (``-`` is stdin), gunzipped when needed."""
-    raw: IO[bytes]
-    if name == "-":
-        raw = sys.stdin.buffer
-    else:
-        raw = open(name, "rb")
-    peek = getattr(raw, "peek", None)
-    magic = peek(2)[:2] if peek is not None else b""
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
-
-
-def _lines(stream: IO[bytes]) -> Iterator[bytes]:
-    for line in stream:
-        key = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
-        if key:
-            yield key
-
-
-def _read_keys(names: Sequence[str]) -> Iterator[bytes]:
-    for name in names:
-        stream = _open_input(name)
-        try:
-            yield from _lines(stream)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise CliError(f"{name}: cannot read keys: {exc}") from exc
-        finally:
-            if name != "-":
-                stream.close()
-
-
-def _count_lines(names: Sequence[str]) -> int:
-    return sum(1 for _ in _read_keys(names))
-
-
-def _chunks(keys: Iterable[bytes], size: int = _CHUNK) -> Iterator[list[bytes]]:
-    chunk: list[bytes] = []
-    for k in keys:
-        chunk.append(k)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _command_keys(keys: Sequence[str]) -> list[bytes] | None:
-    """Keys given as arguments (None when the only argument is ``-``)."""
-    if list(keys) == ["-"]:
-        return None
-    return [k.encode("utf-8", "surrogateescape") for k in keys]
-
-
-class _Progress:
-    """A tqdm bar on stderr when asked for (or stderr is a terminal) and tqdm
-    is installed (``pip install 'bloomkit[cli]'``); otherwise nothing."""
-
-    def __init__(self, total: int | None, enabled: bool | None, desc: str) -> None:
-        self._bar: Any = None
-        show = sys.stderr.isatty() if enabled is None else enabled
-        if not show:
-            return
-        try:
-            tqdm = importlib.import_module("tqdm").tqdm
-        except ImportError:
-            if enabled:
-                print("bloomkit: note: install tqdm (pip install 'bloomkit[cli]') for a "
-                      "progress bar", file=sys.stderr)
-            return
-        self._bar = tqdm(total=total, unit="key", unit_scale=True, desc=desc, file=sys.stderr,
-                         leave=False)
-
-    def update(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-# ---- End logic for key input ----------------------------------------------
 
 # ---- Begin logic for the subcommands --------------------------------------
 
@@ -175,14 +79,10 @@ def _rate(text: str) -> float:
 
 
 def _kind_class(args: argparse.Namespace) -> type[Any]:
+    if getattr(args, "kind", None):
+        return cli_kinds.kind_class(args.kind)
     from .bloom import BlockedBloomFilter, BloomFilter
 
-    if getattr(args, "kind", None):
-        for cls in persist._KINDS.values():
-            if cls.__name__.lower() == args.kind.lower():
-                return cls
-        names = ", ".join(sorted(c.__name__ for c in persist._KINDS.values()))
-        raise CliError(f"unknown --kind {args.kind!r} (known: {names})")
     return BlockedBloomFilter if args.layout == "blocked" else BloomFilter
 
 
@@ -221,80 +121,189 @@ def _human(n: int) -> str:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     cls = _kind_class(args)
-    if "-" in args.keys and args.keys.count("-") > 1:
+    check_output(args.output)
+    if args.keys.count("-") > 1:
         raise CliError("stdin ('-') can be given only once")
     keys_iter: Iterable[bytes]
     total: int | None = None
-    if args.capacity is None:
+    capacity: int | None = args.capacity
+    if capacity is None and cli_kinds.sized_by_keys(cls):
         if "-" in args.keys:
-            buffered = list(_read_keys(args.keys))  # stdin can be read once: keep it
+            buffered = list(read_keys(args.keys))  # stdin can be read once: keep it
             keys_iter, total = buffered, len(buffered)
         else:
-            total = _count_lines(args.keys)
-            keys_iter = _read_keys(args.keys)
+            total = count_lines(args.keys)
+            keys_iter = read_keys(args.keys)
         capacity = max(1, total)
     else:
-        capacity = args.capacity
-        keys_iter = _read_keys(args.keys)
-    kwargs: dict[str, Any] = {"seed": args.seed}
-    f = cls(capacity, args.p, **kwargs)
-    bar = _Progress(total, args.progress, "build")
-    try:
-        for chunk in _chunks(keys_iter):
-            f.add_many(chunk)
-            bar.update(len(chunk))
-    finally:
-        bar.close()
-    persist.save(f, args.output)
+        keys_iter = read_keys(args.keys)
+    f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
+    read, _ = _feed_all(f, keys_iter, total, args.progress, "build", args.output)
+    _save(f, args.output)
+    _report(args, f, args.output, read)
     return EXIT_OK
 
 
+# ---- Begin logic for filter files (every message names the file) ---------
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Re-raise an error about ``path`` as one line that starts with it (a
+    checksum, truncation or "is a directory" error says which file), keeping
+    its exit status."""
+    try:
+        yield
+    except (BloomkitError, ValueError, OSError) as exc:
+        text = _one_line(exc)
+        if not text.startswith(path):
+            text = f"{path}: {text}"
+        raise CliError(text, _exit_code(exc)) from exc
+
+
 def _open_checked(path: str, mode: str, verify: bool) -> Any:
-    return persist.open(path, mode, verify=verify)
+    with _naming(path):
+        return persist.open(path, mode, verify=verify)
+
+
+def _load(path: str, verify: bool = True) -> Any:
+    with _naming(path):
+        return persist.load(path, verify=verify)
+
+
+def _save(f: Any, path: str) -> None:
+    """Write atomically; an error names ``path``, never the temporary file."""
+    try:
+        persist.save(f, path)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def _file_class(path: str) -> type[Any] | None:
+    """The class a filter file holds, from its header; None when the header
+    cannot say (opening the file then reports why)."""
+    try:
+        with open(path, "rb") as fh:
+            header = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
+    except (BloomkitError, ValueError, OSError):
+        return None
+    return persist._KINDS.get(header["kind"])
+
+
+@contextlib.contextmanager
+def _exclusive(path: str) -> Iterator[None]:
+    """Hold an exclusive flock on the file now at ``path``.  An atomic save
+    replaces the inode, so after each lock we check that the locked inode is
+    still the one at ``path`` (else lock the new one): two writers that load,
+    add and save under it cannot lose each other's keys."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: one writer at a time is assumed
+        yield
+        return
+    while True:
+        with _naming(path):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held, now = os.fstat(fd), os.stat(path)
+            except BaseException:
+                os.close(fd)
+                raise
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# ---- End logic for filter files -------------------------------------------
+
+
+def _feed_all(f: Any, keys: Iterable[bytes], total: int | None, progress: bool | None,
+              desc: str, path: str) -> tuple[int, int | None]:
+    """Add every key; (keys read, keys new or None when the kind cannot tell).
+    A full cuckoo or quotient filter stops with an error naming ``path``."""
+    read, new = 0, 0
+    new_known = True
+    bar = Progress(total, progress, desc)
+    try:
+        for chunk in chunks(keys):
+            try:
+                added = cli_kinds.feed(f, chunk)
+            except CapacityError as exc:
+                raise CliError(f"{path}: full after at least {read:,} keys: {_one_line(exc)}; "
+                               "build it with a larger --capacity") from exc
+            read += len(chunk)
+            if added is None:
+                new_known = False
+            else:
+                new += added
+            bar.update(len(chunk))
+    finally:
+        bar.close()
+    return read, (new if new_known else None)
+
+
+def _warn_overfull(args: argparse.Namespace, path: str, f: Any) -> None:
+    warning = cli_kinds.overfull(f)
+    if warning is not None:
+        print(f"bloomkit {args.command}: warning: {path}: {warning}", file=sys.stderr)
+
+
+def _report(args: argparse.Namespace, f: Any, path: str, keys: int | None) -> None:
+    """After writing ``path``: the overfull warning, then the summary unless -q."""
+    _warn_overfull(args, path, f)
+    if not args.quiet:
+        print(cli_kinds.summary(f, path, os.path.getsize(path), keys))
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    given = _command_keys(args.keys)
-    f = _open_checked(args.file, "r+", not args.no_verify)
-    try:
-        added = 0
-        total = 0
-        source: Iterable[bytes] = given if given is not None else _read_keys(["-"])
-        bar = _Progress(None, args.progress, "add")
+    source = key_sources(args.keys, args.from_files)
+    cls = _file_class(args.file)
+    if cls is not None and cli_kinds.rewritten_on_add(cls):
+        with _exclusive(args.file):
+            f = _load(args.file, not args.no_verify)
+            total, added = _feed_all(f, source, None, args.progress, "add", args.file)
+            _save(f, args.file)
+            _warn_overfull(args, args.file, f)
+    else:
+        f = _open_checked(args.file, "r+", not args.no_verify)
         try:
-            for chunk in _chunks(source):
-                added += f.add_many(chunk)
-                total += len(chunk)
-                bar.update(len(chunk))
+            total, added = _feed_all(f, source, None, args.progress, "add", args.file)
+            _warn_overfull(args, args.file, f)
         finally:
-            bar.close()
-    finally:
-        persist.close(f)
+            persist.close(f)
     if args.verbose:
-        print(f"{total} keys, {added} new", file=sys.stderr)
+        new = "" if added is None else f", {added} new"
+        print(f"{total} keys{new}", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    given = _command_keys(args.keys)
+    source = key_sources(args.keys, args.from_files)
     f = _open_checked(args.file, "r", not args.no_verify)
+    counts = cli_kinds.is_sketch(f)
     out = sys.stdout.buffer
     all_present = True
     try:
-        source: Iterable[bytes] = given if given is not None else _read_keys(["-"])
-        for chunk in _chunks(source, 4096):
-            for key, hit in zip(chunk, f.contains_many(chunk), strict=True):
-                all_present = all_present and bool(hit)
+        for chunk in chunks(source, 4096):
+            for key, value in zip(chunk, cli_kinds.answers(f, chunk), strict=True):
+                all_present = all_present and value > 0
                 if args.quiet:
                     continue
                 if args.hits:
-                    if hit:
+                    if value:
                         out.write(key + b"\n")
                 elif args.misses:
-                    if not hit:
+                    if not value:
                         out.write(key + b"\n")
+                elif counts:
+                    out.write(b"%s\t%d\n" % (key, value))
                 else:
-                    out.write(key + (b"\tyes\n" if hit else b"\tno\n"))
+                    out.write(key + (b"\tyes\n" if value else b"\tno\n"))
     finally:
         persist.close(f)
         out.flush()
@@ -302,7 +311,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 
 _INFO_ATTRS = ("layout", "capacity", "error_rate", "num_bits", "num_hashes", "num_blocks",
-               "seed", "keyed", "bits_set", "fill_ratio", "nbytes", "state_nbytes")
+               "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
+               "load_factor", "initial_capacity", "growth", "num_links", "width", "depth",
+               "counter_bits", "conservative", "total", "num_counters", "sample_factor",
+               "events", "resets", "seed", "keyed", "bits_set", "fill_ratio", "nbytes",
+               "state_nbytes")
 
 
 def _info(path: str, f: Any, header: dict[str, Any]) -> dict[str, Any]:
@@ -335,8 +348,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
     f = _open_checked(args.file, "r", not args.no_verify)
     try:
         # the file's own header (to_bytes() would clear DIRTY)
-        with open(args.file, "rb") as fh:
-            header = _core.peek_header(fh.read(64), os.path.getsize(args.file))
+        with _naming(args.file), open(args.file, "rb") as fh:
+            header = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
         info = _info(args.file, f, header)
     finally:
         persist.close(f)
@@ -352,7 +365,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    header = persist.verify(args.file)
+    with _naming(args.file):
+        header = persist.verify(args.file)
     if not args.quiet:
         print(f"{args.file}: ok ({header['kind_name']}, format "
               f"{header['version_major']}.{header['version_minor']}, checksum "
@@ -361,18 +375,20 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    filters = [persist.load(p) for p in args.inputs]
+    check_output(args.output)
+    filters = [_load(p) for p in args.inputs]
     first = filters[0]
-    op = "intersection" if args.intersection else "union"
-    fn = getattr(first, op, None)
-    if not callable(fn):
-        raise CliError(f"{type(first).__name__} does not support {op}")
     for p, f in zip(args.inputs[1:], filters[1:], strict=True):
         if type(f) is not type(first):
             raise CliError(f"cannot merge {type(first).__name__} ({args.inputs[0]}) with "
-                           f"{type(f).__name__} ({p})", EXIT_INCOMPATIBLE)
-    merged = fn(*filters[1:])
-    persist.save(merged, args.output)
+                           f"{type(f).__name__} ({p}); {cli_kinds.MERGE_HINT}",
+                           EXIT_INCOMPATIBLE)
+    try:
+        merged = cli_kinds.combine(filters, args.intersection)
+    except IncompatibleFiltersError as exc:
+        raise CliError(f"{_one_line(exc)}; {cli_kinds.MERGE_HINT}", EXIT_INCOMPATIBLE) from exc
+    _save(merged, args.output)
+    _report(args, merged, args.output, None)
     return EXIT_OK
 
 
@@ -436,19 +452,60 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump)."""
+    """argparse with one-line errors (no usage dump) and help texts whose
+    epilogs (exit statuses, examples) keep their line breaks."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_ERROR)
 
 
+_EXIT_HELP = """exit statuses:
+  0  success (query: every key present)
+  1  query: at least one key absent
+  2  usage error, missing file, bad number, any other error
+  3  corrupt file (lengths, structure or checksum)
+  4  unsupported file (newer format version, unknown kind)
+  5  unclean file (marked open for writing: a writer is active or crashed)
+  6  incompatible filters (merge)"""
+
+# one example per command, shown by `bloomkit --help` and `bloomkit CMD --help`
+_EXAMPLES = {
+    "design": "bloomkit design -n 50000000 -p 0.01",
+    "build": "zcat leaked.txt.gz | bloomkit build - -o leaked.bkf -p 1e-4",
+    "add": "bloomkit add seen.bkf --from new_urls.txt",
+    "query": "bloomkit query leaked.bkf hunter2 correcthorse; echo $?",
+    "info": "bloomkit info week.bkf --json",
+    "verify": 'bloomkit verify week.bkf || echo "status $?"',
+    "merge": "bloomkit merge day1.bkf day2.bkf -o week.bkf   # built with one --capacity and -p",
+    "plot": "bloomkit plot week.bkf -o week.png",
+    "demo": "bloomkit demo -n 100000",
+}
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"bloomkit {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="bloomkit", description="Build, query and inspect bloomkit filters.")
+    examples = "\n".join(f"  {v}" for v in _EXAMPLES.values())
+    parser = _Parser(prog="bloomkit", description="Build, query and inspect bloomkit filters.",
+                     epilog=f"examples:\n{examples}\n\n{_EXIT_HELP}\n\nSee docs/cli.md.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
 
-    p = sub.add_parser("design", help="print m, k, size and bits/key for both layouts")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help,
+                              epilog=f"example:\n  {_EXAMPLES[name]}\n\n{_EXIT_HELP}")
+
+    p = command("design", "print m, k, size and bits/key for both layouts")
     p.add_argument("-n", type=_positive_int, required=True, help="number of keys")
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -464,28 +521,48 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--no-verify", action="store_true",
                        help="skip the checksum check when opening (O(1) open)")
 
-    p = sub.add_parser("build", help="build a filter from key files (one key per line)")
+    def key_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument("keys", nargs="*", metavar="KEYS",
+                       help="keys (UTF-8), or a lone '-' to read them from stdin")
+        q.add_argument("--from", dest="from_files", action="append", default=[],
+                       metavar="FILE", help="also read keys from FILE, one per line ('-' is "
+                       "stdin; gzip ok; repeatable)")
+
+    kinds = cli_kinds.kind_names()
+    p = command("build", "build a filter from key files (one key per line)")
     p.add_argument("keys", nargs="+", metavar="KEYS", help="key files, '-' for stdin; gzip ok")
     p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
-    p.add_argument("--capacity", type=_positive_int, help="design capacity (default: line count)")
-    p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
-    p.add_argument("--layout", choices=("classic", "blocked"), default="classic")
-    p.add_argument("--kind", help="any registered structure class name (overrides --layout)")
+    p.add_argument("--capacity", type=_positive_int,
+                   help="design capacity (default: the line count; files to be merged need "
+                   "one --capacity; CountMinSketch: none)")
+    p.add_argument("-p", type=_rate, default=None,
+                   help=f"target error rate (default {cli_kinds.DEFAULT_RATE}); "
+                   "CountMinSketch: epsilon; TinyLFU: none")
+    p.add_argument("--layout", choices=("classic", "blocked"), default="blocked",
+                   help="blocked: BlockedBloomFilter, one cache line per key (default); "
+                   "classic: BloomFilter, a little smaller, textbook math")
+    p.add_argument("--kind", type=cli_kinds.parse_kind, choices=kinds, metavar="KIND",
+                   help=f"any structure, overrides --layout: {', '.join(kinds)} "
+                   "(default: from --layout)")
+    p.add_argument("--delta", type=_rate, default=None,
+                   help=f"CountMinSketch only: failure probability (default "
+                   f"{cli_kinds.DEFAULT_DELTA})")
     p.add_argument("--seed", type=int, default=0, help="hash seed (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     progress_flags(p)
     p.set_defaults(func=_cmd_build)
 
-    p = sub.add_parser("add", help="add keys to a filter file in place")
+    p = command("add", "add keys to a filter file in place")
     p.add_argument("file")
-    p.add_argument("keys", nargs="+", metavar="KEYS", help="keys, or '-' to read them from stdin")
+    key_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="print how many were new")
     no_verify(p)
     progress_flags(p)
     p.set_defaults(func=_cmd_add)
 
-    p = sub.add_parser("query", help="test keys; exit 0 only if all are present")
+    p = command("query", "test keys; exit 0 only if all are present (sketches: print counts)")
     p.add_argument("file")
-    p.add_argument("keys", nargs="+", metavar="KEYS", help="keys, or '-' to read them from stdin")
+    key_args(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--hits", action="store_true", help="print only the keys present")
     g.add_argument("--misses", action="store_true", help="print only the keys absent")
@@ -493,33 +570,35 @@ def build_parser() -> argparse.ArgumentParser:
     no_verify(p)
     p.set_defaults(func=_cmd_query)
 
-    p = sub.add_parser("info", help="parameters, fill, estimated count and FPR, size")
+    p = command("info", "parameters, fill, estimated count and FPR, size")
     p.add_argument("file")
     p.add_argument("--json", action="store_true")
     no_verify(p)
     p.set_defaults(func=_cmd_info)
 
-    p = sub.add_parser("verify", help="check the checksum and structure (exit 3/4/5 on failure)")
+    p = command("verify", "check the checksum and structure (exit 3/4/5 on failure)")
     p.add_argument("file")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser("merge", help="union (or intersection) of compatible filters")
+    p = command("merge", "union (or intersection) of compatible filters")
     p.add_argument("inputs", nargs="+", metavar="FILE")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
     p.add_argument("--intersection", action="store_true", help="AND instead of OR")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     p.set_defaults(func=_cmd_merge)
 
-    p = sub.add_parser("plot", help="PNG of FPR against bits/key, with a measured point")
+    p = command("plot", "PNG of FPR against bits/key, with a measured point")
     p.add_argument("file", nargs="?", help="a filter to place on the plot (default: a fresh one)")
     p.add_argument("-o", "--output", required=True, help="PNG file")
     p.add_argument("-n", type=_positive_int, default=100_000, help="keys of a fresh filter")
     p.add_argument("-p", type=_rate, default=0.01, help="rate of a fresh filter")
-    p.add_argument("--layout", choices=("classic", "blocked"), default="classic")
+    p.add_argument("--layout", choices=("classic", "blocked"), default="blocked",
+                   help="layout of a fresh filter (default blocked)")
     p.add_argument("--probes", type=_positive_int, default=200_000, help="absent keys probed")
     p.set_defaults(func=_cmd_plot)
 
-    p = sub.add_parser("demo", help="build a 1M-key filter, round-trip it, measure its FPR")
+    p = command("demo", "build a 1M-key filter, round-trip it, measure its FPR")
     p.add_argument("-n", type=_positive_int, default=1_000_000, help="number of keys")
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=_cmd_demo)
@@ -548,9 +627,21 @@ def _one_line(exc: BaseException) -> str:
     return text
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, except that ``add``/``query`` also take KEYS after an option
+    (``query f.bkf --from a.txt k1``), which argparse leaves unparsed."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "command", None) in ("add", "query") and all(
+            e == "-" or not e.startswith("-") for e in extra):
+        args.keys = [*args.keys, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:

@@ -1,0 +1,139 @@
+"""Key input for the ``bloomkit`` command line: key files, stdin, gzip, chunks,
+and the optional progress bar.  See docs/cli.md ("Keys").
+
+One key per line: the line's bytes without the line ending (``\n`` or
+``\r\n``); blank lines are skipped; ``-`` is stdin; gzip input is recognised
+by its magic number, whatever the file is called.  A key given on the
+command line is its UTF-8 bytes, which hashes like the same ``str`` in
+Python.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import itertools
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
+
+CHUNK = 65536  # keys per add_many call: large enough to amortise the call, small in memory
+
+
+class CliError(Exception):
+    """An error the command line reports as one line (exit status ``code``)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def open_input(name: str) -> IO[bytes]:
+    """A binary stream of a key file (``-`` is stdin), gunzipped when needed."""
+    raw: IO[bytes]
+    if name == "-":
+        raw = sys.stdin.buffer
+    else:
+        raw = open(name, "rb")
+    peek = getattr(raw, "peek", None)
+    magic = peek(2)[:2] if peek is not None else b""
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    for line in stream:
+        key = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+        if key:
+            yield key
+
+
+def read_keys(names: Sequence[str]) -> Iterator[bytes]:
+    for name in names:
+        stream = open_input(name)
+        try:
+            yield from _lines(stream)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise CliError(f"{name}: cannot read keys: {exc}") from exc
+        finally:
+            if name != "-":
+                stream.close()
+
+
+def count_lines(names: Sequence[str]) -> int:
+    return sum(1 for _ in read_keys(names))
+
+
+def chunks(keys: Iterable[bytes], size: int = CHUNK) -> Iterator[list[bytes]]:
+    chunk: list[bytes] = []
+    for k in keys:
+        chunk.append(k)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def key_sources(literal: Sequence[str], files: Sequence[str]) -> Iterator[bytes]:
+    """The keys of ``add``/``query``: the KEYS arguments (a lone ``-`` means
+    stdin), then the lines of every ``--from`` file (``-`` is stdin).  The
+    arguments are checked now, before the caller opens its filter; the
+    files are read lazily."""
+    names = list(files)
+    given = list(literal)
+    if given == ["-"]:
+        given, names = [], ["-", *names]
+    if not given and not names:
+        raise CliError("no keys: give KEYS, '-' (stdin) or --from FILE")
+    if names.count("-") > 1:
+        raise CliError("stdin ('-') can be given only once")
+    for name in names:
+        if name != "-" and os.path.isdir(name):
+            raise CliError(f"--from {name}: is a directory")
+    return itertools.chain((k.encode("utf-8", "surrogateescape") for k in given),
+                           read_keys(names))
+
+
+def check_output(path: str) -> str:
+    """Refuse an ``-o`` destination that cannot be written, before any work:
+    a directory, or a file in a missing or read-only directory."""
+    if os.path.isdir(path):
+        raise CliError(f"-o {path}: is a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CliError(f"-o {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"-o {path}: directory {parent} is not writable")
+    return path
+
+
+class Progress:
+    """A tqdm bar on stderr when asked for (or stderr is a terminal) and tqdm
+    is installed (``pip install 'bloomkit[cli]'``); otherwise nothing."""
+
+    def __init__(self, total: int | None, enabled: bool | None, desc: str) -> None:
+        self._bar: Any = None
+        show = sys.stderr.isatty() if enabled is None else enabled
+        if not show:
+            return
+        try:
+            tqdm = importlib.import_module("tqdm").tqdm
+        except ImportError:
+            if enabled:
+                print("bloomkit: note: install tqdm (pip install 'bloomkit[cli]') for a "
+                      "progress bar", file=sys.stderr)
+            return
+        self._bar = tqdm(total=total, unit="key", unit_scale=True, desc=desc, file=sys.stderr,
+                         leave=False)
+
+    def update(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+

@@ -1,0 +1,190 @@
+"""What the ``bloomkit`` command line does with each structure kind.
+
+Every kind ``--kind`` lists (every class registered with
+:func:`bloomkit.persist.register_kind`) builds, adds, queries, merges where
+the Python class merges, and prints its own summary.  The kinds differ in
+four ways, each decided here so the subcommands in cli.py stay generic:
+
+- sizing: membership filters take ``(capacity, error_rate)``;
+  CountMinSketch takes ``(epsilon, delta)`` (``-p`` is epsilon, ``--delta``
+  delta; the line count plays no part); TinyLFU takes only a capacity.
+- adding: ``add_many`` for filters and CountMinSketch, ``record_many`` for
+  TinyLFU.
+- querying: a filter answers yes/no; a sketch answers a count estimate
+  (CountMinSketch: an upper bound of the key's count; TinyLFU: its aging
+  frequency, 0..16).  A key counts as present when its answer is non-zero.
+- merging: ``union``/``intersection`` where the class has them, else its
+  ``merge`` (QuotientFilter returns a new filter, CountMinSketch adds in
+  place and returns itself).  TinyLFU does not merge.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import persist
+from .cli_io import CliError
+
+EXIT_INCOMPATIBLE = 6
+
+DEFAULT_RATE = 0.01
+DEFAULT_DELTA = 0.01
+
+MERGE_HINT = (
+    "files merge only when built alike: the same --kind/--layout, --capacity, -p and --seed "
+    "(plain `bloomkit build` sizes each file to its own line count, so pass one --capacity "
+    "to every build)"
+)
+
+# A file whose estimated false-positive rate passes OVERFULL_FACTOR times its
+# target gets a warning on stderr (issue #16: a 1M-capacity file holding 21.5M
+# keys answered "yes" to 99.999% of absent keys and the CLI said nothing).
+# 2x is well past the estimate's noise (a filter at capacity estimates about
+# its target) and is reached at about 1.17x capacity (classic, p = 0.01, k = 7:
+# (1 - e^(-7 * 1.17 / 9.585))^7 = 0.0207).
+OVERFULL_FACTOR = 2.0
+
+
+def kind_names() -> list[str]:
+    """The class names ``--kind`` accepts, in kind-id order."""
+    return [cls.__name__ for _, cls in sorted(persist._KINDS.items())]
+
+
+def parse_kind(text: str) -> str:
+    """argparse type of ``--kind``: any case of a registered class name."""
+    for name in kind_names():
+        if name.lower() == text.lower():
+            return name
+    return text  # argparse's choices= then names the valid ones
+
+
+def kind_class(name: str) -> type[Any]:
+    for cls in persist._KINDS.values():
+        if cls.__name__ == name:
+            return cls
+    raise CliError(f"unknown kind {name!r} (known: {', '.join(kind_names())})")
+
+
+def is_sketch(obj: Any) -> bool:
+    """A structure that answers a count estimate, not yes/no."""
+    return hasattr(obj, "estimate_many") or hasattr(obj, "record_many")
+
+
+def sized_by_keys(cls: type[Any]) -> bool:
+    """Whether the default capacity (the line count) sizes this kind."""
+    return cls.__name__ != "CountMinSketch"
+
+
+def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float | None,
+         seed: int) -> Any:
+    """A new empty structure of ``cls``.  ``capacity`` is None for a kind the
+    line count does not size when --capacity was not given; ``rate`` and
+    ``delta`` are None when not given.  An option that does not apply to the
+    kind is refused, not ignored."""
+    name = cls.__name__
+    if delta is not None and name != "CountMinSketch":
+        raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
+    if name == "CountMinSketch":
+        if capacity is not None:
+            raise CliError("CountMinSketch has no capacity: drop --capacity (it is sized by "
+                           "-p, the error per total count, and --delta)")
+        return cls.from_error(DEFAULT_RATE if rate is None else rate,
+                              DEFAULT_DELTA if delta is None else delta, seed=seed)
+    if capacity is None:
+        raise CliError(f"{name} needs a capacity")  # pragma: no cover - cli.py gives one
+    if name == "TinyLFU":
+        if rate is not None:
+            raise CliError("TinyLFU has no error rate: drop -p (it is sized by --capacity)")
+        return cls(capacity, seed=seed)
+    return cls(capacity, DEFAULT_RATE if rate is None else rate, seed=seed)
+
+
+def feed(obj: Any, keys: list[bytes]) -> int | None:
+    """Add a chunk of keys; the number that were new, when the kind knows it."""
+    if hasattr(obj, "record_many"):
+        obj.record_many(keys)
+        return None
+    added = obj.add_many(keys)
+    return None if is_sketch(obj) else int(added)
+
+
+def answers(obj: Any, keys: list[bytes]) -> list[int]:
+    """Per key: 1/0 (present or not) for a filter, the count estimate for a sketch."""
+    if hasattr(obj, "estimate_many"):
+        return [int(v) for v in obj.estimate_many(keys)]
+    if hasattr(obj, "record_many"):
+        return [int(obj.estimate(k)) for k in keys]
+    return [1 if hit else 0 for hit in obj.contains_many(keys)]
+
+
+def combine(objs: list[Any], intersection: bool) -> Any:
+    """The union (or intersection) of loaded structures of one class."""
+    first, rest = objs[0], objs[1:]
+    name = type(first).__name__
+    if intersection:
+        if not callable(getattr(first, "intersection", None)):
+            raise CliError(f"{name} has no intersection (in Python either); "
+                           "merge without --intersection")
+        return first.intersection(*rest)
+    if callable(getattr(first, "union", None)):
+        return first.union(*rest)
+    if not callable(getattr(first, "merge", None)):
+        raise CliError(f"{name} cannot be merged (in Python either)", EXIT_INCOMPATIBLE)
+    out = first
+    for other in rest:
+        out = out.merge(other)  # QuotientFilter: a new filter; CountMinSketch: itself
+    return out
+
+
+def rewritten_on_add(cls: type[Any]) -> bool:
+    """Kinds that cannot be mapped for writing: ``add`` loads, adds and saves."""
+    return cls.__name__ == "ScalableBloomFilter"
+
+
+def overfull(obj: Any) -> str | None:
+    """A warning when the estimated false-positive rate passes
+    OVERFULL_FACTOR times the target, else None (sketches have no target)."""
+    target = getattr(obj, "error_rate", None)
+    estimate = getattr(obj, "estimate_error_rate", None)
+    if target is None or not callable(estimate):
+        return None
+    est = float(estimate())
+    if not (est > OVERFULL_FACTOR * target):  # NaN: no warning
+        return None
+    held = ""
+    count = getattr(obj, "estimate_count", None)
+    if callable(count):
+        n = float(count())
+        held = (f"about {n:,.0f} keys for capacity {obj.capacity:,}, " if math.isfinite(n)
+                else f"more keys than it can count for capacity {obj.capacity:,}, ")
+    return (f"overfull: {held}estimated false-positive rate {est:.5g} is over "
+            f"{OVERFULL_FACTOR:g}x the target {target:g}; rebuild with a larger --capacity")
+
+
+# how a summary shows each shape attribute a kind has, in order
+_SHAPE = (("num_bits", "{:,} bits"), ("num_hashes", "k={}"), ("num_buckets", "{:,} buckets"),
+          ("fingerprint_bits", "{}-bit fingerprints"), ("q", "q={}"), ("r", "r={}"),
+          ("num_links", "{} link(s)"), ("width", "width {:,}"), ("depth", "depth {}"),
+          ("num_counters", "{:,} counters"))
+
+
+def summary(obj: Any, path: str, nbytes: int, keys: int | None) -> str:
+    """One line: what was written, keys read, shape, bytes, estimated rate."""
+    parts = [] if keys is None else [f"{keys:,} keys"]
+    for attr, fmt in _SHAPE:
+        value = getattr(obj, attr, None)
+        if attr == "num_counters" and hasattr(obj, "num_bits"):
+            continue  # a counting filter: one counter per "bit", said once
+        if isinstance(value, int) and not isinstance(value, bool):
+            parts.append(fmt.format(value))
+    parts.append(f"{nbytes:,} bytes")
+    estimate = getattr(obj, "estimate_error_rate", None)
+    if callable(estimate):
+        rate = f"estimated rate {float(estimate()):.3g}"
+        target = getattr(obj, "error_rate", None)
+        parts.append(rate + (f" (target {target:g})" if target is not None else ""))
+    elif hasattr(obj, "epsilon"):
+        parts.append(f"estimates within {obj.epsilon:.3g} x total with probability "
+                     f"{1 - obj.delta:.3g}")
+    return f"{path}: {type(obj).__name__}, " + ", ".join(parts)
