@@ -44,6 +44,9 @@ class EncodingTests:
         assert _core.key_hash(False) == _core.key_hash(0)
         for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64):
             assert _core.key_hash(dt(7)) == _core.key_hash(7)
+        # R34: numpy.bool_ has no __index__, yet it is the int of an array's element
+        assert _core.key_hash(np.True_) == _core.key_hash(1)
+        assert _core.key_hash(np.False_) == _core.key_hash(0)
 
     def test_big_ints(self) -> None:
         for v in [2**63, 2**64 - 1, 2**64, -(2**63) - 1, 10**40, -(10**40)]:
@@ -56,7 +59,7 @@ class EncodingTests:
         assert _core.key_hash("k", 0) != _core.key_hash("k", 1)
 
     def test_unsupported_types_say_what_is_supported(self) -> None:
-        for bad in [1.5, None, object(), ("a",), ["a"], {"a": 1}, 1j]:
+        for bad in [1.5, None, object(), ("a",), ["a"], {"a": 1}, 1j, np.float64(1.0)]:
             with pytest.raises(TypeError, match=r"str, bytes-like .* or int"):
                 _core.key_hash(bad)
 

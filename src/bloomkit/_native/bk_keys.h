@@ -13,8 +13,9 @@
  *
  * The integer domain hashes with a different seed (XXH3) or key (SipHash)
  * than the byte domain, so 1, "1" and b"\x01\0\0\0\0\0\0\0" are three
- * different keys, while 1, True, numpy.int64(1) and numpy.uint64(1) are
- * one.  The encoding depends on nothing process-local (no PyObject_Hash),
+ * different keys, while 1, True, numpy.int64(1), numpy.uint64(1) and
+ * numpy.True_ are one (a numpy scalar is the key of the array element it
+ * came from: py_common.c, "buffer elements").  The encoding depends on nothing process-local (no PyObject_Hash),
  * so a filter answers the same in every process and on every platform.
  *
  * Unkeyed mode: XXH3-64 seeded with the filter seed (byte domain) or the

@@ -4,7 +4,9 @@
  *   - the exceptions (defined in bloomkit/errors.py, imported at init)
  *   - key extraction: PyObject -> encoded key -> 64-bit hash (bk_keys.h),
  *     with zero-copy fast paths for exact str (compact ASCII), int and
- *     bytes, and one slow path for everything else
+ *     bytes, and one slow path for everything else (subclasses, bytearray,
+ *     numpy scalars as the array elements they came from, 1-d byte
+ *     buffers, __index__; docs/keys.md)
  *   - batch key iteration in chunks: lists and tuples by index, other
  *     iterables by PyIter_Next, 1-d buffers (numpy int/uint/bool/'S'
  *     arrays, array.array, memoryview) element by element without the GIL
