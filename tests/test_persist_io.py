@@ -172,6 +172,7 @@ class MemoryErrorTests:
         code = self.LIMIT + (
             "import sys; from bloomkit.cli import main; sys.exit(main(sys.argv[1:]))")
         r = subprocess.run([sys.executable, "-c", code, "build", str(keys), "--capacity", "1e11",
+                            "--layout", "classic",
                             "-o", str(tmp_path / "o.bkf")],
                            env=ENV, capture_output=True, text=True, timeout=120)
         assert r.returncode == 2
