@@ -24,6 +24,7 @@ from bloomkit import (
     FormatError,
     UncleanFileError,
     UnsupportedFormatError,
+    persist,
 )
 
 CLASSES = [BloomFilter, BlockedBloomFilter]
@@ -52,7 +53,7 @@ def _filled(cls: type[BloomFilter], n: int = 500, start: int = 0) -> BloomFilter
 
 
 class AtomicSaveTests:
-    @pytest.mark.parametrize("victim", ["write", "fsync", "replace"])
+    @pytest.mark.parametrize("victim", ["write", "pwrite", "fsync", "replace"])
     def test_failure_leaves_destination_and_no_temp(
         self, cls: type[BloomFilter], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         victim: str,
@@ -65,8 +66,22 @@ class AtomicSaveTests:
         def boom(*a: object, **k: object) -> None:
             raise OSError(28, f"injected failure in {victim}")
 
-        monkeypatch.setattr(os, victim, boom)
-        with pytest.raises(OSError, match="injected"):
+        if victim == "write":
+            # The state is written by C (_write_state): hand it a descriptor
+            # it cannot write to, so that its first write(2) fails.
+            real = persist._create_temp
+
+            def read_only_temp(p: str, access: int) -> tuple[str, int]:
+                tmp, fd = real(p, access)
+                ro = os.open(tmp, os.O_RDONLY)
+                os.dup2(ro, fd)
+                os.close(ro)
+                return tmp, fd
+
+            monkeypatch.setattr(persist, "_create_temp", read_only_temp)
+        else:
+            monkeypatch.setattr(os, victim, boom)
+        with pytest.raises(OSError, match="injected" if victim != "write" else None):
             _filled(cls, 900).save(path)
         monkeypatch.undo()
         assert path.read_bytes() == before

@@ -27,6 +27,7 @@ from .errors import (
     ChecksumError,
     FormatError,
     IncompatibleFiltersError,
+    SizeLimitError,
     UncleanFileError,
     UnsupportedFormatError,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "OverfullFilterWarning",
     "QuotientFilter",
     "ScalableBloomFilter",
+    "SizeLimitError",
     "TinyLFU",
     "TopK",
     "UncleanFileError",

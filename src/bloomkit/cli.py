@@ -6,7 +6,7 @@ traceback; an error about a file starts with its name.  Exit statuses
 
   0  success (``query``: every key present)
   1  ``query``: at least one key absent
-  2  usage error, missing file, bad numbers, any other error
+  2  usage error, missing file, bad numbers, file over --max-bytes, any other error
   3  corrupt file (bad structure or checksum)
   4  unsupported file (newer format version, unknown structure kind)
   5  unclean file (marked open for writing: a writer is active or crashed)
@@ -25,6 +25,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NoReturn
@@ -36,6 +37,7 @@ from .errors import (
     CapacityError,
     FormatError,
     IncompatibleFiltersError,
+    SizeLimitError,
     UncleanFileError,
     UnsupportedFormatError,
 )
@@ -161,14 +163,14 @@ def _naming(path: str) -> Iterator[None]:
         raise CliError(text, _exit_code(exc)) from exc
 
 
-def _open_checked(path: str, mode: str, verify: bool) -> Any:
+def _open_checked(path: str, mode: str, verify: bool, max_bytes: int | None = None) -> Any:
     with _naming(path):
-        return persist.open(path, mode, verify=verify)
+        return persist.open(path, mode, verify=verify, max_bytes=max_bytes)
 
 
-def _load(path: str, verify: bool = True) -> Any:
+def _load(path: str, verify: bool = True, max_bytes: int | None = None) -> Any:
     with _naming(path):
-        return persist.load(path, verify=verify)
+        return persist.load(path, verify=verify, max_bytes=max_bytes)
 
 
 def _save(f: Any, path: str) -> None:
@@ -221,6 +223,52 @@ def _exclusive(path: str) -> Iterator[None]:
 
 # ---- End logic for filter files -------------------------------------------
 
+# ---- Begin logic for size limits (--max-bytes) -----------------------------
+#
+# verify, info, query and add make a full pass over the file (the checksum;
+# add's close() reseals), ~1 s per GiB, holes of a sparse file included.
+# Default limit 16 GiB (persist.SPARSE_MAX_BYTES: a 10^10-key filter at 1%
+# is 11.2 GiB; 16 GiB took 17 s to verify); `--max-bytes 64G` raises it,
+# `--max-bytes 0` lifts it (sparse files included).  query --no-verify and
+# info --no-verify read only the header (and k words per key): no default
+# limit.
+
+_SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+
+
+def _byte_size(text: str) -> int:
+    """``64G``, ``1.5T``, ``1e12``, ``500MiB``, ``0``: binary units."""
+    m = re.fullmatch(r"([0-9][0-9_]*(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgtp]?)(?:i?b)?",
+                     text.strip().lower())
+    if m is None:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64G, 1T, 0)")
+    return int(float(m.group(1).replace("_", "")) * _SIZE_UNITS[m.group(2)])
+
+
+def _max_bytes(args: argparse.Namespace, full_pass: bool = True) -> int | None:
+    given = getattr(args, "max_bytes", None)
+    if given is None:
+        return persist.SPARSE_MAX_BYTES if full_pass else None
+    return given if given > 0 else sys.maxsize  # 0: no limit, sparse files too
+
+
+def _note_temporaries(path: str, command: str) -> list[dict[str, Any]]:
+    """One ``note:`` line on stderr per temporary file of a save of ``path``
+    found next to it (persist._temporaries); returns them."""
+    temps = persist._temporaries(path)
+    for t in temps:
+        why = {"stale": "left by a killed save (its writer is dead); the next save of the "
+                        "file removes it, or delete it",
+               "live": "a save of the file is in progress",
+               "foreign": "owner unknown (another host, or an older bloomkit); delete it if "
+                          "no save is running"}[t["status"]]
+        print(f"bloomkit {command}: note: {t['path']} ({t['bytes']} bytes): {why}",
+              file=sys.stderr)
+    return temps
+
+
+# ---- End logic for size limits (--max-bytes) -------------------------------
+
 
 def _feed_all(f: Any, keys: Iterable[bytes], total: int | None, progress: bool | None,
               desc: str, path: str) -> tuple[int, int | None]:
@@ -265,12 +313,12 @@ def _cmd_add(args: argparse.Namespace) -> int:
     cls = _file_class(args.file)
     if cls is not None and cli_kinds.rewritten_on_add(cls):
         with _exclusive(args.file):
-            f = _load(args.file, not args.no_verify)
+            f = _load(args.file, not args.no_verify, _max_bytes(args))
             total, added = _feed_all(f, source, None, args.progress, "add", args.file)
             _save(f, args.file)
             _warn_overfull(args, args.file, f)
     else:
-        f = _open_checked(args.file, "r+", not args.no_verify)
+        f = _open_checked(args.file, "r+", not args.no_verify, _max_bytes(args))
         try:
             total, added = _feed_all(f, source, None, args.progress, "add", args.file)
             _warn_overfull(args, args.file, f)
@@ -284,7 +332,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 def _cmd_query(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
-    f = _open_checked(args.file, "r", not args.no_verify)
+    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
     counts = cli_kinds.is_sketch(f)
     out = sys.stdout.buffer
     all_present = True
@@ -316,19 +364,26 @@ _INFO_ATTRS = ("layout", "capacity", "error_rate", "num_bits", "num_hashes", "nu
                "counter_bits", "conservative", "total", "num_counters", "sample_factor",
                "events", "resets", "seed", "keyed", "bits_set", "fill_ratio", "nbytes",
                "state_nbytes")
+# read the whole payload: skipped by info --no-verify (header only)
+_INFO_SCANS = ("bits_set", "fill_ratio", "estimated_count", "estimated_error_rate")
 
 
-def _info(path: str, f: Any, header: dict[str, Any]) -> dict[str, Any]:
+def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[str, Any]:
+    st = os.stat(path)
     info: dict[str, Any] = {
         "file": path,
         "kind": header["kind_name"],
         "kind_id": header["kind"],
         "format_version": f"{header['version_major']}.{header['version_minor']}",
-        "file_bytes": os.path.getsize(path),
+        "file_bytes": st.st_size,
+        "allocated_bytes": persist._allocated(st),
+        "sparse": persist._is_sparse(st),
         "dirty": bool(header["flags"] & persist.FLAG_DIRTY),
         "hash": {1: "xxh3-64", 2: "siphash-2-4 (keyed)"}.get(header["hash_alg"], "unknown"),
     }
     for name in _INFO_ATTRS:
+        if not scan and name in _INFO_SCANS:
+            continue
         if hasattr(f, name):
             info[name] = getattr(f, name)
     try:
@@ -337,6 +392,8 @@ def _info(path: str, f: Any, header: dict[str, Any]) -> dict[str, Any]:
         pass
     for name, meth in (("estimated_count", "estimate_count"),
                        ("estimated_error_rate", "estimate_error_rate")):
+        if not scan:
+            break
         fn = getattr(f, meth, None)
         if callable(fn):
             value = float(fn())
@@ -345,14 +402,18 @@ def _info(path: str, f: Any, header: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    f = _open_checked(args.file, "r", not args.no_verify)
+    # --no-verify: the header only (an O(1) map, no pass over the payload)
+    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
     try:
         # the file's own header (to_bytes() would clear DIRTY)
         with _naming(args.file), open(args.file, "rb") as fh:
             header = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
-        info = _info(args.file, f, header)
+        info = _info(args.file, f, header, scan=not args.no_verify)
     finally:
         persist.close(f)
+    temps = _note_temporaries(args.file, "info")
+    if temps:
+        info["temporaries"] = [{k: t[k] for k in ("name", "bytes", "status")} for t in temps]
     if args.json:
         print(json.dumps(info, indent=2))
     else:
@@ -365,8 +426,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    _note_temporaries(args.file, "verify")
     with _naming(args.file):
-        header = persist.verify(args.file)
+        header = persist.verify(args.file, max_bytes=_max_bytes(args))
     if not args.quiet:
         print(f"{args.file}: ok ({header['kind_name']}, format "
               f"{header['version_major']}.{header['version_minor']}, checksum "
@@ -467,7 +529,7 @@ class _Parser(argparse.ArgumentParser):
 _EXIT_HELP = """exit statuses:
   0  success (query: every key present)
   1  query: at least one key absent
-  2  usage error, missing file, bad number, any other error
+  2  usage error, missing file, bad number, file over --max-bytes, any other error
   3  corrupt file (lengths, structure or checksum)
   4  unsupported file (newer format version, unknown kind)
   5  unclean file (marked open for writing: a writer is active or crashed)
@@ -521,6 +583,11 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--no-verify", action="store_true",
                        help="skip the checksum check when opening (O(1) open)")
 
+    def max_bytes(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--max-bytes", type=_byte_size, default=None, metavar="SIZE",
+                       help="refuse files larger than SIZE before a full pass (default 16G; "
+                            "suffixes K M G T; 0: no limit)")
+
     def key_args(q: argparse.ArgumentParser) -> None:
         q.add_argument("keys", nargs="*", metavar="KEYS",
                        help="keys (UTF-8), or a lone '-' to read them from stdin")
@@ -557,6 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     key_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="print how many were new")
     no_verify(p)
+    max_bytes(p)
     progress_flags(p)
     p.set_defaults(func=_cmd_add)
 
@@ -568,17 +636,20 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--misses", action="store_true", help="print only the keys absent")
     g.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit status only")
     no_verify(p)
+    max_bytes(p)
     p.set_defaults(func=_cmd_query)
 
     p = command("info", "parameters, fill, estimated count and FPR, size")
     p.add_argument("file")
     p.add_argument("--json", action="store_true")
     no_verify(p)
+    max_bytes(p)
     p.set_defaults(func=_cmd_info)
 
     p = command("verify", "check the checksum and structure (exit 3/4/5 on failure)")
     p.add_argument("file")
     p.add_argument("-q", "--quiet", action="store_true")
+    max_bytes(p)
     p.set_defaults(func=_cmd_verify)
 
     p = command("merge", "union (or intersection) of compatible filters")
@@ -608,6 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, CliError):
         return exc.code
+    if isinstance(exc, SizeLimitError):  # refused for its size, not known to be corrupt
+        return EXIT_ERROR
     if isinstance(exc, UncleanFileError):
         return EXIT_UNCLEAN
     if isinstance(exc, UnsupportedFormatError):
@@ -624,6 +697,8 @@ def _one_line(exc: BaseException) -> str:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror}"
     text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, MemoryError) and text == "MemoryError":
+        text = "out of memory (an allocation failed); free memory or use a smaller filter"
     return text
 
 

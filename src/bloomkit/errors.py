@@ -7,7 +7,9 @@ of these (or a plain ValueError/TypeError for bad arguments):
   state. Subclasses say why, so that tools can react differently:
   :class:`ChecksumError` (corruption), :class:`UnsupportedFormatError` (a
   newer major version or an unknown structure kind) and
-  :class:`UncleanFileError` (a mapped file whose writer has not closed it).
+  :class:`UncleanFileError` (a mapped file whose writer has not closed it)
+  and :class:`SizeLimitError` (refused for its size before any work, not
+  known to be corrupt).
 - :class:`IncompatibleFiltersError` (a ValueError): a set operation between
   filters whose layout, size, number of hashes, seed or hashing differ.
 - :class:`CapacityError`: a structure that cannot take another key (cuckoo
@@ -22,6 +24,7 @@ __all__ = [
     "ChecksumError",
     "FormatError",
     "IncompatibleFiltersError",
+    "SizeLimitError",
     "UncleanFileError",
     "UnsupportedFormatError",
 ]
@@ -45,6 +48,12 @@ class UnsupportedFormatError(FormatError):
 
 class UncleanFileError(FormatError):
     """A mapped file still marked open for writing (its writer is active or crashed)."""
+
+
+class SizeLimitError(FormatError):
+    """Refused before any work: over ``max_bytes``, or a sparse file declaring far
+    more than is on disk (docs/FORMAT.md, "Size limits").  Not known to be corrupt:
+    pass a larger ``max_bytes`` to accept it."""
 
 
 class IncompatibleFiltersError(BloomkitError, ValueError):

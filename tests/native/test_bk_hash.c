@@ -180,6 +180,37 @@ int main(void)
     for (i = 0; i < COUNT(mix_cases); i++)
         check("bk_mix64", 8, bk_mix64(mix_cases[i][0]), mix_cases[i][1]);
 
+    /* The streaming XXH3 equals the one-shot for every length around the
+     * stripe (64), buffer (256) and block (1024) boundaries and several
+     * block counts, fed in pieces of 1, 63, 64, 65, 255, 1000 and 4096
+     * bytes (the one-shot itself is pinned by the vectors above). */
+    {
+        static const size_t lens[] = {0, 1, 16, 17, 128, 129, 240, 241, 255, 256, 257,
+                                      319, 320, 321, 1023, 1024, 1025, 1088, 1089, 2047,
+                                      2048, 2049, 4096 + 191, 16384 + 64, 100000};
+        static const size_t steps[] = {1, 63, 64, 65, 255, 1000, 4096};
+        static const uint64_t seeds[] = {0, UINT64_C(0x9E3779B97F4A7C15)};
+        size_t li, si, zi;
+        for (li = 0; li < COUNT(lens); li++) {
+            uint8_t *d = make_data(lens[li]);
+            for (zi = 0; zi < COUNT(seeds); zi++) {
+                uint64_t want = bk_xxh3_64(d, lens[li], seeds[zi]);
+                for (si = 0; si < COUNT(steps); si++) {
+                    bk_xxh3_stream st;
+                    size_t off = 0;
+                    bk_xxh3_stream_init(&st, seeds[zi]);
+                    while (off < lens[li]) {
+                        size_t n = lens[li] - off < steps[si] ? lens[li] - off : steps[si];
+                        bk_xxh3_stream_update(&st, d + off, n);
+                        off += n;
+                    }
+                    check("bk_xxh3_stream", lens[li], bk_xxh3_stream_digest(&st), want);
+                }
+            }
+            free(d);
+        }
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

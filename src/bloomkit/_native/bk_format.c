@@ -38,8 +38,9 @@
  * Anything a reader cannot safely ignore needs a new major version.
  *
  * Checksum: XXH3-64(payload, seed = XXH3-64(header with the checksum
- * field zeroed and the DIRTY flag cleared, seed 0)).  Two calls and no
- * streaming state; the DIRTY bit is excluded so that marking a mapped file
+ * field zeroed and the DIRTY flag cleared, seed 0)).  Two calls on a
+ * buffer in memory; save() computes the same value with the streaming
+ * XXH3 (bk_format_checksum_begin) while it writes.  The DIRTY bit is excluded so that marking a mapped file
  * open or closed does not invalidate it.  The checksum detects corruption
  * in transit and on disk; it is not a MAC (use a keyed filter plus your
  * own signature for that).
@@ -246,21 +247,32 @@ void bk_format_write_header(uint8_t *buf, const bk_header *h)
     bk_store_u64le(buf + BK_OFF_KEY_CHECK, h->key_check);
 }
 
-uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len)
+/* XXH3-64 of the header with the checksum field read as zero and the DIRTY
+ * flag read as clear: the seed of the payload's hash. */
+static uint64_t bk_format_header_seed(const uint8_t *buf, uint32_t header_len)
 {
-    /* The caller has run bk_format_parse, so header_len <= 4096 <= len. */
     uint8_t head[BK_MAX_HEADER];
-    uint32_t header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
-    uint64_t hseed;
-
-    if (header_len < BK_FIXED_HEADER || header_len > BK_MAX_HEADER || header_len > len)
-        return 0;
     memcpy(head, buf, header_len);
     bk_store_u64le(head + BK_OFF_CHECKSUM, 0);
     bk_store_u16le(head + BK_OFF_FLAGS,
                    (uint16_t)(bk_load_u16le(head + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    hseed = bk_xxh3_64(head, header_len, 0);
-    return bk_xxh3_64(buf + header_len, (size_t)(len - header_len), hseed);
+    return bk_xxh3_64(head, header_len, 0);
+}
+
+uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len)
+{
+    /* The caller has run bk_format_parse, so header_len <= 4096 <= len. */
+    uint32_t header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+
+    if (header_len < BK_FIXED_HEADER || header_len > BK_MAX_HEADER || header_len > len)
+        return 0;
+    return bk_xxh3_64(buf + header_len, (size_t)(len - header_len),
+                      bk_format_header_seed(buf, header_len));
+}
+
+void bk_format_checksum_begin(bk_xxh3_stream *st, const uint8_t *header, uint32_t header_len)
+{
+    bk_xxh3_stream_init(st, bk_format_header_seed(header, header_len));
 }
 
 void bk_format_seal(uint8_t *buf, uint64_t len)

@@ -7,6 +7,7 @@
 #define BK_FORMAT_H
 
 #include "bk_common.h"
+#include "bk_hash.h"
 
 #define BK_MAGIC "\x89" "BKF\r\n\x1a\n"   /* 8 bytes, PNG-style */
 #define BK_MAGIC_LEN 8
@@ -93,6 +94,14 @@ void bk_format_write_header(uint8_t *buf, const bk_header *h);
 /* The checksum: XXH3-64 of the payload, seeded with the XXH3-64 of the
  * header (checksum field read as zero, DIRTY flag read as clear). */
 uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len);
+
+/* The same checksum computed incrementally, for a state written out in
+ * pieces (save() streams a state of any size through a bounded buffer):
+ * bk_format_checksum_begin with the header_len bytes of the header (its
+ * checksum field and DIRTY flag are ignored, as above), then
+ * bk_xxh3_stream_update with the payload in any pieces, then
+ * bk_xxh3_stream_digest.  header_len must be in [64, BK_MAX_HEADER]. */
+void bk_format_checksum_begin(bk_xxh3_stream *st, const uint8_t *header, uint32_t header_len);
 
 /* Recompute and store the checksum. */
 void bk_format_seal(uint8_t *buf, uint64_t len);

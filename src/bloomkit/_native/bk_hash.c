@@ -391,16 +391,40 @@ static inline void bk_xxh3_scramble(uint64_t acc[8], const uint8_t *s)
     }
 }
 
+/* finalMerge(len * P64_1, secret + 11) of the long loop. */
+static uint64_t bk_xxh3_merge(const uint64_t acc[8], uint64_t len, const uint8_t *s)
+{
+    uint64_t result = len * BK_HASH_P64_1;
+    size_t n;
+    for (n = 0; n < 4; n++)
+        result += bk_hash_mul128_fold64(
+            acc[2 * n] ^ bk_hash_read64(s + 11 + 16 * n),
+            acc[2 * n + 1] ^ bk_hash_read64(s + 11 + 16 * n + 8));
+    return bk_xxh3_avalanche(result);
+}
+
+/* deriveSecret(seed): even words += seed, odd words -= seed. */
+static void bk_xxh3_derive_secret(uint8_t secret[BK_XXH3_SECRET_SIZE], uint64_t seed)
+{
+    size_t i;
+    for (i = 0; i < BK_XXH3_SECRET_SIZE / 16; i++) {
+        const uint8_t *d = bk_xxh3_default_secret + 16 * i;
+        bk_hash_write64(secret + 16 * i, bk_hash_read64(d) + seed);
+        bk_hash_write64(secret + 16 * i + 8, bk_hash_read64(d + 8) - seed);
+    }
+}
+
+#define BK_XXH3_ACC_INIT                                                   \
+    {BK_HASH_P32_3, BK_HASH_P64_1, BK_HASH_P64_2, BK_HASH_P64_3,          \
+     BK_HASH_P64_4, BK_HASH_P32_2, BK_HASH_P64_5, BK_HASH_P32_1}
+
 static uint64_t bk_xxh3_long(const uint8_t *p, size_t len, const uint8_t *s)
 {
-    uint64_t acc[8] = {BK_HASH_P32_3, BK_HASH_P64_1, BK_HASH_P64_2,
-                       BK_HASH_P64_3, BK_HASH_P64_4, BK_HASH_P32_2,
-                       BK_HASH_P64_5, BK_HASH_P32_1};
+    uint64_t acc[8] = BK_XXH3_ACC_INIT;
     /* Full blocks, leaving the last (possibly full) block for the tail. */
     size_t nblocks = (len - 1) / BK_XXH3_BLOCK_LEN;
     size_t b, n, nstripes;
     const uint8_t *tail;
-    uint64_t result;
 
     for (b = 0; b < nblocks; b++) {
         const uint8_t *blk = p + b * BK_XXH3_BLOCK_LEN;
@@ -420,28 +444,16 @@ static uint64_t bk_xxh3_long(const uint8_t *p, size_t len, const uint8_t *s)
     bk_xxh3_accumulate(acc, p + len - BK_XXH3_STRIPE_LEN,
                        s + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN - 7);
 
-    /* finalMerge(len * P64_1, 11) */
-    result = (uint64_t)len * BK_HASH_P64_1;
-    for (n = 0; n < 4; n++)
-        result += bk_hash_mul128_fold64(
-            acc[2 * n] ^ bk_hash_read64(s + 11 + 16 * n),
-            acc[2 * n + 1] ^ bk_hash_read64(s + 11 + 16 * n + 8));
-    return bk_xxh3_avalanche(result);
+    return bk_xxh3_merge(acc, (uint64_t)len, s);
 }
 
 static uint64_t bk_xxh3_long_seeded(const uint8_t *p, size_t len,
                                     uint64_t seed)
 {
     uint8_t secret[BK_XXH3_SECRET_SIZE];
-    size_t i;
     if (seed == 0)
         return bk_xxh3_long(p, len, bk_xxh3_default_secret);
-    /* deriveSecret(seed): even words += seed, odd words -= seed. */
-    for (i = 0; i < BK_XXH3_SECRET_SIZE / 16; i++) {
-        const uint8_t *d = bk_xxh3_default_secret + 16 * i;
-        bk_hash_write64(secret + 16 * i, bk_hash_read64(d) + seed);
-        bk_hash_write64(secret + 16 * i + 8, bk_hash_read64(d + 8) - seed);
-    }
+    bk_xxh3_derive_secret(secret, seed);
     return bk_xxh3_long(p, len, secret);
 }
 
@@ -462,6 +474,116 @@ uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed)
     if (len <= 240)
         return bk_xxh3_len_129to240(p, len, seed);
     return bk_xxh3_long_seeded(p, len, seed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* XXH3-64 streaming (bk_xxh3_stream_*)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The long loop above, fed piece by piece.  Two facts of bk_xxh3_long make
+ * it streamable with a small buffer:
+ *
+ *   - a stripe is accumulated as an ordinary stripe iff at least one byte
+ *     of input follows it (stripe i ends at 64(i+1) <= len - 1), and a full
+ *     block is scrambled iff input follows it; the last 64 bytes of input
+ *     are then accumulated once more at secret[121] (they may overlap
+ *     stripes already taken);
+ *   - so the order of the accumulations depends only on the bytes, never on
+ *     how they were cut.
+ *
+ * The stream accumulates a stripe only when at least 64 more bytes are
+ * known to follow it (a stricter rule than "one byte", so every decision is
+ * one the whole-input loop also takes), which keeps the last 64..127 bytes
+ * of input unprocessed in buf: the digest takes the remaining ordinary
+ * stripes and the final overlapping stripe from there, without remembering
+ * older input.  The scramble is deferred to the stripe that begins the next
+ * block (or to the digest), i.e. it happens exactly when input follows the
+ * full block.  Inputs of 240 bytes or less stay entirely in buf (only more
+ * than 256 bytes trigger accumulation) and are hashed by bk_xxh3_64. */
+
+#define BK_XXH3_STREAM_BUF 256u /* 4 stripes; must be >= 240 and >= 128 */
+
+static void bk_xxh3_stream_stripe(bk_xxh3_stream *st, const uint8_t *p)
+{
+    if (st->nstripes == BK_XXH3_STRIPES_PER_BLOCK) {
+        bk_xxh3_scramble(st->acc, st->secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
+        st->nstripes = 0;
+    }
+    bk_xxh3_accumulate(st->acc, p, st->secret + st->nstripes * BK_XXH3_SECRET_CONSUME);
+    st->nstripes++;
+}
+
+void bk_xxh3_stream_init(bk_xxh3_stream *st, uint64_t seed)
+{
+    const uint64_t acc[8] = BK_XXH3_ACC_INIT;
+    memcpy(st->acc, acc, sizeof acc);
+    if (seed == 0)
+        memcpy(st->secret, bk_xxh3_default_secret, BK_XXH3_SECRET_SIZE);
+    else
+        bk_xxh3_derive_secret(st->secret, seed);
+    st->total = 0;
+    st->seed = seed;
+    st->buffered = 0;
+    st->nstripes = 0;
+}
+
+void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len)
+{
+    const uint8_t *p = (const uint8_t *)data;
+    size_t unprocessed, take, pos;
+
+    st->total += len;
+    if ((size_t)st->buffered + len <= BK_XXH3_STREAM_BUF) {
+        if (len)
+            memcpy(st->buf + st->buffered, p, len);
+        st->buffered += (uint32_t)len;
+        return;
+    }
+    /* More than BUF bytes are unprocessed (buf, then p): top buf up to
+     * BUF (4 whole stripes) and take its stripes while 64 bytes follow. */
+    unprocessed = st->buffered + len;
+    take = BK_XXH3_STREAM_BUF - st->buffered;
+    memcpy(st->buf + st->buffered, p, take);
+    p += take;
+    len -= take;
+    st->buffered = BK_XXH3_STREAM_BUF;
+    for (pos = 0; pos < BK_XXH3_STREAM_BUF && unprocessed - pos >= 2 * BK_XXH3_STRIPE_LEN;
+         pos += BK_XXH3_STRIPE_LEN)
+        bk_xxh3_stream_stripe(st, st->buf + pos);
+    if (pos < BK_XXH3_STREAM_BUF) {
+        /* Fewer than 128 bytes are left in all: they fit in buf. */
+        memmove(st->buf, st->buf + pos, BK_XXH3_STREAM_BUF - pos);
+        st->buffered = (uint32_t)(BK_XXH3_STREAM_BUF - pos);
+        memcpy(st->buf + st->buffered, p, len);
+        st->buffered += (uint32_t)len;
+        return;
+    }
+    /* buf is used up: take stripes straight from p, keep the last 64..127. */
+    while (len >= 2 * BK_XXH3_STRIPE_LEN) {
+        bk_xxh3_stream_stripe(st, p);
+        p += BK_XXH3_STRIPE_LEN;
+        len -= BK_XXH3_STRIPE_LEN;
+    }
+    memcpy(st->buf, p, len);
+    st->buffered = (uint32_t)len;
+}
+
+uint64_t bk_xxh3_stream_digest(const bk_xxh3_stream *st)
+{
+    bk_xxh3_stream tmp;
+    size_t pos;
+
+    if (st->total <= 240)
+        return bk_xxh3_64(st->buf, (size_t)st->total, st->seed);
+    /* total > 240: at least 64 bytes are buffered (see above). */
+    tmp = *st;
+    for (pos = 0; tmp.buffered - pos > BK_XXH3_STRIPE_LEN; pos += BK_XXH3_STRIPE_LEN)
+        bk_xxh3_stream_stripe(&tmp, tmp.buf + pos);
+    if (tmp.nstripes == BK_XXH3_STRIPES_PER_BLOCK)
+        bk_xxh3_scramble(tmp.acc, tmp.secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
+    bk_xxh3_accumulate(tmp.acc, tmp.buf + tmp.buffered - BK_XXH3_STRIPE_LEN,
+                       tmp.secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN - 7);
+    return bk_xxh3_merge(tmp.acc, tmp.total, tmp.secret);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -35,6 +35,25 @@ uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed);
  * (bk_hasher.int_flip) so that hashing an integer key skips it. */
 uint64_t bk_xxh3_4to8_bitflip(uint64_t seed);
 
+/* XXH3-64 over data given in pieces: bk_xxh3_stream_init(&st, seed),
+ * bk_xxh3_stream_update(&st, piece, n) any number of times (pieces of any
+ * sizes), then bk_xxh3_stream_digest(&st) == bk_xxh3_64(whole, len, seed).
+ * Used by save() to checksum a state while it is written out in bounded
+ * chunks.  The state is ~520 bytes; digest does not modify it. */
+typedef struct {
+    uint64_t acc[8];
+    uint8_t secret[192];    /* derived from the seed (deriveSecret) */
+    uint8_t buf[256];       /* unprocessed input; see bk_hash.c */
+    uint64_t total;         /* bytes given so far */
+    uint64_t seed;
+    uint32_t buffered;      /* bytes in buf */
+    uint32_t nstripes;      /* stripes accumulated in the current block, 0..16 */
+} bk_xxh3_stream;
+
+void bk_xxh3_stream_init(bk_xxh3_stream *st, uint64_t seed);
+void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len);
+uint64_t bk_xxh3_stream_digest(const bk_xxh3_stream *st);
+
 /* Classic XXH64 with a 64-bit seed (== XXH64). */
 uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed);
 

@@ -703,6 +703,7 @@ static PyMethodDef bkbloom_methods[] = {
      "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate estimated from the fill: "
      "fill_ratio ** num_hashes."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkbloom_detach, METH_NOARGS, NULL},
     {"_bit_positions", (PyCFunction)bkbloom_bit_positions, METH_O,

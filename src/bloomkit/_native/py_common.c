@@ -4,6 +4,14 @@
  */
 #include "py_common.h"
 
+#include <errno.h>
+#include <stdio.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
 #include "bk_endian.h"
 
 PyObject *bkpy_FormatError;
@@ -40,6 +48,26 @@ int bkpy_common_init(PyObject *module)
     return rc;
 }
 
+void bkpy_raise_nomem(uint64_t nbytes, const char *what, const char *advice)
+{
+    /* PyErr_Format has no %f: format the size here. */
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    char human[32], msg[512];
+    double size = (double)nbytes;
+    int u = -1;
+    while (size >= 1024.0 && u < 5) {
+        size /= 1024.0;
+        u++;
+    }
+    if (u < 0)
+        snprintf(human, sizeof human, "%llu B", (unsigned long long)nbytes);
+    else
+        snprintf(human, sizeof human, "%.1f %s", size, units[u]);
+    snprintf(msg, sizeof msg, "cannot allocate %llu bytes (%s) for %s; %s",
+             (unsigned long long)nbytes, human, what, advice);
+    PyErr_SetString(PyExc_MemoryError, msg);
+}
+
 void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h)
 {
     switch (rc) {
@@ -62,7 +90,8 @@ void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h)
         PyErr_SetString(bkpy_UncleanFileError, reason);
         break;
     case BK_ERR_NOMEM:
-        PyErr_NoMemory();
+        PyErr_Format(PyExc_MemoryError, "out of memory: %s; free memory or use a smaller "
+                     "structure", reason != NULL ? reason : "allocation failed");
         break;
     case BK_ERR_CAPACITY:
         PyErr_SetString(bkpy_CapacityError, reason);
@@ -602,7 +631,8 @@ int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
             cap *= 2;
         p = (uint8_t *)PyMem_Realloc(b->out, (size_t)cap);
         if (p == NULL) {
-            PyErr_NoMemory();
+            bkpy_raise_nomem((uint64_t)cap, "the results of a batch query",
+                             "query fewer keys per call");
             return -1;
         }
         b->out = p;
@@ -687,17 +717,24 @@ void bkpy_bools_clear(bkpy_bools *b)
 
 /* ---- Begin logic for state buffers ------------------------------------ */
 
+/* What a failed state allocation tells the user. */
+static const char bkpy_state_nomem_advice[] =
+    "use a smaller capacity or a larger error rate, free memory, or build it in a "
+    "memory-mapped file with bloomkit.create(path, capacity, error_rate, kind=...), "
+    "which needs no memory of that size";
+
 int bkpy_state_alloc(bkpy_state *st, uint64_t len)
 {
     void *raw;
     if (len > (uint64_t)PY_SSIZE_T_MAX - BK_ALIGN) {
-        PyErr_NoMemory();
+        bkpy_raise_nomem(len, "the structure's state (more than this platform can address)",
+                         bkpy_state_nomem_advice);
         return -1;
     }
     /* calloc: untouched zero pages cost nothing until written. */
     raw = calloc(1, (size_t)len + BK_ALIGN);
     if (raw == NULL) {
-        PyErr_NoMemory();
+        bkpy_raise_nomem(len, "the structure's state", bkpy_state_nomem_advice);
         return -1;
     }
     st->alloc = raw;
@@ -710,7 +747,7 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
 int bkpy_state_begin_batch(bkpy_state *st)
 {
     if (st->batch_lock == NULL && (st->batch_lock = PyThread_allocate_lock()) == NULL) {
-        PyErr_NoMemory();
+        bkpy_raise_nomem(sizeof(void *), "a lock", "free memory");
         return -1;
     }
     if (!PyThread_acquire_lock(st->batch_lock, NOWAIT_LOCK)) {
@@ -858,8 +895,15 @@ PyObject *bkpy_state_to_bytes(const bkpy_state *st)
 {
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)st->len);
     uint8_t *p;
-    if (out == NULL)
+    if (out == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyErr_Clear();
+            bkpy_raise_nomem(st->len, "a copy of the state (to_bytes)",
+                             "save it to a file with bloomkit.save(obj, path) or obj.save(path), "
+                             "which writes it through a small buffer instead of a copy");
+        }
         return NULL;
+    }
     p = (uint8_t *)PyBytes_AS_STRING(out);
     memcpy(p, st->buf, (size_t)st->len);
     bk_store_u16le(p + BK_OFF_FLAGS, (uint16_t)(bk_load_u16le(p + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
@@ -1005,6 +1049,108 @@ PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused)
     (void)unused;
     return bkpy_state_to_bytes(BKPY_ST(self));
 }
+
+/* ---- Begin logic for streaming a state to a file ---------------------- */
+
+/* Bytes copied, hashed and written per step by _write_state.  The copy is
+ * what makes the checksum exactly the checksum of the bytes written even
+ * when other processes write into a shared map meanwhile; 1 MiB makes the
+ * system call cost (~1 us) negligible against the copy (~100 us) and is
+ * the whole extra memory of a save, whatever the state's size. */
+#define BKPY_WRITE_CHUNK ((size_t)1 << 20)
+
+static int bkpy_write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+#ifdef _WIN32
+        int w = _write(fd, p, (unsigned)(n > 0x40000000u ? 0x40000000u : n));
+#else
+        ssize_t w = write(fd, p, n);
+#endif
+        if (w < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals() < 0)
+                    return -1;
+                continue;
+            }
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The whole write holds the GIL (as to_bytes' copy did): every in-process
+ * writer of every structure, GIL-free batches included (waited for first),
+ * then sees the save as one atomic step, so the file is one consistent
+ * state.  Releasing the GIL between chunks would let another thread move
+ * entries (a cuckoo kick, a quotient shift) from a chunk not yet written
+ * into one already written, losing a key that was added before the save;
+ * only the GIL-free batch writers honour the batch lock, so the GIL is the
+ * one lock every writer takes.  The price: other threads wait for the
+ * write (disk speed).  Signals are checked between chunks (Ctrl-C aborts
+ * the save; persist.save removes the temporary file); a handler may run
+ * Python code, so the buffer and its size are read again after each check.
+ * Other processes writing into a shared map are not stopped: each chunk is
+ * copied, then hashed and written, so the checksum matches the file. */
+PyObject *bkpy_obj_write_state(PyObject *self, PyObject *fd_obj)
+{
+    bkpy_state *st = BKPY_ST(self);
+    bk_xxh3_stream xs;
+    bk_header h;
+    const char *reason = "invalid";
+    uint8_t *chunk;
+    uint64_t len, off;
+    bk_rc rc;
+    int fd = PyObject_AsFileDescriptor(fd_obj);
+
+    if (fd < 0)
+        return NULL;
+    bkpy_state_wait_batches(st);
+    len = st->len;
+    rc = bk_format_parse(st->buf, len, &h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    chunk = (uint8_t *)PyMem_Malloc(BKPY_WRITE_CHUNK);
+    if (chunk == NULL) {
+        bkpy_raise_nomem(BKPY_WRITE_CHUNK, "the write buffer of save()", "free memory");
+        return NULL;
+    }
+    /* BK_MAX_HEADER (4096) <= BKPY_WRITE_CHUNK */
+    memcpy(chunk, st->buf, h.header_len);
+    bk_store_u16le(chunk + BK_OFF_FLAGS,
+                   (uint16_t)(bk_load_u16le(chunk + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    bk_store_u64le(chunk + BK_OFF_CHECKSUM, 0);
+    bk_format_checksum_begin(&xs, chunk, h.header_len);
+    if (bkpy_write_all(fd, chunk, h.header_len) < 0)
+        goto fail;
+    for (off = h.header_len; off < len;) {
+        size_t n = (size_t)(len - off < BKPY_WRITE_CHUNK ? len - off : BKPY_WRITE_CHUNK);
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
+        if (st->len != len || st->buf == NULL) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "the structure changed size while it was being saved");
+            goto fail;
+        }
+        memcpy(chunk, st->buf + off, n);
+        bk_xxh3_stream_update(&xs, chunk, n);
+        if (bkpy_write_all(fd, chunk, n) < 0)
+            goto fail;
+        off += n;
+    }
+    PyMem_Free(chunk);
+    return PyLong_FromUnsignedLongLong(bk_xxh3_stream_digest(&xs));
+fail:
+    PyMem_Free(chunk);
+    return NULL;
+}
+
+/* ---- End logic for streaming a state to a file ------------------------ */
 
 PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused)
 {

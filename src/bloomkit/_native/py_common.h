@@ -35,6 +35,10 @@ extern PyObject *bkpy_CapacityError;
 
 int bkpy_common_init(PyObject *module);
 
+/* MemoryError that says how much was asked for, for what, and what to do:
+ * "cannot allocate <n> bytes (<human>) for <what>; <advice>". */
+void bkpy_raise_nomem(uint64_t nbytes, const char *what, const char *advice);
+
 /* Raise the exception matching rc with "<what>: <reason>". */
 void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h);
 
@@ -284,6 +288,13 @@ int bkpy_check_same_hashing(const bkpy_state *a, const bkpy_state *b, const char
 void bkpy_obj_dealloc(PyObject *self);
 int bkpy_obj_traverse(PyObject *self, visitproc visit, void *arg);
 int bkpy_obj_clear(PyObject *self);
+
+/* _write_state(fd): write the sealed state (DIRTY clear) to the file
+ * descriptor at its current position through a bounded buffer, computing
+ * the checksum as it goes; the header is written with checksum 0 and the
+ * method returns the checksum for the caller to store at offset 40 (see
+ * persist.save).  Memory: one BKPY_WRITE_CHUNK buffer, whatever the size. */
+PyObject *bkpy_obj_write_state(PyObject *self, PyObject *fd);
 
 /* Methods: to_bytes(), _seal(), _set_dirty(on), and __reduce__ (pickling
  * goes through type(self).from_bytes and so through the one validator;

@@ -661,6 +661,7 @@ static PyMethodDef bkc_methods[] = {
     {"estimate_error_rate", (PyCFunction)bkc_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nfill_ratio ** num_hashes."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkc_detach, METH_NOARGS, NULL},
     {"_counter_positions", (PyCFunction)bkc_counter_positions, METH_O,

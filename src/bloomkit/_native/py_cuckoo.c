@@ -277,8 +277,11 @@ static PyObject *bkcuckoo_inplace_union(BKCuckoo *self, PyObject *other)
         return r;
     }
     backup = (uint8_t *)PyMem_Malloc((size_t)self->st.len);
-    if (backup == NULL)
-        return PyErr_NoMemory();
+    if (backup == NULL) {
+        bkpy_raise_nomem(self->st.len, "the union's backup copy of the filter (it is restored "
+                         "if the union does not fit)", "free memory");
+        return NULL;
+    }
     memcpy(backup, self->st.buf, (size_t)self->st.len);
     if (bk_cuckoo_merge(&self->ck, &src->ck) != BK_OK) {
         memcpy(self->st.buf, backup, (size_t)self->st.len);
@@ -535,6 +538,7 @@ static PyMethodDef bkcuckoo_methods[] = {
      "estimate_error_rate($self, /)\n--\n\nFalse-positive rate at the current load: "
      "1 - (1 - 1/(2^f - 1))^(2 b load)."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkcuckoo_detach, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},

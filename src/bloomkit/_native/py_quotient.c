@@ -699,6 +699,7 @@ static PyMethodDef bkqf_methods[] = {
     {"_from_buffer", (PyCFunction)(void (*)(void))bkqf_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},
     {"_fingerprint", (PyCFunction)bkqf_fingerprint, METH_O,

@@ -178,7 +178,7 @@ static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits,
     *len = BK_BLOOM_HEADER_LEN + payload_len;
     *out = (uint8_t *)calloc(1, BK_BLOOM_HEADER_LEN + 64);
     if (*out == NULL) {
-        PyErr_NoMemory();
+        bkpy_raise_nomem(BK_BLOOM_HEADER_LEN + 64, "a new link's header", "free memory");
         return -1;
     }
     bk_bloom_init_state(*out, (int)sc->layout, num_bits, k, capacity, error_rate, sc->seed,
@@ -891,6 +891,7 @@ static PyMethodDef bks_methods[] = {
     {"estimate_error_rate", (PyCFunction)bks_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bks_detach, METH_NOARGS, NULL},
     {"_links", (PyCFunction)bks_links, METH_NOARGS, NULL},

@@ -270,6 +270,7 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
      METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                               \
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                                      \
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                             \
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                                 \
     {"_detach", (PyCFunction)bksk_detach, METH_NOARGS, NULL},                                  \
     {"_key_hash", (PyCFunction)bksk_key_hash, METH_O, NULL},                                   \
@@ -449,7 +450,8 @@ static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
         *out = (uint64_t *)PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(uint64_t));
         if (*out == NULL) {
             PyBuffer_Release(&v);
-            PyErr_NoMemory();
+            bkpy_raise_nomem((uint64_t)(len > 0 ? len : 1) * 8, "the counts of a batch",
+                             "pass fewer counts per call");
             return -1;
         }
         for (Py_ssize_t i = 0; i < len; i++) {
@@ -485,7 +487,8 @@ static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
         *out = (uint64_t *)PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(uint64_t));
         if (*out == NULL) {
             Py_DECREF(seq);
-            PyErr_NoMemory();
+            bkpy_raise_nomem((uint64_t)(len > 0 ? len : 1) * 8, "the counts of a batch",
+                             "pass fewer counts per call");
             return -1;
         }
         for (Py_ssize_t i = 0; i < len; i++) {
@@ -590,7 +593,8 @@ static int bkcms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
             cap *= 2;
         p = (uint64_t *)PyMem_Realloc(ctx->out, (size_t)cap * 8);
         if (p == NULL) {
-            PyErr_NoMemory();
+            bkpy_raise_nomem((uint64_t)cap * 8, "the results of a batch query",
+                             "query fewer keys per call");
             return -1;
         }
         ctx->out = p;
