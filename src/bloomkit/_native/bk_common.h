@@ -50,10 +50,14 @@ typedef enum {
 
 /* (a * b) >> 64: maps a uniform 64-bit hash onto [0, b) without division
  * and without bias worth measuring (Lemire's "fastrange"). */
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 bk_u128; /* GNU C; -Wpedantic-clean */
+#endif
+
 BK_INLINE uint64_t bk_mulhi64(uint64_t a, uint64_t b)
 {
 #if defined(__SIZEOF_INT128__)
-    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+    return (uint64_t)(((bk_u128)a * b) >> 64);
 #else
     uint64_t a_lo = (uint32_t)a, a_hi = a >> 32;
     uint64_t b_lo = (uint32_t)b, b_hi = b >> 32;

@@ -167,6 +167,14 @@ bk_rc bk_format_parse(const uint8_t *buf, uint64_t len, bk_header *h,
         *reason = "payload_len overflows";
         return BK_ERR_FORMAT;
     }
+#if SIZE_MAX < UINT64_MAX
+    /* A 32-bit size_t cannot address such a state: refuse it here, before
+     * any uint64_t size is narrowed to size_t (no truncation, no wrap). */
+    if (end > (uint64_t)SIZE_MAX) {
+        *reason = "state larger than this platform's address space (32-bit size_t)";
+        return BK_ERR_FORMAT;
+    }
+#endif
     if (end > len) {
         *reason = "truncated: payload_len exceeds the data";
         return BK_ERR_FORMAT;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Portability proofs of the pure C core (docs/building.md, "Platforms"):
+# tests/native/test_portable.c checks every golden file (written on x86-64,
+# little-endian) on
+#   - gcc and clang, -Werror, x86-64;
+#   - x86-64 under UBSan with alignment checks, no recovery;
+#   - s390x (big-endian), cross-compiled, run under qemu-s390x;
+#   - i686 (32-bit size_t), cross-compiled -static, run under qemu-i386.
+# The cross compilers and qemu come from Debian's packages; if they cannot
+# be installed the script says so and fails (it never skips).
+# Usage: .ci/portable.sh   (as root, or with the packages already present)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v s390x-linux-gnu-gcc >/dev/null || need+=(gcc-s390x-linux-gnu libc6-dev-s390x-cross)
+command -v i686-linux-gnu-gcc >/dev/null || need+=(gcc-i686-linux-gnu libc6-dev-i386-cross)
+command -v qemu-s390x >/dev/null && command -v qemu-i386 >/dev/null || need+=(qemu-user)
+command -v clang >/dev/null || need+=(clang)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "== installing ${need[*]}"
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    if ! { $sudo apt-get update -q && \
+           DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+               "${need[@]}"; }; then
+        echo "FAILED: cannot install ${need[*]}: the big-endian and 32-bit proofs cannot run" >&2
+        exit 1
+    fi
+fi
+
+n=src/bloomkit/_native
+out=build/portable
+mkdir -p "$out"
+# every structure, with the BK_HAVE_* switches setup.py derives from py_*.c
+have=$(for f in $n/py_*.c; do s=$(basename "$f" .c); s=${s#py_}; \
+       [ "$s" = common ] || echo "-DBK_HAVE_$(echo "$s" | tr a-z A-Z)=1"; done)
+warn="-std=c11 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror"
+src="$n/bk_*.c tests/native/test_portable.c"
+python tests/native/make_portable_vectors.py "$out/cases.txt"
+
+run() {  # run NAME COMMAND...: one build, its output, its verdict
+    local name=$1; shift
+    echo "== test_portable: $name"
+    "$@" "$out/cases.txt" tests/format/golden
+}
+
+# shellcheck disable=SC2086
+gcc $warn $have -I$n $src -lm -o "$out/tp-gcc"
+run "gcc, x86-64" "$out/tp-gcc"
+# shellcheck disable=SC2086
+clang $warn $have -I$n $src -lm -o "$out/tp-clang"
+run "clang, x86-64" "$out/tp-clang"
+# shellcheck disable=SC2086
+gcc -std=c11 -O1 -g -fsanitize=undefined,alignment -fno-sanitize-recover=all $have -I$n $src \
+    -lm -o "$out/tp-ubsan"
+run "gcc, x86-64, UBSan (alignment, no recovery)" "$out/tp-ubsan"
+# shellcheck disable=SC2086
+s390x-linux-gnu-gcc $warn $have -static -I$n $src -lm -o "$out/tp-s390x"
+run "s390x (big-endian) under qemu" qemu-s390x "$out/tp-s390x"
+# shellcheck disable=SC2086
+i686-linux-gnu-gcc $warn $have -static -I$n $src -lm -o "$out/tp-i686"
+run "i686 (32-bit size_t) under qemu" qemu-i386 "$out/tp-i686"
+
+# the hash module's pinned vectors on the same two foreign CPUs
+s390x-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-s390x"
+echo "== test_bk_hash: s390x (big-endian) under qemu"
+qemu-s390x "$out/th-s390x"
+i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-i686"
+echo "== test_bk_hash: i686 under qemu"
+qemu-i386 "$out/th-i686"

@@ -1,0 +1,590 @@
+/*
+ * test_portable.c -- the golden files answer the same on every CPU.
+ *
+ * The README promises that a filter built on one platform answers the
+ * same on any other: the format is little-endian everywhere and the hash
+ * is ours (bk_hash.c), not the platform's.  This program proves it where
+ * it can break, with no Python on the machine under test:
+ *
+ *   - big-endian: built with s390x-linux-gnu-gcc, run under qemu-s390x;
+ *   - 32-bit size_t: built with i686-linux-gnu-gcc -static, run under
+ *     qemu-i386 (or natively);
+ *   - undefined behaviour: built with -fsanitize=undefined,alignment
+ *     -fno-sanitize-recover on x86-64 (unaligned loads of mapped state);
+ *   - clang as well as gcc, with -Werror.
+ *
+ * (.ci/portable.sh builds and runs all four.)  For every golden file of
+ * tests/format/golden (written on x86-64, little-endian) it:
+ *
+ *   1. validates it with the one validator (checksum and deep checks);
+ *   2. hashes the manifest's member keys, encoded as docs/keys.md says
+ *      (str as UTF-8 bytes; ints as 8 little-endian bytes in their own
+ *      domain), and checks each is present (sketches: each estimate is
+ *      exactly the manifest's);
+ *   3. probes the manifest's absent keys and checks the exact number of
+ *      false positives;
+ *   4. where the manifest's build is plain key operations, rebuilds the
+ *      state from an empty one of the same shape with the core's own add,
+ *      remove, record calls, and compares the payload (and the cuckoo
+ *      stash, which lives in the header) byte for byte with the file.
+ *
+ * The cases come from tests/native/make_portable_vectors.py (its
+ * docstring has the line format); the expectations are the manifests'.
+ * Header fields that only the CPython glue maintains (counts of adds) are
+ * covered by step 1's parse, not rebuilt here.
+ *
+ * Usage: test_portable CASES GOLDEN_DIR
+ */
+#include "bk_bloom.h"
+#include "bk_counting.h"
+#include "bk_cuckoo.h"
+#include "bk_endian.h"
+#include "bk_format.h"
+#include "bk_keys.h"
+#include "bk_quotient.h"
+#include "bk_scalable.h"
+#include "bk_sketch.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TP_MAX_LINE 4096
+#define TP_MAX_KEY 512
+
+static int tp_failures;
+static int tp_checks;
+
+#define TP_FAIL(...)                                                    \
+    do {                                                                \
+        fprintf(stderr, "FAIL: " __VA_ARGS__);                          \
+        fputc('\n', stderr);                                            \
+        tp_failures++;                                                  \
+    } while (0)
+
+/* ---- one golden file, loaded ------------------------------------------- */
+
+typedef struct {
+    char name[256];
+    unsigned kind;
+    uint8_t *buf;           /* 64-byte aligned copy of the file */
+    uint64_t len;
+    bk_header h;
+    bk_hasher hs;
+    int have_secret;
+    uint8_t secret[16];
+    int loaded;
+    /* attached views (the one matching kind is used) */
+    bk_bloom bloom;
+    bk_counting counting;
+    bk_cuckoo cuckoo;
+    bk_qf qf;
+    bk_cms cms;
+    bk_tlfu tlfu;
+    bk_bloom links[BK_SCALABLE_MAX_LINKS];
+    uint32_t num_links;
+} tp_case;
+
+static uint8_t *tp_alloc(uint64_t len)
+{
+    /* aligned_alloc wants a multiple of the alignment */
+    size_t n = (size_t)((len + 63) & ~(uint64_t)63);
+    uint8_t *p;
+    if ((uint64_t)n < len)
+        return NULL;
+    p = aligned_alloc(64, n ? n : 64);
+    if (p != NULL)
+        memset(p, 0, n ? n : 64);
+    return p;
+}
+
+static int tp_read_file(const char *path, uint8_t **out, uint64_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+    if (f == NULL)
+        return -1;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return -1;
+    }
+    *out = tp_alloc((uint64_t)n);
+    if (*out == NULL || fread(*out, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    *len = (uint64_t)n;
+    return 0;
+}
+
+static void tp_attach(tp_case *c)
+{
+    switch (c->kind) {
+    case BK_KIND_BLOOM:
+    case BK_KIND_BLOCKED_BLOOM:
+        bk_bloom_attach(&c->bloom, c->buf);
+        break;
+    case BK_KIND_COUNTING_BLOOM:
+        bk_counting_attach(&c->counting, c->buf);
+        break;
+    case BK_KIND_CUCKOO:
+        bk_cuckoo_attach(&c->cuckoo, c->buf);
+        break;
+    case BK_KIND_QUOTIENT:
+        bk_qf_attach(&c->qf, c->buf);
+        break;
+    case BK_KIND_COUNT_MIN:
+        bk_cms_attach(&c->cms, c->buf);
+        break;
+    case BK_KIND_TINYLFU:
+        bk_tlfu_attach(&c->tlfu, c->buf);
+        break;
+    case BK_KIND_SCALABLE_BLOOM: {
+        const uint8_t *params = c->buf + BK_OFF_PARAMS;
+        uint8_t *payload = c->buf + c->h.header_len;
+        uint64_t off = 0;
+        c->num_links = bk_load_u32le(params + BK_SCALABLE_P_NUM_LINKS);
+        for (uint32_t i = 0; i < c->num_links; i++) {
+            bk_bloom_attach(&c->links[i], payload + off);
+            off += bk_format_align(bk_load_u64le(params + BK_SCALABLE_P_LINK_LENS + 8u * i));
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static int tp_load(tp_case *c, const char *dir)
+{
+    char path[1024];
+    const char *reason = NULL;
+    bk_rc rc;
+    snprintf(path, sizeof path, "%s/%s", dir, c->name);
+    if (tp_read_file(path, &c->buf, &c->len) != 0) {
+        TP_FAIL("%s: cannot read", path);
+        return -1;
+    }
+    rc = bk_format_validate(c->buf, c->len, BK_CHECK_CHECKSUM | BK_CHECK_DEEP, &c->h, &reason);
+    tp_checks++;
+    if (rc != BK_OK) {
+        TP_FAIL("%s: validation failed: %s", c->name, reason ? reason : "?");
+        return -1;
+    }
+    if (c->h.kind != c->kind) {
+        TP_FAIL("%s: header kind %u, manifest says %u", c->name, c->h.kind, c->kind);
+        return -1;
+    }
+    c->loaded = 1;
+    tp_attach(c);
+    return 0;
+}
+
+static void tp_hasher(tp_case *c)
+{
+    bk_hasher_init(&c->hs, c->h.seed, c->have_secret ? c->secret : NULL);
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+
+static int tp_hex(const char *s, uint8_t *out, size_t cap, size_t *n)
+{
+    size_t len = strlen(s), i;
+    if (len % 2 != 0 || len / 2 > cap)
+        return -1;
+    for (i = 0; i < len / 2; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return -1;
+        out[i] = (uint8_t)v;
+    }
+    *n = len / 2;
+    return 0;
+}
+
+/* KEY: i<decimal> (integer domain) or b<hex> (byte domain). */
+static int tp_key_hash(const tp_case *c, const char *tok, uint64_t *h)
+{
+    if (tok[0] == 'i') {
+        char *end;
+        long long v = strtoll(tok + 1, &end, 10);
+        if (*end != '\0')
+            return -1;
+        *h = bk_key_int64(&c->hs, (int64_t)v);
+        return 0;
+    }
+    if (tok[0] == 'b') {
+        uint8_t raw[TP_MAX_KEY];
+        size_t n;
+        if (tp_hex(tok + 1, raw, sizeof raw, &n) != 0)
+            return -1;
+        *h = bk_key_bytes(&c->hs, raw, n);
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- answers --------------------------------------------------------------- */
+
+static int tp_contains(const tp_case *c, uint64_t h)
+{
+    switch (c->kind) {
+    case BK_KIND_BLOOM:
+    case BK_KIND_BLOCKED_BLOOM:
+        return bk_bloom_contains(&c->bloom, h);
+    case BK_KIND_COUNTING_BLOOM:
+        return bk_counting_contains(&c->counting, h);
+    case BK_KIND_CUCKOO:
+        return bk_cuckoo_contains(&c->cuckoo, h);
+    case BK_KIND_QUOTIENT:
+        return bk_qf_contains(&c->qf, h);
+    case BK_KIND_COUNT_MIN:
+        return bk_cms_estimate(&c->cms, h) > 0;
+    case BK_KIND_TINYLFU:
+        return bk_tlfu_estimate(&c->tlfu, h) > 0;
+    case BK_KIND_SCALABLE_BLOOM:
+        for (uint32_t i = 0; i < c->num_links; i++)
+            if (bk_bloom_contains(&c->links[i], h))
+                return 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static uint64_t tp_estimate(const tp_case *c, uint64_t h)
+{
+    if (c->kind == BK_KIND_COUNT_MIN)
+        return bk_cms_estimate(&c->cms, h);
+    if (c->kind == BK_KIND_TINYLFU)
+        return bk_tlfu_estimate(&c->tlfu, h);
+    return UINT64_MAX;
+}
+
+static void tp_probes(const tp_case *c, const char *query, const char *prefix_hex, long start,
+                      long stop, long expect)
+{
+    uint8_t key[TP_MAX_KEY];
+    size_t plen = 0;
+    long fp = 0;
+    if (strcmp(prefix_hex, "-") != 0 && tp_hex(prefix_hex, key, sizeof key - 32, &plen) != 0) {
+        TP_FAIL("%s: bad probe prefix", c->name);
+        return;
+    }
+    for (long i = start; i < stop; i++) {
+        int n = snprintf((char *)key + plen, 32, "%ld", i);
+        uint64_t h = bk_key_bytes(&c->hs, key, plen + (size_t)n);
+        if (strcmp(query, "estimate") == 0 ? tp_estimate(c, h) > 0 : tp_contains(c, h) == 1)
+            fp++;
+    }
+    tp_checks++;
+    if (fp != expect)
+        TP_FAIL("%s: %ld false positives over %ld probes, the golden file says %ld", c->name, fp,
+                stop - start, expect);
+}
+
+/* ---- rebuild ------------------------------------------------------------ */
+
+/* An empty state of the golden file's shape: its header, a zero payload,
+ * and the counters that adds change reset (the cuckoo stash included). */
+static uint8_t *tp_empty_like(const tp_case *c)
+{
+    uint8_t *e = tp_alloc(c->len);
+    uint8_t *p;
+    if (e == NULL)
+        return NULL;
+    memcpy(e, c->buf, c->h.header_len);
+    p = e + BK_OFF_PARAMS;
+    switch (c->kind) {
+    case BK_KIND_BLOOM:
+    case BK_KIND_BLOCKED_BLOOM:
+        bk_store_u64le(p + BK_BLOOM_P_COUNT, 0);
+        break;
+    case BK_KIND_COUNTING_BLOOM:
+        bk_store_u64le(p + BK_COUNTING_P_COUNT, 0);
+        bk_store_u64le(p + BK_COUNTING_P_DISTINCT, 0);
+        break;
+    case BK_KIND_CUCKOO:
+        bk_store_u64le(p + BK_CUCKOO_P_COUNT, 0);
+        bk_store_u32le(p + BK_CUCKOO_P_STASH_COUNT, 0);
+        memset(p + BK_CUCKOO_P_STASH, 0, (size_t)BK_CUCKOO_STASH_MAX * BK_CUCKOO_STASH_ENTRY);
+        break;
+    case BK_KIND_QUOTIENT:
+        bk_store_u64le(p + BK_QF_P_COUNT, 0);
+        break;
+    case BK_KIND_COUNT_MIN:
+        bk_store_u64le(p + BK_CMS_P_TOTAL, 0);
+        break;
+    case BK_KIND_TINYLFU:
+        bk_store_u64le(p + BK_TLFU_P_EVENTS, 0);
+        bk_store_u64le(p + BK_TLFU_P_RESETS, 0);
+        break;
+    default:
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* Apply one build op ("add KEY", "remove KEY", "addc KEY N", "record KEY")
+ * to the rebuilt state r (same kind as c). */
+static int tp_apply(tp_case *r, char *op)
+{
+    char *verb = strtok(op, " ");
+    char *tok = strtok(NULL, " ");
+    char *arg = strtok(NULL, " ");
+    uint64_t h;
+    int was_new = 0, zeroed = 0;
+    if (verb == NULL || tok == NULL || tp_key_hash(r, tok, &h) != 0)
+        return -1;
+    if (strcmp(verb, "add") == 0) {
+        switch (r->kind) {
+        case BK_KIND_BLOOM:
+        case BK_KIND_BLOCKED_BLOOM:
+            (void)bk_bloom_add(&r->bloom, h, 0);
+            return 0;
+        case BK_KIND_COUNTING_BLOOM:
+            (void)bk_counting_add(&r->counting, h, 0);
+            return 0;
+        case BK_KIND_CUCKOO:
+            return bk_cuckoo_add(&r->cuckoo, h, &was_new) == BK_OK ? 0 : -1;
+        case BK_KIND_QUOTIENT:
+            return bk_qf_insert_fp(&r->qf, bk_qf_fingerprint(&r->qf, h), &was_new) == BK_OK
+                       ? 0 : -1;
+        default:
+            return -1;
+        }
+    }
+    if (strcmp(verb, "remove") == 0) {
+        switch (r->kind) {
+        case BK_KIND_COUNTING_BLOOM:
+            return bk_counting_remove(&r->counting, h, 0, &zeroed) == BK_OK ? 0 : -1;
+        case BK_KIND_CUCKOO:
+            return bk_cuckoo_remove(&r->cuckoo, h) == BK_OK ? 0 : -1;
+        case BK_KIND_QUOTIENT:
+            return bk_qf_remove_fp(&r->qf, bk_qf_fingerprint(&r->qf, h)) == BK_OK ? 0 : -1;
+        default:
+            return -1;
+        }
+    }
+    if (strcmp(verb, "addc") == 0 && r->kind == BK_KIND_COUNT_MIN && arg != NULL) {
+        bk_cms_add(&r->cms, h, strtoull(arg, NULL, 10), 0);
+        return 0;
+    }
+    if (strcmp(verb, "record") == 0 && r->kind == BK_KIND_TINYLFU) {
+        (void)bk_tlfu_record(&r->tlfu, h);
+        return 0;
+    }
+    return -1;
+}
+
+static void tp_compare(const tp_case *c, const tp_case *r)
+{
+    uint64_t hl = c->h.header_len, i;
+    tp_checks++;
+    for (i = hl; i < c->len; i++) {
+        if (c->buf[i] != r->buf[i]) {
+            TP_FAIL("%s: rebuilt payload differs from the golden file at byte %llu "
+                    "(0x%02x vs 0x%02x)", c->name, (unsigned long long)i, r->buf[i], c->buf[i]);
+            return;
+        }
+    }
+    if (c->kind == BK_KIND_CUCKOO) {
+        size_t off = BK_OFF_PARAMS + BK_CUCKOO_P_STASH_COUNT;
+        size_t n = 4 + (size_t)BK_CUCKOO_STASH_MAX * BK_CUCKOO_STASH_ENTRY;
+        if (memcmp(c->buf + off, r->buf + off, n) != 0)
+            TP_FAIL("%s: rebuilt cuckoo stash differs from the golden file", c->name);
+    }
+}
+
+/* ---- sizes past 2^32 ------------------------------------------------------ */
+
+/* A header whose state passes 4 GiB, with parameters consistent with it:
+ * on a 64-bit size_t the parameters alone validate (checks = 0 reads no
+ * payload); on a 32-bit size_t the one validator must refuse it with a
+ * format error, before any size is narrowed.  `len` is the length the
+ * header claims; only the header is allocated. */
+static void tp_huge(const char *what, uint8_t *hdr, uint64_t payload_len)
+{
+    bk_header h;
+    const char *reason = NULL;
+    uint64_t len = bk_load_u32le(hdr + BK_OFF_HEADER_LEN) + payload_len;
+    bk_rc rc;
+    bk_store_u64le(hdr + BK_OFF_PAYLOAD_LEN, payload_len);
+    rc = bk_format_validate(hdr, len, 0, &h, &reason);
+    tp_checks++;
+    if (sizeof(size_t) < 8) {
+        if (rc != BK_ERR_FORMAT)
+            TP_FAIL("%s of %llu bytes: 32-bit validation returned %d, not a format error", what,
+                    (unsigned long long)len, (int)rc);
+        else
+            printf("%-44s refused on 32-bit: %s\n", what, reason);
+    } else if (rc != BK_OK) {
+        TP_FAIL("%s of %llu bytes: 64-bit validation failed: %s", what, (unsigned long long)len,
+                reason ? reason : "?");
+    } else {
+        printf("%-44s accepted on 64-bit (%llu bytes)\n", what, (unsigned long long)len);
+    }
+}
+
+static void tp_huge_states(void)
+{
+    static const struct { int blocked; uint64_t bits; } blooms[] = {
+        {0, UINT64_C(1) << 35}, {1, UINT64_C(1) << 35}, {0, (UINT64_C(1) << 35) + 64},
+        {1, UINT64_C(1) << 40}};
+    uint8_t *hdr = tp_alloc(4096);
+    const char *reason = NULL;
+    uint64_t pl;
+    char what[64];
+    if (hdr == NULL) {
+        TP_FAIL("out of memory");
+        return;
+    }
+    for (size_t i = 0; i < sizeof blooms / sizeof blooms[0]; i++) {
+        memset(hdr, 0, 4096);
+        if (bk_bloom_shape(blooms[i].blocked, blooms[i].bits, 7, &pl, &reason) != BK_OK) {
+            TP_FAIL("bloom shape of 2^%d bits refused: %s", 35, reason);
+            continue;
+        }
+        bk_bloom_init_state(hdr, blooms[i].blocked, blooms[i].bits, 7, 1000, 0.01, 0, 0, 0);
+        snprintf(what, sizeof what, "%s Bloom header, %llu bits",
+                 blooms[i].blocked ? "blocked" : "classic", (unsigned long long)blooms[i].bits);
+        tp_huge(what, hdr, pl);
+    }
+    memset(hdr, 0, 4096);
+    if (bk_counting_shape(UINT64_C(1) << 33, 7, 4, &pl, &reason) == BK_OK) {
+        bk_counting_init_state(hdr, UINT64_C(1) << 33, 7, 4, 1000, 0.01, 0, 0, 0);
+        tp_huge("counting header, 2^33 4-bit counters", hdr, pl);
+    } else {
+        TP_FAIL("counting shape refused: %s", reason);
+    }
+    free(hdr);
+}
+
+/* ---- the case file ------------------------------------------------------ */
+
+static void tp_finish(tp_case *c, tp_case *r, int *ops)
+{
+    if (r->buf != NULL && *ops > 0)
+        tp_compare(c, r);
+    printf("%-44s kind %u: %s%s\n", c->name, c->kind, c->loaded ? "loaded, answers" : "NOT LOADED",
+           *ops > 0 ? ", rebuilt" : "");
+    free(c->buf);
+    free(r->buf);
+    memset(c, 0, sizeof *c);
+    memset(r, 0, sizeof *r);
+    *ops = 0;
+}
+
+int main(int argc, char **argv)
+{
+    static tp_case c, r;
+    char line[TP_MAX_LINE];
+    int ops = 0, in_case = 0, cases = 0, rebuilt = 0;
+    unsigned seen_kinds = 0;
+    FILE *f;
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s CASES GOLDEN_DIR\n", argv[0]);
+        return 2;
+    }
+    f = fopen(argv[1], "r");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s\n", argv[1]);
+        return 2;
+    }
+    printf("test_portable: %s-endian, sizeof(size_t) = %u, sizeof(void *) = %u\n",
+           BK_BIG_ENDIAN ? "big" : "little", (unsigned)sizeof(size_t),
+           (unsigned)sizeof(void *));
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *nl = strchr(line, '\n');
+        char *rest;
+        if (nl != NULL)
+            *nl = '\0';
+        rest = strchr(line, ' ');
+        rest = rest != NULL ? rest + 1 : line + strlen(line);
+        if (strncmp(line, "case ", 5) == 0) {
+            if (sscanf(rest, "%255s %u", c.name, &c.kind) != 2) {
+                TP_FAIL("bad case line: %s", line);
+                break;
+            }
+            in_case = 1;
+            cases++;
+            if (tp_load(&c, argv[2]) == 0) {
+                seen_kinds |= 1u << c.kind;
+                tp_hasher(&c);
+            }
+        } else if (!in_case) {
+            TP_FAIL("line outside a case: %s", line);
+            break;
+        } else if (strncmp(line, "secret ", 7) == 0) {
+            size_t n = 0;
+            if (tp_hex(rest, c.secret, sizeof c.secret, &n) != 0 || n != 16)
+                TP_FAIL("%s: bad secret", c.name);
+            c.have_secret = 1;
+            if (c.loaded)
+                tp_hasher(&c);
+        } else if (!c.loaded) {
+            if (strcmp(line, "end") == 0) {
+                tp_finish(&c, &r, &ops);
+                in_case = 0;
+            }
+        } else if (strncmp(line, "member ", 7) == 0) {
+            uint64_t h;
+            tp_checks++;
+            if (tp_key_hash(&c, rest, &h) != 0 || tp_contains(&c, h) != 1)
+                TP_FAIL("%s: member %s not reported present", c.name, rest);
+        } else if (strncmp(line, "estimate ", 9) == 0) {
+            char tok[TP_MAX_LINE];
+            unsigned long long want;
+            uint64_t h;
+            tp_checks++;
+            if (sscanf(rest, "%4095s %llu", tok, &want) != 2 || tp_key_hash(&c, tok, &h) != 0)
+                TP_FAIL("%s: bad estimate line", c.name);
+            else if (tp_estimate(&c, h) != want)
+                TP_FAIL("%s: estimate of %s is %llu, the golden file says %llu", c.name, tok,
+                        (unsigned long long)tp_estimate(&c, h), want);
+        } else if (strncmp(line, "probes ", 7) == 0) {
+            char query[16], prefix[TP_MAX_KEY];
+            long start, stop, expect;
+            if (sscanf(rest, "%15s %511s %ld %ld %ld", query, prefix, &start, &stop, &expect) != 5)
+                TP_FAIL("%s: bad probes line", c.name);
+            else
+                tp_probes(&c, query, prefix, start, stop, expect);
+        } else if (strncmp(line, "op ", 3) == 0) {
+            if (ops == 0) {
+                r = c;
+                r.buf = tp_empty_like(&c);
+                if (r.buf == NULL) {
+                    TP_FAIL("%s: no empty state for kind %u", c.name, c.kind);
+                    ops = -1;
+                } else {
+                    tp_attach(&r);
+                    rebuilt++;
+                }
+            }
+            if (ops >= 0) {
+                ops++;
+                if (tp_apply(&r, rest) != 0) {
+                    TP_FAIL("%s: op failed: %s", c.name, line);
+                    ops = -1;
+                }
+            }
+        } else if (strcmp(line, "end") == 0) {
+            tp_finish(&c, &r, &ops);
+            in_case = 0;
+        } else {
+            TP_FAIL("unknown line: %s", line);
+        }
+    }
+    fclose(f);
+    tp_huge_states();
+    /* every kind with golden files answered; the plain-op kinds rebuilt */
+    if (cases == 0)
+        TP_FAIL("no cases read");
+    printf("%d cases (%d rebuilt), %d checks, kinds seen 0x%x\n", cases, rebuilt, tp_checks,
+           seen_kinds);
+    printf("%d passed, %d failed\n", tp_checks - tp_failures, tp_failures);
+    return tp_failures == 0 ? 0 : 1;
+}
