@@ -365,7 +365,7 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
             lines += _render(title, head, body, markdown) + ([lines_note] if lines_note else [])
             lines.append("")
         info = res.get("machine")
-        if info is not None:
+        if info and info.get("cache_bytes"):  # JSON from before machine.py has no sizes
             where = [f"{lib} {machine.human(e['bytes_per_key'] * int(n))}: "
                      f"{machine.fits(e['bytes_per_key'] * int(n), info)}"
                      for lib, e in extra.items()
@@ -447,7 +447,7 @@ def targets(res: dict[str, Any]) -> list[str]:
                       ratio(upd, get(size, BK_BLOCKED, "numpy", op)),
                       lambda r, w=want: r >= w, "x")
     info = res.get("machine")
-    if out and info is not None:
+    if out and info and info.get("cache_bytes"):
         for n_str, size in res["sizes"].items():
             bpk = size["space_fpr"].get(BK_BLOCKED, {}).get("bytes_per_key")
             if bpk is not None and int(n_str) == 10**6:
