@@ -23,6 +23,8 @@ import random
 import sys
 from pathlib import Path
 
+import machine
+
 from bloomkit.cache import TinyLFUCache
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -67,6 +69,7 @@ def main() -> None:
     ap.add_argument("--length", type=int, default=200_000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    machine.announce()
     m, n = args.maxsize, args.length
     rng = random.Random(args.seed)
     traces = {

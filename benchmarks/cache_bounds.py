@@ -36,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cache_traces as ct
+import machine
 
 
 def ranked_traces(length: int) -> dict[str, tuple[list[int], list[int]]]:
@@ -145,6 +146,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=str, default="100000")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
+    machine.announce()
     print("| trace | size | LRU | exact-LFU | oracle | OPT | oracle - LRU (points) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, (keys, ranks) in ranked_traces(args.length).items():

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import machine
 import numpy as np
 
 from bloomkit.cache import TinyLFUCache
@@ -98,6 +99,7 @@ def main() -> None:
     ap.add_argument("--no-lfu", action="store_true", help="skip the (slow) cachetools LFU")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
+    info = machine.announce()
     rng = np.random.default_rng(SEED)
     traces: dict[str, np.ndarray] = {}
     for s in (0.8, 1.0):
@@ -124,6 +126,8 @@ def main() -> None:
                 print(f"{tname:14s} size={size:>7d} {pname:28s} hit={hits / len(keys):.4f} "
                       f"({dt:.1f} s, {dt / len(keys) * 1e9:.0f} ns/request)", flush=True)
     lines = [
+        *machine.banner(info).splitlines(),
+        "",
         f"Trace length {args.length:,} Zipf requests over {NUM_KEYS:,} keys (+ scans: "
         f"{SCAN_LEN:,} one-hit keys after every {SCAN_EVERY:,} requests), seed {SEED}.",
         "",

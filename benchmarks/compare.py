@@ -3,6 +3,12 @@
     python benchmarks/compare.py                    # n = 1e5, 1e6, 1e7; 5 repetitions
     python benchmarks/compare.py --n 1e6 --reps 7   # one size
     python benchmarks/compare.py --smoke            # tiny n, 1 repetition (CI)
+    python benchmarks/compare.py --n 1e5 --clock cpu --only pyprobables bloomkit.BloomFilter
+
+The output starts with the machine block of benchmarks/machine.py (CPU model, L1d/L2/L3
+sizes, transparent huge pages, kernel, Python, load average), also stored as "machine" in the
+JSON, and each size says where a filter of that size lives in this machine's caches: per-item
+figures at 10^6 keys depend on it (a 1.2 MB filter fits a 2 MiB L2, not a 512 KiB one).
 
 Peers (``pip install '.[bench]'``): abloom (its default mode and ``serializable=True``),
 rbloom, pybloomfiltermmap3, fastbloom-rs and pyprobables.  A peer that is not installed is
@@ -20,8 +26,10 @@ What is measured, per n and key type (list of int, list of str, numpy int64 arra
 plus bytes per key (the bit array only) and the measured false-positive rate at capacity.
 Every figure is the median over the repetitions (peers interleaved inside each repetition, so
 drift on a shared machine hits everyone alike), in ns per key, with its ratio to the fastest
-peer (a bloomkit figure below 1.00x is ahead of every peer).  Results go to
-<out>/compare.json and <out>/compare.png.  Timings are never asserted anywhere.
+peer (a bloomkit figure below 1.00x is ahead of every peer).  Times are wall-clock
+(``--clock wall``, the default) or the thread's CPU time (``--clock cpu``: on a loaded
+machine, time spent descheduled is then not counted; caches shared with other processes still
+are).  Results go to <out>/compare.json and <out>/compare.png.  Timings are never asserted.
 """
 
 from __future__ import annotations
@@ -33,7 +41,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -51,6 +58,9 @@ if any((REPO / "src" / "bloomkit" / f"_core{suffix}").exists() for suffix in EXT
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+import machine  # noqa: E402
+
 OPS = ("add", "in_hit", "in_miss", "batch_add", "batch_query")
 OP_LABEL = {"add": "add", "in_hit": "in hit", "in_miss": "in miss",
             "batch_add": "batch add", "batch_query": "batch q"}
@@ -58,6 +68,7 @@ KINDS = ("int", "str", "numpy")
 KIND_LABEL = {"int": "list of int", "str": "list of str (20 chars)",
               "numpy": "numpy int64 array"}
 ERROR_RATE = 0.01
+CLOCK: Callable[[], float] = time.perf_counter  # --clock cpu: time.thread_time
 
 
 # ---- per-item loops: the same bytecode for every library --------------------------
@@ -190,9 +201,9 @@ def timed(fn: Callable[..., Any], *args: Any) -> float:
     gc.collect()
     gc.disable()
     try:
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn(*args)
-        return time.perf_counter() - t0
+        return CLOCK() - t0
     finally:
         gc.enable()
 
@@ -353,6 +364,14 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
                 lines_note = ""
             lines += _render(title, head, body, markdown) + ([lines_note] if lines_note else [])
             lines.append("")
+        info = res.get("machine")
+        if info and info.get("cache_bytes"):  # JSON from before machine.py has no sizes
+            where = [f"{lib} {machine.human(e['bytes_per_key'] * int(n))}: "
+                     f"{machine.fits(e['bytes_per_key'] * int(n), info)}"
+                     for lib, e in extra.items()
+                     if lib.startswith("bloomkit") and "bytes_per_key" in e]
+            if where:
+                lines.append(f"filters at n = {int(n):,} on this machine: " + "; ".join(where))
         for lib, why in size.get("skipped", {}).items():
             lines.append(f"  {lib}: {why}")
         for lib, e in extra.items():
@@ -427,6 +446,13 @@ def targets(res: dict[str, Any]) -> list[str]:
                       f">= {want:g}",
                       ratio(upd, get(size, BK_BLOCKED, "numpy", op)),
                       lambda r, w=want: r >= w, "x")
+    info = res.get("machine")
+    if out and info and info.get("cache_bytes"):
+        for n_str, size in res["sizes"].items():
+            bpk = size["space_fpr"].get(BK_BLOCKED, {}).get("bytes_per_key")
+            if bpk is not None and int(n_str) == 10**6:
+                out.append(f"  (per-item lines at 1e6 depend on the caches: the blocked filter "
+                           f"is {machine.human(bpk * 1e6)}: {machine.fits(bpk * 1e6, info)})")
     return (["Targets of issue #4 in this run:", *out]) if out else []
 
 
@@ -480,13 +506,10 @@ def chart(res: dict[str, Any], path: Path) -> str | None:
     return None
 
 
-def machine() -> dict[str, Any]:
-    info: dict[str, Any] = {"python": sys.version.split()[0], "platform": platform.platform()}
-    try:
-        info["lscpu"] = subprocess.run(["lscpu"], capture_output=True, text=True,
-                                       timeout=5).stdout.splitlines()[:20]
-    except (OSError, subprocess.SubprocessError):
-        pass
+def run_info(info: dict[str, Any]) -> dict[str, Any]:
+    """benchmarks/machine.py's description plus what this script adds: the platform string,
+    the peers' versions, which bloomkit ran and whether its SIMD paths were on."""
+    info = {**info, "platform": platform.platform()}
     versions = {}
     for dist in ("abloom", "rbloom", "pybloomfiltermmap3", "fastbloom-rs", "pyprobables",
                  "numpy"):
@@ -518,7 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--smoke", action="store_true", help="tiny n, 1 repetition (CI)")
     ap.add_argument("--markdown", action="store_true", help="also print markdown tables")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall: perf_counter; cpu: the thread's CPU time (a loaded machine)")
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
+    info = machine.announce()
     if args.smoke:
         args.n, args.reps, args.sample = [2000], 1, 2000
     t0 = time.perf_counter()
@@ -528,12 +556,14 @@ def main(argv: list[str] | None = None) -> int:
     def partial(r: dict[str, Any]) -> None:  # keep what is done if a later size is cut short
         (args.out / f"{name}.partial.json").write_text(json.dumps(r, indent=1))
         if not args.smoke:
-            print(table({**r, "skipped": {}, "notes": {}}), flush=True)
+            print(table({**r, "skipped": {}, "notes": {}, "machine": info}), flush=True)
 
     res = run(args.n, args.reps, args.sample, args.slow_max_n,
               set(args.only) if args.only else None, quiet=args.smoke, partial=partial)
     (args.out / f"{name}.partial.json").unlink(missing_ok=True)
-    res["machine"] = machine()
+    res["machine"] = run_info(info)
+    res["load_average_end"] = machine.load_average()
+    res["clock"] = args.clock
     res["command"] = " ".join([os.path.basename(sys.executable), *sys.argv])
     res["reps"] = args.reps
     res["seconds"] = round(time.perf_counter() - t0, 1)

@@ -7,7 +7,11 @@ ratio measured within the same repetition, so that load on a shared
 machine, which changes from second to second, cancels out.  Times are the
 thread's CPU time (time.thread_time_ns), so that time spent descheduled is
 not counted.  Cells show the median ns per key.
-Run:  PYTHONPATH=src python benchmarks/counting_scalable.py [n] [reps]
+Run:  PYTHONPATH=src python benchmarks/counting_scalable.py [n] [reps] [--json PATH]
+The output starts with the machine block (benchmarks/machine.py) and says where each
+structure's state lives in this machine's caches: the ratios depend on it (a 4-bit counting
+filter is 4x a BloomFilter's bytes, so at some n one fits L2 and the other does not).
+--json writes the cells, the ratios and the machine block.
 
 Targets (issue 5): counting add / contains per item within 1.3x of
 BloomFilter's; scalable per-item add within 1.5x and contains within 2x of
@@ -19,12 +23,14 @@ links.
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+import machine
 import numpy as np
 
 from bloomkit import BloomFilter, CountingBloomFilter, ScalableBloomFilter
@@ -69,8 +75,13 @@ def _ops(
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n", nargs="?", type=lambda v: int(float(v)), default=1_000_000)
+    ap.add_argument("reps", nargs="?", type=int, default=7)
+    ap.add_argument("--json", default=None, help="also write the results here")
+    args = ap.parse_args()
+    n, reps = args.n, args.reps
+    info = machine.announce()
     keys = list(range(n))
     probes = list(range(n, 2 * n))
     floor = set(keys[:1000])
@@ -130,6 +141,25 @@ def main() -> None:
     ]
     for label, r, target in checks:
         print(f"  {label:32} {r:5.2f}x  {'met' if r <= target else 'MISSED'}")
+    sizes = {}
+    for name, make in makers.items():  # the filled states the queries probe
+        full = make()
+        full.add_many(keys)
+        sizes[name] = full.nbytes
+        del full
+    print("state sizes on this machine: " + "; ".join(
+        f"{name} {machine.human(b)}: {machine.fits(b, info)}" for name, b in sizes.items()))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({
+                "command": f"counting_scalable.py {n} {reps}", "n": n, "reps": reps,
+                "machine": info, "load_average_end": machine.load_average(),
+                "ns_per_key": {a: {c: statistics.median(ns[a, c]) for c in cols}
+                               for a in names},
+                "ratio_to_bloomfilter": {a: {c: ratio(a, c) for c in cols} for a in names},
+                "state_bytes": sizes,
+            }, fh, indent=1)
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

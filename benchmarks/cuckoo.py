@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import machine
 import numpy as np
 
 from bloomkit import BlockedBloomFilter, CuckooFilter
@@ -43,6 +44,7 @@ def _pair(a: Callable[[], object], b: Callable[[], object], n: int,
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     p = float(sys.argv[2]) if len(sys.argv) > 2 else 0.01
+    machine.announce()
     rng = np.random.default_rng(1)
     # below 90% load: 0.85 of the slots
     probe_cf = CuckooFilter(n, p)

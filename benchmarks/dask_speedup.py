@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine
 import numpy as np
 import pandas as pd
 
@@ -94,6 +95,7 @@ def main() -> None:
     ap.add_argument("--columns", default="user,order_id")
     ap.add_argument("--dir", default=None, help="reuse/keep Parquet files here")
     args = ap.parse_args()
+    machine.announce()
 
     tmp = None
     directory = Path(args.dir) if args.dir else Path(tmp := tempfile.mkdtemp(prefix="bk-dask-"))

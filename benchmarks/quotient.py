@@ -15,6 +15,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+import machine
 import numpy as np
 
 import bloomkit
@@ -124,6 +125,7 @@ def main() -> None:
     ap.add_argument("--q", type=int, default=20)
     ap.add_argument("--r", type=int, default=7)
     args = ap.parse_args()
+    machine.announce()
     peer_comparison(args.q, args.r)
     load_sweep(args.q, args.r)
 

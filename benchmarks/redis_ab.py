@@ -33,6 +33,7 @@ import redis  # noqa: E402
 from bloomkit import redis as new  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 from redis_throughput import free_port, start_server, wait_ready  # noqa: E402
 
 
@@ -62,6 +63,7 @@ def main() -> None:
     args = ap.parse_args()
     if shutil.which("redis-server") is None:
         sys.exit("redis-server not found: apt-get install redis-server")
+    machine.announce()
     tmp = tempfile.mkdtemp(prefix="bk-redis-ab-")
     old = load_old(args.against, tmp)
     port = free_port()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import machine
 import redis
 from redis_ab import load_old
 from redis_throughput import free_port, start_server, wait_ready
@@ -70,6 +71,7 @@ def main() -> None:
     for tool in ("valgrind", "callgrind_control", "redis-server"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} not found")
+    machine.announce()
     mods: list[tuple[str, object]] = [("new", new)]
     tmp = tempfile.mkdtemp(prefix="bk-redis-old-")
     if args.against:

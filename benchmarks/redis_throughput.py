@@ -38,6 +38,9 @@ if any((_SRC / "bloomkit" / f"_core{suffix}").exists() for suffix in EXTENSION_S
 
 import redis  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
+
 from bloomkit import BlockedBloomFilter, BloomFilter  # noqa: E402
 from bloomkit.redis import RedisBloomFilter  # noqa: E402
 
@@ -94,6 +97,7 @@ def main() -> None:
     ap.add_argument("--paths", default="raw,redis-py",
                     help="comma-separated batch paths to measure: raw, redis-py")
     args = ap.parse_args()
+    machine.announce()
 
     proc = None
     tmp = tempfile.mkdtemp(prefix="bk-redis-bench-")

@@ -1,0 +1,147 @@
+"""benchmarks/: every script says which machine it ran on (issue #21.4).
+
+No timing is asserted here: the smoke run only has to print and store the machine block.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load_machine() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bk_bench_machine", BENCH / "machine.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+machine = _load_machine()
+
+CPUINFO = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 143
+model name\t: Intel(R) Xeon(R) Processor
+stepping\t: 8
+flags\t\t: fpu sse2 hypervisor avx2 bmi2 avx512f
+
+processor\t: 1
+vendor_id\t: GenuineIntel
+model name\t: not the first block
+"""
+
+
+def _fake_root(tmp: Path, with_caches: bool = True) -> Path:
+    (tmp / "proc").mkdir()
+    (tmp / "proc/cpuinfo").write_text(CPUINFO)
+    if with_caches:
+        for i, (level, ctype, size, shared) in enumerate([
+            ("1", "Data", "48K", "0"), ("1", "Instruction", "32K", "0"),
+            ("2", "Unified", "2048K", "0"), ("3", "Unified", "107520K", "0-1"),
+        ]):
+            d = tmp / machine.CACHE_DIR / f"index{i}"
+            d.mkdir(parents=True)
+            for name, text in (("level", level), ("type", ctype), ("size", size),
+                               ("shared_cpu_list", shared)):
+                (d / name).write_text(text + "\n")
+    thp = tmp / machine.THP_DIR
+    thp.mkdir(parents=True)
+    (thp / "enabled").write_text("always [madvise] never\n")
+    (thp / "defrag").write_text("always defer defer+madvise [madvise] never\n")
+    return tmp
+
+
+class MachineBlockTests:
+    def test_sysfs_and_cpuinfo_are_read(self, tmp_path: Path) -> None:
+        info = machine.describe(_fake_root(tmp_path), lscpu_text="")
+        assert info["cpu_model"] == "Intel(R) Xeon(R) Processor"
+        assert (info["vendor"], info["cpu_family"], info["cpu_model_number"]) == (
+            "GenuineIntel", "6", "143")
+        assert info["vm_guest"] is True
+        assert info["simd_flags"] == ["avx2", "bmi2", "avx512f"]
+        assert info["cache_bytes"] == {"L1d": 48 << 10, "L1i": 32 << 10, "L2": 2 << 20,
+                                       "L3": 105 << 20}
+        assert info["caches"][3]["shared_by_cpus"] == 2
+        assert info["thp"] == {"enabled": "madvise", "defrag": "madvise"}
+        assert info["python"].startswith(".".join(map(str, sys.version_info[:2])))
+        json.dumps(info)  # stored as-is in the JSON results
+
+    def test_banner_names_model_caches_and_huge_pages(self, tmp_path: Path) -> None:
+        text = machine.banner(machine.describe(_fake_root(tmp_path), lscpu_text=""))
+        lines = text.splitlines()
+        assert lines[0].startswith("# machine: Intel(R) Xeon(R) Processor (GenuineIntel, "
+                                   "family 6 model 143 stepping 8)")
+        assert lines[1] == ("# caches: L1d 48 KiB per CPU, L1i 32 KiB per CPU, "
+                            "L2 2 MiB per CPU, L3 105 MiB shared by 2 CPUs")
+        assert lines[2].startswith("# huge pages (THP): enabled madvise, defrag madvise; kernel ")
+
+    def test_lscpu_when_sysfs_has_no_caches(self, tmp_path: Path) -> None:
+        lscpu = ("L1d cache:                               64 KiB (2 instances)\n"
+                 "L2 cache:                                2 MiB (2 instances)\n"
+                 "L3 cache:                                32 MiB (1 instance)\n")
+        info = machine.describe(_fake_root(tmp_path, with_caches=False), lscpu_text=lscpu)
+        assert info["cache_source"] == "lscpu"
+        assert info["cache_bytes"] == {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
+        assert "(from lscpu)" in machine.banner(info)
+
+    def test_nothing_known_is_not_an_error(self, tmp_path: Path) -> None:
+        info = machine.describe(tmp_path, lscpu_text="")
+        assert info["caches"] == [] and info["thp"] == {"enabled": None, "defrag": None}
+        assert "# caches: unknown" in machine.banner(info)
+        assert machine.fits(1e6, info) == "cache sizes unknown"
+
+    @pytest.mark.parametrize(("nbytes", "where"), [
+        (40e3, "fits L1d (48 KiB)"),
+        (400e3, "fits L2 (2 MiB)"),
+        (1.2e6, "fits L2 (2 MiB)"),
+        (12e6, "beyond L2 (2 MiB), fits L3 (105 MiB)"),
+        (120e6, "beyond L3 (105 MiB): DRAM"),
+    ])
+    def test_fits_says_which_cache_holds_a_state(self, tmp_path: Path, nbytes: float,
+                                                 where: str) -> None:
+        info = machine.describe(_fake_root(tmp_path), lscpu_text="")
+        assert machine.fits(nbytes, info) == where
+
+    def test_sizes(self) -> None:
+        assert machine.parse_size("32768K") == 32 << 20
+        assert machine.parse_size("1 MiB") == 1 << 20
+        assert machine.parse_size("n/a") is None
+        assert machine.human(1.237e6) == "1.2 MiB"
+
+
+class BenchmarkScriptTests:
+    def test_every_script_announces_its_machine(self) -> None:
+        scripts = sorted(p for p in BENCH.glob("*.py") if p.name != "machine.py")
+        assert len(scripts) >= 10
+        missing = [p.name for p in scripts if "machine.announce(" not in p.read_text()]
+        assert missing == []
+
+    def test_compare_smoke_prints_and_stores_the_machine(self, tmp_path: Path) -> None:
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "compare.py"), "--smoke", "--out", str(tmp_path),
+             "--only", "bloomkit.BlockedBloomFilter", "bloomkit.BloomFilter"],
+            capture_output=True, text=True, timeout=600, check=True).stdout
+        head = out.splitlines()[:3]
+        assert head[0].startswith("# machine: ")
+        assert head[1].startswith("# caches: ")
+        assert head[2].startswith("# huge pages (THP): enabled ")
+        assert re.search(r"^filters at n = 2,000 on this machine: bloomkit\.", out, re.M)
+        res = json.loads((tmp_path / "compare-smoke.json").read_text())
+        m = res["machine"]
+        for key in ("cpu_model", "caches", "cache_bytes", "thp", "kernel", "python",
+                    "load_average", "versions"):
+            assert key in m, key
+        assert res["clock"] == "wall"
+        if Path("/sys/devices/system/cpu/cpu0/cache").is_dir():
+            assert "L2" in m["cache_bytes"]
