@@ -154,6 +154,15 @@ def test_old_golden_files_are_version_0() -> None:
             assert mapped.layout_version == 0
 
 
+def test_version_1_goldens() -> None:
+    for name in ("BlockedBloomFilter_v1_small", "BlockedBloomFilter_v1_seeded_str"):
+        data = (GOLDEN / f"{name}.bkf").read_bytes()
+        assert struct.unpack_from("<I", data, VERSION_OFFSET)[0] == 1
+        assert bloomkit.loads(data).layout_version == 1
+    chain = bloomkit.loads((GOLDEN / "scalable_bloom_blocked_v1_g4.bkf").read_bytes())
+    assert chain.layout_version == 1 and chain.num_links == 4
+
+
 def test_versions_never_mix() -> None:
     old = BlockedBloomFilter.with_size(512 * 8, 5, layout_version=0)
     new = BlockedBloomFilter.with_size(512 * 8, 5)
