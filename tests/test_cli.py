@@ -128,6 +128,12 @@ class BuildTests:
         assert isinstance(f, BlockedBloomFilter) and f.seed == 9
         assert f.capacity == 501  # the line count: 300 + 200 + "last" (blank skipped)
         assert all(f.contains_many([f"g{i}" for i in range(300)] + ["last", "s199"]))
+        info = json.loads(run("info", tmp_path / "b.bkf", "--json").stdout)
+        assert info["layout_version"] == f.layout_version == 1
+        assert info["estimated_error_rate"] == f.estimate_error_rate()
+        BloomFilter(10, 0.01).save(tmp_path / "classic.bkf")
+        info = json.loads(run("info", tmp_path / "classic.bkf", "--json").stdout)
+        assert "layout_version" not in info  # classic filters have none
 
     def test_build_capacity_given_and_stdin_gzip(self, tmp_path: Path) -> None:
         data = gzip.compress(b"a\nb\nc\n")

@@ -358,8 +358,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK if all_present else EXIT_ABSENT
 
 
-_INFO_ATTRS = ("layout", "capacity", "error_rate", "num_bits", "num_hashes", "num_blocks",
-               "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
+_INFO_ATTRS = ("layout", "layout_version", "capacity", "error_rate", "num_bits", "num_hashes",
+               "num_blocks", "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
                "load_factor", "initial_capacity", "growth", "num_links", "width", "depth",
                "counter_bits", "conservative", "total", "num_counters", "sample_factor",
                "events", "resets", "seed", "keyed", "bits_set", "fill_ratio", "nbytes",
@@ -386,6 +386,8 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
             continue
         if hasattr(f, name):
             info[name] = getattr(f, name)
+    if info.get("layout") != "blocked":
+        info.pop("layout_version", None)  # only blocked layouts have versions
     try:
         info["count"] = len(f)
     except TypeError:
