@@ -19,9 +19,10 @@
  * (k = 12) for n = 10^6.  Filters of layout version 0 were sized with the
  * Poisson fill model sum_j Pois(j; n/B) (1 - (1 - 1/512)^(jk))^k, which
  * leaves out the spread of the fill: 9.90, 15.49 and 21.91 bits per key,
- * where 5 x 10^6 keys measure 1.0096%, 0.1026% and 0.01033% (2.6% and 3.3%
- * over target; docs/math.md section 2.3).  The block count is not rounded
- * to a power of two.
+ * measured at 1.0068, 1.0256 and 1.0244 times the target (5 seeds of 10^6
+ * keys; version 1: 1.0018, 0.9995 and 1.0057, standard errors 0.2-0.7%;
+ * docs/math.md section 2.3).  The block count is not rounded to a power of
+ * two.
  *
  * Probes (both derived from ONE 64-bit key hash h, see bk_keys.h):
  *   classic  x0 = h, y0 = mix64(h); probe i = mulhi(x_i, m);
@@ -41,8 +42,9 @@
  *            repeats a stored key's whole pattern with probability about
  *            2^-32 per key in its block, which is why design.py refuses
  *            blocked targets below 1e-7; measured at n = 10^6 the rates
- *            match the exact model within 0.5% (1e-2..1e-4): the excess of
- *            v0 filters over their target came from the sizing model.
+ *            match the exact model within one standard error (0.1-0.7%,
+ *            1e-2..1e-4): the excess of v0 filters over their target came
+ *            from the sizing model.
  *   The version is the u32 at params +12 (reserved, and so 0, before v1).
  *
  * Invariants: bits only go from 0 to 1 (clear() aside), so there are no
