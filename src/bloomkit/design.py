@@ -496,10 +496,11 @@ def _poisson_mixture(lam: float, num_hashes: int, block_bits: int) -> float:
 #     FPR = sum_{r=0..k} w_r (1 - (1 - rho_r) / b)**n                  (exact)
 #
 # k + 1 terms instead of a sum over loads.  The w_r alternate in sign
-# (|w_r| ~ C(k, r)), so the sum loses digits when the rate is tiny next to
-# sum_r |term_r| (nearly empty filters, or k far above 24); then
+# (|w_r| ~ C(k, r)), so the sum loses digits when the rate is small next to
+# sum_r |term_r| (k >= ~18, or low fill): then _occupancy_closed_decimal
+# evaluates it with 30+ decimal digits, and for nearly empty filters
 # _occupancy_sum adds the loads one by one with the cover probabilities of
-# a positive recurrence instead.  At the designs of n = 10**6 the exact
+# a positive recurrence.  At the designs of n = 10**6 the exact
 # rate exceeds the Poisson fill model by 0.19% (p = 0.1), 0.93% (1e-2),
 # 2.2% (1e-3) and 3.9% (1e-4) (docs/math.md, section 2.3).
 
@@ -635,10 +636,10 @@ def _occupancy_closed_decimal(
     For rates far below their terms (high k, low fill), where doubles
     cancel.  Decimal arithmetic is the same on every platform (no libm).
     The working precision has guard digits for ``1 - miss/b`` (its log
-    loses log10(b) digits) and for the squarings in _dec_exp (up to 0.31
-    digit per doubling of |arg| past 2**-10; |arg| <= 1e5, beyond which the
-    term is below 1e-43000 and set to 0, which only happens when the block
-    is full and the rate near 1).
+    loses log10(b) digits) and for the squarings in _dec_exp (0.31 digit
+    per doubling of |arg| past 2**-12).  A term with |arg| > 1e5 is below
+    1e-43000 and set to 0: that only happens when blocks are so full that
+    the rate is near 1.
     """
     # |arg| <= n (miss <= 1 <= b), so halving it to below 2**-12 takes at
     # most log2(n) + 12 squarings.
