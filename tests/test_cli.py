@@ -128,6 +128,33 @@ class BuildTests:
         assert isinstance(f, BlockedBloomFilter) and f.seed == 9
         assert f.capacity == 501  # the line count: 300 + 200 + "last" (blank skipped)
         assert all(f.contains_many([f"g{i}" for i in range(300)] + ["last", "s199"]))
+        info = json.loads(run("info", tmp_path / "b.bkf", "--json").stdout)
+        assert info["layout_version"] == f.layout_version == 1
+        assert info["estimated_error_rate"] == f.estimate_error_rate()
+        BloomFilter(10, 0.01).save(tmp_path / "classic.bkf")
+        info = json.loads(run("info", tmp_path / "classic.bkf", "--json").stdout)
+        assert "layout_version" not in info  # classic filters have none
+
+    def test_build_a_file_that_merges_with_an_old_blocked_one(self, tmp_path: Path) -> None:
+        # The golden was built before blocked layout version 1 (version 0).
+        old = Path(__file__).parent / "format" / "golden" / "BlockedBloomFilter_small.bkf"
+        keys = tmp_path / "k.txt"
+        keys.write_text("".join(f"new-{i}\n" for i in range(1000)))
+        for version, ok in ((None, False), ("0", True)):
+            out = tmp_path / f"v{version}.bkf"
+            opts = ["--layout-version", version] if version else []
+            r = run("build", keys, "-o", out, "--capacity", "1000", "-p", "0.01", *opts)
+            assert r.returncode == 0, r.stderr
+            r = run("merge", old, out, "-o", tmp_path / "m.bkf")
+            assert (r.returncode == 0) is ok, r.stderr
+            if not ok:
+                assert b"layout versions" in r.stderr and len(r.stderr.splitlines()) == 1
+        merged = bloomkit.load(tmp_path / "m.bkf")
+        assert merged.layout_version == 0
+        assert all(merged.contains_many([f"new-{i}" for i in range(1000)] + list(range(-500, 500))))
+        r = run("build", keys, "-o", tmp_path / "c.bkf", "--layout", "classic",
+                "--layout-version", "0")
+        assert r.returncode != 0 and b"blocked" in r.stderr
 
     def test_build_capacity_given_and_stdin_gzip(self, tmp_path: Path) -> None:
         data = gzip.compress(b"a\nb\nc\n")

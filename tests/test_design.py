@@ -12,10 +12,12 @@ import pytest
 
 from bloomkit.design import (
     BLOCK_BITS,
+    BLOCKED_LAYOUT_VERSION,
     MAX_CAPACITY,
     MAX_NUM_BITS,
     MIN_ERROR_RATE,
     Design,
+    blocked_estimate_count,
     blocked_false_positive_rate,
     design,
     estimate_count,
@@ -177,41 +179,127 @@ def test_blocked_design_meets_target_and_is_minimal(p: float) -> None:
 
 
 def test_blocked_reference_figures() -> None:
-    # Pinned figures of the Poisson model for n = 10**6 (see docs/math.md).
+    # Pinned figures for n = 10**6 (see docs/math.md): the exact occupancy
+    # model of layout version 1, and the Poisson fill model that sized every
+    # version-0 filter (so version-0 shapes are reproduced exactly).
     expected = {
-        0.1: (3, 9_437),
-        0.01: (6, 19_328),
-        0.001: (9, 30_251),
-        0.0001: (12, 42_801),
+        0.1: ((3, 9_445), (3, 9_437)),
+        0.01: ((6, 19_372), (6, 19_328)),
+        0.001: ((9, 30_363), (9, 30_251)),
+        0.0001: ((12, 43_028), (12, 42_801)),
     }
-    for p, (k, blocks) in expected.items():
+    for p, (v1, v0) in expected.items():
         d = design(10**6, p, "blocked")
-        assert (d.num_hashes, d.num_blocks) == (k, blocks), p
+        assert (d.num_hashes, d.num_blocks, d.layout_version) == (*v1, 1), p
+        d0 = design(10**6, p, "blocked", layout_version=0)
+        assert (d0.num_hashes, d0.num_blocks, d0.layout_version) == (*v0, 0), p
+        assert d0.expected_error_rate == design_module._poisson_mixture(
+            10**6 / d0.num_blocks, d0.num_hashes, BLOCK_BITS)
 
 
 def test_blocked_bits_per_key_range() -> None:
-    # The model of the brief gives 9.90 bits/key at 1% and 15.49 at 0.1%.
-    # Those sit above the classic optimum (9.59 / 14.38) and below the
-    # upper ends of the commonly quoted 512-bit-block figures (10.1-10.5 and
-    # 15.8-16.9 bits/key).  The quoted lower ends are NOT reached: they
-    # belong to less ideal probe schemes; a Monte Carlo simulation of
-    # independent uniform in-block probes measures 1.009% at 9.90 bits/key.
+    # The exact model gives 9.92 bits/key at 1% and 15.55 at 0.1%: above
+    # the classic optimum (9.59 / 14.38) and below the upper ends of the
+    # commonly quoted 512-bit-block figures (10.1-10.5 and 15.8-16.9
+    # bits/key).  The quoted lower ends belong to less ideal probe schemes.
+    # The Poisson fill model of version 0 gives 9.90 and 15.49, where
+    # independent probes measure 1.009% and 0.102% (R3 in test_bloom.py).
     at_1 = design(10**6, 0.01, "blocked").bits_per_key
     at_01 = design(10**6, 0.001, "blocked").bits_per_key
     assert 9.8 <= at_1 <= 10.5
     assert 15.3 <= at_01 <= 16.9
-    assert at_1 == pytest.approx(9.896, abs=1e-3)
-    assert at_01 == pytest.approx(15.489, abs=1e-3)
+    assert at_1 == pytest.approx(9.918, abs=1e-3)
+    assert at_01 == pytest.approx(15.546, abs=1e-3)
+    assert design(10**6, 0.01, "blocked", layout_version=0).bits_per_key == pytest.approx(
+        9.896, abs=1e-3)
+    assert design(10**6, 0.001, "blocked", layout_version=0).bits_per_key == pytest.approx(
+        15.489, abs=1e-3)
 
 
 def test_blocked_is_worse_than_classic_for_same_bits() -> None:
-    # 10 bits/key, k = 7: classic 0.819%, blocked 0.957%.
+    # 10 bits/key, k = 7: classic 0.819%, blocked 0.969% (the Poisson fill
+    # model: 0.957%).
     n = 10**6
     blocks = round(n * 10 / BLOCK_BITS)
     classic = false_positive_rate(blocks * BLOCK_BITS, 7, n)
     blocked = blocked_false_positive_rate(blocks, 7, n)
     assert round(classic * 100, 3) == 0.819
-    assert round(blocked * 100, 3) == 0.957
+    assert round(blocked * 100, 3) == 0.969
+    assert round(design_module._poisson_mixture(n / blocks, 7, BLOCK_BITS) * 100, 3) == 0.957
+
+
+# ---- the exact occupancy model (layout version 1) ----
+
+
+def _occupancy_dp(throws: int, k: int, block_bits: int = 512) -> float:
+    """E[(S/B)**k] for S the bits set by ``throws`` uniform throws, by a
+    dynamic program over the distribution of S (independent of the code)."""
+    dist = [1.0] + [0.0] * block_bits
+    for _ in range(throws):
+        new = [0.0] * (block_bits + 1)
+        for s_, pr in enumerate(dist):
+            if pr:
+                new[s_] += pr * s_ / block_bits
+                if s_ < block_bits:
+                    new[s_ + 1] += pr * (block_bits - s_) / block_bits
+        dist = new
+    return sum(pr * (s_ / block_bits) ** k for s_, pr in enumerate(dist))
+
+
+@pytest.mark.parametrize(("n", "k"), [(1, 3), (2, 7), (3, 12), (5, 24)])
+def test_exact_model_matches_a_dynamic_program_on_one_block(n: int, k: int) -> None:
+    # One block: every key lands in it, so FPR = E[(S/B)**k] after n*k throws.
+    got = blocked_false_positive_rate(1, k, n)
+    assert got == pytest.approx(_occupancy_dp(n * k, k), rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize(("blocks", "k", "n"), [(4, 6, 30), (7, 9, 100), (3, 2, 5)])
+def test_exact_model_matches_a_binomial_sum_of_the_dynamic_program(
+    blocks: int, k: int, n: int
+) -> None:
+    # The query's block holds J ~ Binomial(n, 1/blocks) keys.
+    want = sum(
+        math.comb(n, j) * (1 / blocks) ** j * (1 - 1 / blocks) ** (n - j) * _occupancy_dp(j * k, k)
+        for j in range(n + 1)
+    )
+    got = blocked_false_positive_rate(blocks, k, n)
+    assert got == pytest.approx(want, rel=1e-7, abs=0)  # the double closed form: ~1e-8 here
+
+
+@pytest.mark.parametrize(("p", "k", "blocks"), [(1e-2, 6, 19_372), (1e-4, 12, 43_028),
+                                                (1e-6, 16, 75_830), (1e-7, 18, 97_485),
+                                                (1e-7, 24, 97_485)])
+def test_exact_model_paths_agree(p: float, k: int, blocks: int) -> None:
+    # The double closed form, the decimal closed form and the load-by-load
+    # sum (positive terms only) of the same model.
+    n = 10**6
+    by_loads = design_module._occupancy_sum(n, blocks, k, BLOCK_BITS)
+    dec, dec_err = design_module._occupancy_closed_decimal(n, blocks, k, BLOCK_BITS, 30)
+    assert dec == pytest.approx(by_loads, rel=1e-12, abs=0)
+    assert dec_err < 1e-15 * dec
+    assert blocked_false_positive_rate(blocks, k, n) == pytest.approx(by_loads, rel=1e-5, abs=0)
+    assert by_loads == pytest.approx(p, rel=0.5)
+
+
+def test_exact_model_exceeds_the_poisson_fill_model() -> None:
+    # Jensen within a block: docs/math.md section 2.3 (1.0093 at 1e-2 ... 1.0393 at 1e-4).
+    n = 10**6
+    for p, want in ((0.1, 1.0019), (0.01, 1.0093), (0.001, 1.0219), (0.0001, 1.0393)):
+        d0 = design(n, p, "blocked", layout_version=0)
+        exact = blocked_false_positive_rate(d0.num_blocks, d0.num_hashes, n)
+        assert exact / d0.expected_error_rate == pytest.approx(want, abs=1e-4), p
+
+
+def test_exact_model_nearly_empty() -> None:
+    # One key in the query's block (lam = 1e-9, k = 24): the query's 24
+    # probes must all hit the D distinct bits of that key, so the rate is
+    # lam * E[(D/B)**k] (D: distinct values among k draws from B).
+    k, b = 24, 512
+    pd = design_module._distinct_probs(k, b)
+    want = 1e-9 * sum(pd[d] * (d / b) ** k for d in range(k + 1))
+    got = blocked_false_positive_rate(10**9, k, 1)
+    assert got == pytest.approx(want, rel=1e-6, abs=0)
+    assert 8e-42 < got < 1e-41
 
 
 def _brute_force_mixture(lam: float, k: int, block_bits: int = 512) -> float:
@@ -288,8 +376,10 @@ def test_blocked_fpr_extreme_loads() -> None:
         (10**6, 0.9999),
     ],
 )
-def test_blocked_k_search_equals_full_scan(n: int, p: float) -> None:
-    assert design(n, p, "blocked") == design_module._blocked_design_exhaustive(n, p)
+@pytest.mark.parametrize("version", [0, 1])
+def test_blocked_k_search_equals_full_scan(n: int, p: float, version: int) -> None:
+    assert design(n, p, "blocked", layout_version=version) == (
+        design_module._blocked_design_exhaustive(n, p, version))
 
 
 def test_blocked_large_capacity_is_fast_and_exact() -> None:
@@ -322,6 +412,22 @@ def test_estimate_count_inverts_expected_fill() -> None:
     m, k, n = 10**6, 7, 10**5
     bits_set = round(m * (1 - math.exp(-k * n / m)))
     assert estimate_count(m, k, bits_set) == pytest.approx(n, rel=1e-3)
+
+
+def test_blocked_estimate_count_inverts_expected_fill() -> None:
+    # E[fill] = 1 - (1 - c/b)**n, c = 1 - (1 - 1/B)**k (binomial loads).
+    for blocks, k, n in ((19_372, 6, 10**6), (43_028, 12, 10**6), (10, 3, 50)):
+        c = 1 - (1 - 1 / BLOCK_BITS) ** k
+        bits_set = round(blocks * BLOCK_BITS * (1 - (1 - c / blocks) ** n))
+        tolerance = 2e-3 + 1 / bits_set  # bits_set is rounded
+        assert blocked_estimate_count(blocks, k, bits_set) == pytest.approx(n, rel=tolerance)
+        # the classic estimate reads about (k - 1) / 1024 low here
+        classic = estimate_count(blocks * BLOCK_BITS, k, bits_set)
+        assert classic / n == pytest.approx(1 - (k - 1) / 1024, abs=5e-4 + 100 / n)
+    assert blocked_estimate_count(3, 7, 0) == 0.0
+    assert blocked_estimate_count(3, 7, 3 * 512) == math.inf
+    with pytest.raises(ValueError):
+        blocked_estimate_count(3, 7, 3 * 512 + 1)
 
 
 def test_estimate_count_edges() -> None:
@@ -420,6 +526,17 @@ def test_layout_validation() -> None:
         design(1000, 0.01, None)  # type: ignore[arg-type]
 
 
+def test_layout_version_validation() -> None:
+    assert design(1000, 0.01, "blocked").layout_version == BLOCKED_LAYOUT_VERSION == 1
+    assert design(1000, 0.01).layout_version == 0
+    assert design(1000, 0.01, layout_version=0) == design(1000, 0.01)
+    for bad, error in ((2, ValueError), (-1, ValueError), (True, TypeError), ("1", TypeError)):
+        with pytest.raises(error, match="layout_version"):
+            design(1000, 0.01, "blocked", layout_version=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="layout_version"):
+        design(1000, 0.01, "classic", layout_version=1)
+
+
 def test_too_many_bits() -> None:
     with pytest.raises(ValueError, match="MAX_NUM_BITS"):
         design(MAX_CAPACITY, 0.01)
@@ -442,7 +559,7 @@ def test_design_record() -> None:
         d.num_bits = 1  # type: ignore[misc]
     text = str(d)
     assert "\n" not in text
-    fragments = ("blocked", "1,000,000 keys", "19,328 blocks", "k=6", "9.90 bits/key")
+    fragments = ("blocked", "1,000,000 keys", "19,372 blocks", "k=6", "9.92 bits/key")
     for fragment in fragments:
         assert fragment in text
     c = design(50_000_000, 0.01)

@@ -18,7 +18,20 @@ import xxhash
 
 from bloomkit import BlockedBloomFilter, BloomFilter, _core
 
-CLASSES = [BloomFilter, BlockedBloomFilter]
+
+class BlockedV0(BlockedBloomFilter):
+    """Blocked layout version 0 (the files written before version 1): every path
+    must keep computing its positions too."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> BlockedV0:
+        kwargs.setdefault("layout_version", 0)
+        obj: BlockedV0 = super().__new__(cls, *args, **kwargs)  # type: ignore[arg-type]
+        return obj
+
+
+CLASSES = [BloomFilter, BlockedBloomFilter, BlockedV0]
 INT_DOMAIN = 0x696E74656765722E
 # What this CPU and build can run (BLOOMKIT_NO_SIMD only sets the starting state).
 _SIMD_AT_START = _core.BloomBase._simd()
@@ -121,6 +134,33 @@ def _keys(rng: random.Random, n: int) -> list[object]:
         else:
             out.append("ключ-" + str(i))
     return out
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 8, 9, 12, 13, 16, 17, 23, 24])
+def test_blocked_paths_for_every_probe_group_shape(version: int, k: int,
+                                                   rng: random.Random) -> None:
+    # The AVX2 paths take the probes 8 at a time (version 1: 4 per stream
+    # word); every k around those boundaries sets the bits _bit_positions names
+    # (which test_probes.py checks against docs/FORMAT.md), per item and in
+    # batches, on both paths.
+    keys = _keys(rng, 200)
+    ref = BlockedBloomFilter.with_size(512 * 37, k, seed=3, layout_version=version)
+    want = {q for key in keys for q in ref._bit_positions(key)}
+    for simd in (False, True):
+        _core.BloomBase._simd(simd)
+        for batch in (False, True):
+            g = BlockedBloomFilter.with_size(512 * 37, k, seed=3, layout_version=version)
+            if batch:
+                g.add_many(keys)
+            else:
+                for key in keys:
+                    g.add(key)
+            assert _bits_set(g) == want, (simd, batch)
+            assert all(g.contains_many(keys)) and all(key in g for key in keys)
+            others = _keys(rng, 300)
+            assert list(g.contains_many(others)) == [
+                set(g._bit_positions(o)) <= want for o in others]
 
 
 class WritePathTests:

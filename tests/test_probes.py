@@ -39,10 +39,14 @@ def classic_positions(h: int, m: int, k: int) -> list[int]:
     return out
 
 
-def blocked_positions(h: int, num_blocks: int, k: int) -> list[int]:
+def blocked_positions(h: int, num_blocks: int, k: int, version: int = 1) -> list[int]:
     base = ((h * num_blocks) >> 64) * 512
-    g = h & 0xFFFFFFFF
-    return [base + (((g * SALT[i]) & 0xFFFFFFFF) >> 23) for i in range(k)]
+    if version == 0:
+        g = h & 0xFFFFFFFF
+        return [base + (((g * SALT[i]) & 0xFFFFFFFF) >> 23) for i in range(k)]
+    # version 1: a splitmix64 stream seeded with h; 9 of every 16 bits
+    words = [mix64((h + (j + 1) * 0x9E3779B97F4A7C15) & M64) for j in range((k + 3) // 4)]
+    return [base + ((words[i // 4] >> (16 * (i % 4) + 7)) & 511) for i in range(k)]
 
 
 class ProbeFormulaTests:
@@ -58,19 +62,23 @@ class ProbeFormulaTests:
             assert f._key_hash(key) == h
             assert f._bit_positions(key) == classic_positions(h, m, k)
 
-    @pytest.mark.parametrize("blocks,k", [(1, 1), (2, 6), (19_328, 6), (30_251, 9), (777, 24)])
+    @pytest.mark.parametrize("version", [0, 1])
+    @pytest.mark.parametrize("blocks,k", [(1, 1), (2, 6), (19_328, 6), (30_251, 9), (777, 24),
+                                          (43_028, 12), (5, 13), (3, 17)])
     def test_blocked_matches_the_documented_formula(
-        self, blocks: int, k: int, rng: random.Random
+        self, blocks: int, k: int, version: int, rng: random.Random
     ) -> None:
-        f = BlockedBloomFilter.with_size(blocks * 512, k, seed=rng.randrange(2**64))
+        f = BlockedBloomFilter.with_size(blocks * 512, k, seed=rng.randrange(2**64),
+                                         layout_version=version)
+        assert f.layout_version == version
         for _ in range(200):
             key = rng.randrange(-(2**70), 2**70)
             h = _core.key_hash(key, f.seed)
-            assert f._bit_positions(key) == blocked_positions(h, blocks, k)
+            assert f._bit_positions(key) == blocked_positions(h, blocks, k, version)
 
     def test_positions_are_the_bits_set(self, rng: random.Random) -> None:
-        for cls in (BloomFilter, BlockedBloomFilter):
-            f = cls(1000, 0.01)
+        for f in (BloomFilter(1000, 0.01), BlockedBloomFilter(1000, 0.01),
+                  BlockedBloomFilter(1000, 0.01, layout_version=0)):
             key = rng.randbytes(16)
             f.add(key)
             payload = f.to_bytes()[128:]

@@ -220,6 +220,62 @@ class LifecycleTests:
         assert g.contains_many(["k", "z"] * 5) == [True, False] * 5  # the pool is sane
 
 
+class BlockedLayoutVersionTests:
+    """A blocked filter created before layout version 1 keeps its derivation."""
+
+    @staticmethod
+    def _create_as_before(client: Any, name: str, monkeypatch: pytest.MonkeyPatch,
+                          **kwargs: Any) -> None:
+        # What create() wrote before version 1: a version-0 shape, format
+        # bloomkit-redis/1 and no layout_version field.
+        import bloomkit.redis as bkredis
+
+        real = bkredis.design
+        monkeypatch.setattr(bkredis, "design",
+                            lambda *a, **kw: real(*a, **{**kw, "layout_version": 0}))
+        RedisBloomFilter.create(client, name, 3000, 0.001, layout="blocked", seed=9, **kwargs)
+        monkeypatch.setattr(bkredis, "design", real)
+        assert client.hget(f"{{{name}}}:meta", "format") == b"bloomkit-redis/1"
+        client.hdel(f"{{{name}}}:meta", "layout_version")
+
+    @pytest.mark.parametrize("shards", [1, 3])
+    def test_an_old_filter_answers_as_before(self, client: Any, name: str, shards: int,
+                                             rng: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._create_as_before(client, name, monkeypatch, shards=shards)
+        f = RedisBloomFilter.open(client, name, capacity=3000, error_rate=0.001)
+        assert f.layout_version == 0
+        local = BlockedBloomFilter(3000, 0.001, seed=9, layout_version=0)
+        assert (f.num_bits, f.num_hashes) == (local.num_bits, local.num_hashes)
+        keys = _keys(rng, 2500)
+        assert f.add_many(keys[:2000]) == local.add_many(keys[:2000])
+        other = BlockedBloomFilter(3000, 0.001, seed=9, layout_version=0)
+        other.add_many(keys[2000:])
+        f.merge_from(other)
+        local |= other
+        probes = keys + _keys(rng, 3000)
+        assert f.contains_many(probes) == list(local.contains_many(probes))
+        assert [k in f for k in probes[:300]] == [k in local for k in probes[:300]]
+        got = f.to_local()
+        assert got.layout_version == 0 and got.to_bytes() == local.to_bytes()
+        with pytest.raises(IncompatibleFiltersError, match="layout_version"):
+            f.merge_from(BlockedBloomFilter.with_size(f.num_bits, f.num_hashes, seed=9))
+
+    def test_a_new_filter_is_version_1_under_its_own_format(self, client: Any,
+                                                            name: str) -> None:
+        f = RedisBloomFilter.create(client, name, 3000, 0.001, layout="blocked", seed=9)
+        meta = client.hgetall(f"{{{name}}}:meta")
+        assert (meta[b"format"], meta[b"layout_version"]) == (b"bloomkit-redis/2", b"1")
+        assert f.layout_version == 1 and f.to_local().layout_version == 1
+        assert f.num_bits == BlockedBloomFilter(3000, 0.001).num_bits
+        # a version that does not go with the format is damaged metadata
+        client.hset(f"{{{name}}}:meta", "layout_version", "0")
+        with pytest.raises(FilterMismatchError, match="damaged"):
+            RedisBloomFilter.open(client, name)
+        classic = RedisBloomFilter.create(client, name + ":c", 3000, 0.001)
+        assert client.hget(f"{{{name}:c}}:meta", "format") == b"bloomkit-redis/1"
+        assert classic.layout_version == 0
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("layout", ["classic", "blocked"])
 class RawContainsTests:

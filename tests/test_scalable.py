@@ -342,9 +342,12 @@ class ConcurrencyTests:
 
 
 def _golden_build(build: dict[str, Any]) -> ScalableBloomFilter:
+    # A recipe without layout_version was written before blocked layout
+    # version 1 existed: its blocked links are version 0.
     f = ScalableBloomFilter(
         build["initial_capacity"], build["error_rate"], growth=build["growth"],
         tightening=build["tightening"], layout=build["layout"], seed=build["seed"],
+        layout_version=build.get("layout_version", 0),
     )
     f.add_many([f"golden-{i}" for i in range(build["add"])])
     return f

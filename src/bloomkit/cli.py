@@ -140,6 +140,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
     else:
         keys_iter = read_keys(args.keys)
     f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
+    if args.layout_version is not None:
+        # a blocked file to be merged with one built before layout version 1
+        if cls.__name__ != "BlockedBloomFilter":
+            raise CliError("--layout-version applies only to the blocked layout, not "
+                           f"{cls.__name__}")
+        f = cls(capacity, f.error_rate, seed=args.seed, layout_version=args.layout_version)
     read, _ = _feed_all(f, keys_iter, total, args.progress, "build", args.output)
     _save(f, args.output)
     _report(args, f, args.output, read)
@@ -358,8 +364,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK if all_present else EXIT_ABSENT
 
 
-_INFO_ATTRS = ("layout", "capacity", "error_rate", "num_bits", "num_hashes", "num_blocks",
-               "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
+_INFO_ATTRS = ("layout", "layout_version", "capacity", "error_rate", "num_bits", "num_hashes",
+               "num_blocks", "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
                "load_factor", "initial_capacity", "growth", "num_links", "width", "depth",
                "counter_bits", "conservative", "total", "num_counters", "sample_factor",
                "events", "resets", "seed", "keyed", "bits_set", "fill_ratio", "nbytes",
@@ -386,6 +392,8 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
             continue
         if hasattr(f, name):
             info[name] = getattr(f, name)
+    if info.get("layout") != "blocked":
+        info.pop("layout_version", None)  # only blocked layouts have versions
     try:
         info["count"] = len(f)
     except TypeError:
@@ -611,6 +619,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", type=cli_kinds.parse_kind, choices=kinds, metavar="KIND",
                    help=f"any structure, overrides --layout: {', '.join(kinds)} "
                    "(default: from --layout)")
+    p.add_argument("--layout-version", type=int, choices=(0, 1), default=None,
+                   help="blocked only: how a key's bits are placed in its block; 1 (default) "
+                   "or 0, the layout of blocked files built before version 1, to merge with "
+                   "them")
     p.add_argument("--delta", type=_rate, default=None,
                    help=f"CountMinSketch only: failure probability (default "
                    f"{cli_kinds.DEFAULT_DELTA})")

@@ -52,7 +52,7 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 from . import _core
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from .counting import CountingBloomFilter
-from .design import BLOCK_BITS, design
+from .design import BLOCK_BITS, blocked_estimate_count, design
 from .errors import BloomkitError, CapacityError, IncompatibleFiltersError
 from .sketch import CountMinSketch
 
@@ -75,6 +75,13 @@ MAX_STRING_BYTES = 512 * 1024 * 1024
 #: Stored in the ``format`` field of the meta hash; the number is the major
 #: version of this Redis layout (a reader refuses other majors).
 REDIS_FORMAT = "bloomkit-redis/1"
+
+#: The format of a blocked RedisBloomFilter of layout version 1 (its meta also
+#: has ``layout_version`` = 1): a reader from before version 1 existed would
+#: derive other in-block bits (false negatives), and refuses this major.
+#: Classic filters and blocked filters of version 0 (no ``layout_version``
+#: field, every filter created before) keep REDIS_FORMAT.
+REDIS_FORMAT_BLOCKED_V1 = "bloomkit-redis/2"
 
 _HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
 _PARAMS_LEN = 48
@@ -258,10 +265,16 @@ def _round_half_away(x: float) -> int:
     return i + 1 if x - i >= 0.5 else i
 
 
-def _union_count(num_bits: int, k: int, popcount: int) -> int:
-    """The count the local filter stores after a union (py_bloom.c bkbloom_recount)."""
+def _union_count(num_bits: int, k: int, popcount: int, blocked: bool = False) -> int:
+    """The count the local filter stores after a union (py_bloom.c bkbloom_recount:
+    estimate_count(), whose blocked form is design.blocked_estimate_count)."""
     m, x = float(num_bits), float(popcount)
-    est = m if x >= m else -m / k * math.log1p(-x / m)
+    if x >= m:
+        est = m
+    elif blocked:
+        est = blocked_estimate_count(num_bits // BLOCK_BITS, k, popcount)
+    else:
+        est = -m / k * math.log1p(-x / m)
     if not est >= 0.0:
         est = 0.0
     return _round_half_away(min(est, m))
@@ -445,6 +458,7 @@ def _header(
     key_check: int,
     payload_len: int,
     count: int,
+    layout_version: int = 0,
 ) -> bytearray:
     """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0."""
     h = bytearray(_HEADER_LEN)
@@ -467,7 +481,8 @@ def _header(
         0,
         key_check,
     )
-    struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, 0, capacity, error_rate, count, 0)
+    struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, layout_version, capacity,
+                     error_rate, count, 0)
     return h
 
 
@@ -516,6 +531,9 @@ class RedisBloomFilter:
         self.name = name
         self.layout: str = meta["layout"]
         self._kind, layout_id, self._cls = self._layouts[self.layout]
+        #: the blocked layout version (0: created before version 1 existed)
+        self.layout_version = int(meta.get("layout_version", "0"))
+        layout_id += self.layout_version
         self.num_bits = int(meta["num_bits"])
         self.num_hashes = int(meta["num_hashes"])
         self.capacity = int(meta["capacity"])
@@ -627,7 +645,7 @@ class RedisBloomFilter:
                 "over the whole bit array, so one key would span several shards and its add "
                 "could not be one atomic command"
             )
-        d = design(capacity, error_rate, layout)
+        d = design(capacity, error_rate, layout)  # blocked: the current layout version
         payload_len = d.nbytes
         if shards == 1:
             shard_bytes = payload_len
@@ -655,7 +673,7 @@ class RedisBloomFilter:
         tiny = lcls.with_size(512, 1, seed=seed, secret=secret)
         key_check = struct.unpack_from("<Q", tiny.to_bytes(), 56)[0]
         meta = {
-            "format": REDIS_FORMAT,
+            "format": REDIS_FORMAT_BLOCKED_V1 if d.layout_version == 1 else REDIS_FORMAT,
             "structure": "bloom",
             "layout": layout,
             "num_bits": str(d.num_bits),
@@ -671,6 +689,8 @@ class RedisBloomFilter:
             "gen": _secrets.token_hex(8),
             "state": "creating",
         }
+        if layout == "blocked":
+            meta["layout_version"] = str(d.layout_version)
         obj = cls(client, name, meta, secret, key)  # validates seed/secret/key locally
         meta_key = _meta_key(name)
         flat = [x for kv in meta.items() for x in kv]
@@ -730,9 +750,10 @@ class RedisBloomFilter:
                 f"Redis key {meta_key!r} does not hold a bloomkit Bloom filter "
                 f"(format={fmt!r}, structure={meta.get('structure')!r})"
             )
-        if fmt != REDIS_FORMAT:
+        if fmt not in (REDIS_FORMAT, REDIS_FORMAT_BLOCKED_V1):
             raise FilterMismatchError(
-                f"filter {name!r} uses Redis layout {fmt!r}; this bloomkit reads {REDIS_FORMAT!r}"
+                f"filter {name!r} uses Redis layout {fmt!r}; this bloomkit reads {REDIS_FORMAT!r} "
+                f"and {REDIS_FORMAT_BLOCKED_V1!r}"
             )
         if meta.get("state") != "ready":
             raise RedisFilterError(
@@ -747,6 +768,12 @@ class RedisBloomFilter:
                 int(meta[f])
             float.fromhex(meta["error_rate"])
             _ = meta["gen"], meta["keyed"]
+            # the blocked layout version goes with the format's major
+            want = "1" if fmt == REDIS_FORMAT_BLOCKED_V1 else None
+            if meta.get("layout_version") not in ({want} if want else {None, "0"}) or (
+                want and meta["layout"] != "blocked"
+            ):
+                raise ValueError(f"layout_version {meta.get('layout_version')!r} with {fmt!r}")
         except (KeyError, ValueError) as exc:
             raise FilterMismatchError(f"filter {name!r} has damaged metadata ({exc!r})") from exc
         if (meta["keyed"] == "1") != (secret is not None):
@@ -1238,7 +1265,8 @@ class RedisBloomFilter:
     def _count(self, counts: list[tuple[int, int]]) -> int:
         adds = sum(a for a, _ in counts)
         base = sum(b for _, b in counts)
-        return _union_count(self.num_bits, self.num_hashes, base) + adds
+        return _union_count(self.num_bits, self.num_hashes, base,
+                            self.layout == "blocked") + adds
 
     def __len__(self) -> int:
         """The count ``to_local()`` would store (see docs/redis.md)."""
@@ -1300,6 +1328,7 @@ class RedisBloomFilter:
         data[:_HEADER_LEN] = _header(
             self._kind, self.num_bits, self.num_hashes, self.capacity, self.error_rate,
             self.seed, self.keyed, self._key_check, self.payload_len, count,
+            self.layout_version,
         )
         struct.pack_into("<Q", data, 40, _core.checksum(data))
         return self._cls.from_bytes(data, self._secret, self._keyfunc)
@@ -1348,11 +1377,13 @@ class RedisBloomFilter:
                 f"cannot merge a {type(local).__name__} into a {self.layout} Redis filter "
                 f"(needs a {self._cls.__name__})"
             )
-        mine = (self.num_bits, self.num_hashes, self.seed, self.keyed)
-        theirs = (local.num_bits, local.num_hashes, local.seed, local.keyed)
+        mine = (self.num_bits, self.num_hashes, self.seed, self.keyed, self.layout_version)
+        theirs = (local.num_bits, local.num_hashes, local.seed, local.keyed,
+                  local.layout_version)
         if mine != theirs:
             raise IncompatibleFiltersError(
-                f"filters differ: (num_bits, num_hashes, seed, keyed) {theirs} != {mine}"
+                "filters differ: (num_bits, num_hashes, seed, keyed, layout_version) "
+                f"{theirs} != {mine}"
             )
         # hash algorithm and secret: the header's key_check (0 when unkeyed)
         assert data is not None
@@ -1416,10 +1447,13 @@ def _expect(
     if shards is not None and shards != int(meta["shards"]):
         diffs.append(f"shards {meta['shards']} (expected {shards})")
     if capacity is not None or error_rate is not None:
+        kind = layout or meta["layout"]
         d = design(
             capacity if capacity is not None else int(meta["capacity"]),
             error_rate if error_rate is not None else float.fromhex(meta["error_rate"]),
-            layout or meta["layout"],
+            kind,
+            # a filter is sized by its own version's model
+            layout_version=int(meta.get("layout_version", "0")) if kind == "blocked" else None,
         )
         if (d.num_bits, d.num_hashes) != (int(meta["num_bits"]), int(meta["num_hashes"])):
             diffs.append(

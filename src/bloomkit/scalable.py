@@ -15,6 +15,7 @@ import math
 from typing import Any, NamedTuple
 
 from . import _core
+from .bloom import layout_id
 from .design import (
     LAYOUTS,
     MIN_BLOCKED_ERROR_RATE,
@@ -22,6 +23,7 @@ from .design import (
     design,
     validate_capacity,
     validate_error_rate,
+    validate_layout_version,
 )
 from .errors import CapacityError
 
@@ -69,7 +71,7 @@ def _check_tightening(tightening: object) -> float:
 
 def _link_params(
     index: int, initial_capacity: int, error_rate: float, growth: int, tightening: float,
-    layout: str,
+    layout: str, layout_version: int,
 ) -> tuple[int, int, int, float]:
     """(num_bits, num_hashes, capacity, error_rate) of link ``index``."""
     if index >= MAX_LINKS:
@@ -88,7 +90,7 @@ def _link_params(
             "tightening closer to 1" + (", or layout='classic'" if layout == "blocked" else "")
         )
     try:
-        d = design(capacity, rate, layout)
+        d = design(capacity, rate, layout, layout_version=layout_version)
     except ValueError as exc:
         raise CapacityError(f"scalable chain is full: link {index}: {exc}") from exc
     return d.num_bits, d.num_hashes, capacity, rate
@@ -104,6 +106,8 @@ class ScalableBloomFilter(_core.ScalableBase):
     its capacity a new link with ``growth`` times the capacity and
     ``tightening`` times the error rate is appended.  The compound
     false-positive rate stays below ``error_rate`` for any number of keys.
+    ``layout_version`` is the blocked links' (see :class:`BlockedBloomFilter`;
+    a chain keeps its version as it grows).
     """
 
     __slots__ = ()
@@ -120,6 +124,7 @@ class ScalableBloomFilter(_core.ScalableBase):
         seed: int = 0,
         key: Any = None,
         secret: bytes | None = None,
+        layout_version: int | None = None,
     ) -> Any:
         n0 = validate_capacity(initial_capacity)
         p = validate_error_rate(error_rate)
@@ -129,12 +134,13 @@ class ScalableBloomFilter(_core.ScalableBase):
             raise TypeError(f"layout must be one of {LAYOUTS!r}, not {type(layout).__name__}")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS!r}, got {layout!r}")
+        version = validate_layout_version(layout, layout_version)
         try:
-            num_bits, k, _, rate = _link_params(0, n0, p, s, r, layout)
+            num_bits, k, _, rate = _link_params(0, n0, p, s, r, layout, version)
         except CapacityError as exc:
             raise ValueError(str(exc).replace("scalable chain is full: ", "")) from exc
         return super().__new__(
-            cls, p, r, n0, s, LAYOUTS.index(layout), num_bits, k, rate,
+            cls, p, r, n0, s, layout_id(layout, version), num_bits, k, rate,
             seed=seed, secret=secret, key=key,
         )
 
@@ -142,7 +148,7 @@ class ScalableBloomFilter(_core.ScalableBase):
         """Called by the C type when the chain grows."""
         return _link_params(
             index, self.initial_capacity, self.error_rate, self.growth, self.tightening,
-            self.layout,
+            self.layout, self.layout_version,
         )
 
     @property
@@ -152,6 +158,8 @@ class ScalableBloomFilter(_core.ScalableBase):
 
     def __repr__(self) -> str:
         extra = ", keyed" if self.keyed else ""
+        if self.layout == "blocked" and self.layout_version != 1:
+            extra += f", layout_version={self.layout_version}"
         mapped = ", mapped" if self.mapped else ""
         return (
             f"{type(self).__name__}(initial_capacity={self.initial_capacity}, "

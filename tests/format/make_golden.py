@@ -41,6 +41,25 @@ SPECS: dict[str, dict[str, Any]] = {
     "BlockedBloomFilter_seeded_str": {
         "class": "BlockedBloomFilter", "args": [500, 0.0001], "kwargs": {"seed": 42},
         "keys": {"recipe": "str_format", "format": "ключ-{}", "start": 0, "stop": 500}},
+    # Blocked layout version 1 (in-block positions from a splitmix64 stream of
+    # the key hash, exact-model sizing): the recipes of the two above, whose
+    # files are version 0 (a recipe without layout_version builds version 0).
+    "BlockedBloomFilter_v1_small": {
+        "class": "BlockedBloomFilter", "args": [1000, 0.01], "kwargs": {"layout_version": 1},
+        "keys": {"recipe": "int_range", "start": -500, "stop": 500}},
+    "BlockedBloomFilter_v1_seeded_str": {
+        "class": "BlockedBloomFilter", "args": [500, 0.0001],
+        "kwargs": {"seed": 42, "layout_version": 1},
+        "keys": {"recipe": "str_format", "format": "ключ-{}", "start": 0, "stop": 500}},
+}
+
+# Scalable chains, in the manifest form tests/test_scalable.py reads (keys
+# f"golden-{i}", probes f"probe-{i}"); a build without layout_version has
+# version-0 blocked links.
+SCALABLE_SPECS: dict[str, dict[str, Any]] = {
+    "scalable_bloom_blocked_v1_g4": {
+        "initial_capacity": 64, "error_rate": 0.02, "growth": 4, "tightening": 0.8,
+        "layout": "blocked", "layout_version": 1, "seed": 77, "add": 1500},
 }
 
 
@@ -75,5 +94,38 @@ def main() -> None:
         print(f"wrote {name}: {len(data)} bytes, {manifest['probes']['false_positives']} FPs")
 
 
+def main_scalable() -> None:
+    for name, spec in SCALABLE_SPECS.items():
+        bkf, js = GOLDEN / f"{name}.bkf", GOLDEN / f"{name}.json"
+        if bkf.exists() or js.exists():
+            print(f"keep {name} (goldens are never regenerated)")
+            continue
+        chain = bloomkit.ScalableBloomFilter(
+            spec["initial_capacity"], spec["error_rate"], growth=spec["growth"],
+            tightening=spec["tightening"], layout=spec["layout"], seed=spec["seed"],
+            layout_version=spec.get("layout_version", 0))
+        keys_ = [f"golden-{i}" for i in range(spec["add"])]
+        chain.add_many(keys_)
+        data = chain.to_bytes()
+        probes = [f"probe-{i}" for i in range(20000)]
+        header = bloomkit._core.peek_header(data)
+        manifest = {
+            "class": "ScalableBloomFilter",
+            "format": f"{header['version_major']}.{header['version_minor']}",
+            "num_links": chain.num_links,
+            "build": {**spec, "keys": "add_many([f'golden-{i}' for i in range(add)])"},
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "members": keys_[::25],
+            "probes": {"recipe": "f'probe-{i}' for i in range(count)", "count": len(probes),
+                       "false_positives": sum(chain.contains_many(probes))},
+        }
+        assert bloomkit.loads(data).to_bytes() == data
+        bkf.write_bytes(data)
+        js.write_text(json.dumps(manifest, indent=1) + "\n")
+        print(f"wrote {name}: {len(data)} bytes, {chain.num_links} links, "
+              f"{manifest['probes']['false_positives']} FPs")
+
+
 if __name__ == "__main__":
     main()
+    main_scalable()

@@ -38,7 +38,9 @@
  *
  * State (bk_format.c container, kind 4):
  *   params @64   +0 f64 P  +8 f64 r  +16 u64 n0  +24 u32 s  +28 u32 L
- *                +32 u32 layout (0 classic, 1 blocked)  +36 u32 0
+ *                +32 u32 layout (0 classic, 1 blocked links of layout
+ *                version 0, 2 blocked links of version 1: BK_BLOOM_LAYOUT_*)
+ *                +36 u32 0
  *                +40 L x u64 link_len (each link's container length)
  *   header_len = align64(64 + 40 + 8L)
  *   payload      the L link containers back to back, each a complete
@@ -89,7 +91,7 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
 {
     double p, r;
     uint64_t n0, off = 0;
-    uint32_t growth, num_links, layout;
+    uint32_t growth, num_links, layout, want_version;
     unsigned want_kind;
 
     if (h->params_len < BK_SCALABLE_PARAMS_FIXED) {
@@ -126,11 +128,17 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
         *reason = "initial_capacity must be in [1, 2**48]";
         return BK_ERR_FORMAT;
     }
-    if (layout > 1 || bk_load_u32le(params + BK_SCALABLE_P_RESERVED) != 0) {
+    if (bk_load_u32le(params + BK_SCALABLE_P_RESERVED) != 0) {
         *reason = "bad scalable layout or reserved field";
         return BK_ERR_FORMAT;
     }
+    if (layout > BK_BLOOM_LAYOUT_MAX) {
+        *reason = "unsupported scalable layout";   /* a later bloomkit's */
+        return BK_ERR_UNSUPPORTED;
+    }
     want_kind = layout ? BK_KIND_BLOCKED_BLOOM : BK_KIND_BLOOM;
+    want_version = layout == BK_BLOOM_LAYOUT_BLOCKED_V1 ? BK_BLOOM_VERSION_STREAM
+                                                       : BK_BLOOM_VERSION_SALT;
     for (uint32_t i = 0; i < num_links; i++) {
         uint64_t len = bk_load_u64le(params + BK_SCALABLE_P_LINK_LENS + 8u * i);
         uint64_t padded = bk_format_align(len), end;
@@ -158,6 +166,10 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
             return BK_ERR_FORMAT;
         }
         lp = link + BK_OFF_PARAMS;
+        if (bk_load_u32le(lp + BK_BLOOM_P_LAYOUT_VERSION) != want_version) {
+            *reason = "scalable link layout version does not match the chain's layout";
+            return BK_ERR_FORMAT;
+        }
         rc = bk_scalable_check_link(p, r, n0, growth, i,
                                     bk_load_u64le(lp + BK_BLOOM_P_CAPACITY),
                                     bk_load_f64le(lp + BK_BLOOM_P_ERROR_RATE), reason);

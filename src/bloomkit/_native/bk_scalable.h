@@ -15,7 +15,7 @@
 #define BK_SCALABLE_P_INITIAL 16     /* u64 capacity of link 0 */
 #define BK_SCALABLE_P_GROWTH 24      /* u32 s: link i has capacity n0 s^i */
 #define BK_SCALABLE_P_NUM_LINKS 28   /* u32 L */
-#define BK_SCALABLE_P_LAYOUT 32      /* u32 0 classic, 1 blocked */
+#define BK_SCALABLE_P_LAYOUT 32      /* u32 BK_BLOOM_LAYOUT_*: 0 classic, 1 and 2 blocked */
 #define BK_SCALABLE_P_RESERVED 36    /* u32 0 */
 #define BK_SCALABLE_P_LINK_LENS 40   /* L x u64: container length of each link */
 #define BK_SCALABLE_PARAMS_FIXED 40

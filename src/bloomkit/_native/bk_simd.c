@@ -1,12 +1,15 @@
 /*
  * bk_simd.c -- AVX2 queries for the blocked Bloom filter, chosen at run time.
  *
- * A blocked key tests k bits of one 512-bit block; bit i is
- * pos_i = ((u32)h * salt[i]) >> 23 (bk_bloom.h).  The scalar loop costs
- * ~11 instructions per probe (callgrind: ~86 per query at k = 7, more than
- * the hash).  Here eight probes are one group of 32-bit lanes:
+ * A blocked key tests k bits of one 512-bit block; in layout version 0
+ * bit i is pos_i = ((u32)h * salt[i]) >> 23 (bk_bloom.h).  The scalar loop
+ * costs ~11 instructions per probe (callgrind: ~86 per query at k = 7,
+ * more than the hash).  Here eight probes are one group of 32-bit lanes:
  *
  *   pos   = (g * salt) >> 23           vpmulld, vpsrld     (8 positions)
+ *         version 1: the 8 16-bit lanes of stream words 2t and 2t+1 of
+ *         group t, widened to dwords and >> 7   vpmovzxwd, vpsrld
+ *         (the words themselves are two scalar mix64s)
  *   dword = pos >> 5  (0..15)          the block as 16 LE dwords (2 ymm)
  *   word  = vpermd(lo, dword) or vpermd(hi, dword), picked by dword bit 3
  *   bit   = 1 << (pos & 31)            vpsllvd, lanes >= k masked off
@@ -108,6 +111,35 @@ BK_AVX2 static inline int bk_simd_test(__m256i lo, __m256i hi, __m256i pos, int3
     return _mm256_testc_si256(w, bit);
 }
 
+/* Version 1: the eight positions of probes 8t..8t+7, the top 9 bits of the
+ * 16-bit lanes of stream words 2t (lanes 0-3) and 2t+1 (lanes 4-7):
+ * lane i of the widened vector is bits 16i..16i+15 of the 128-bit LE pair,
+ * i.e. bk_bloom_stream_pos of the scalar path. */
+BK_AVX2 static inline __m256i bk_simd_pos1(uint64_t w_lo, uint64_t w_hi)
+{
+    __m128i x = _mm_set_epi64x((long long)w_hi, (long long)w_lo);
+    return _mm256_srli_epi32(_mm256_cvtepu16_epi32(x), 7);
+}
+
+/* Words 2t and 2t+1 of h's stream; the second only when group t has more
+ * than 4 probes (left = k - 8t). */
+BK_AVX2 static inline __m256i bk_simd_group1(uint64_t h, uint32_t t, uint32_t left)
+{
+    uint64_t w_lo = bk_bloom_stream_word(h, 2 * t);
+    uint64_t w_hi = left > 4 ? bk_bloom_stream_word(h, 2 * t + 1) : 0;
+    return bk_simd_pos1(w_lo, w_hi);
+}
+
+BK_AVX2 static inline int bk_simd_probe1(const uint64_t *blk, uint64_t h, uint32_t k)
+{
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4));
+    int ok = 1;
+    for (uint32_t t = 0; 8 * t < k; t++)
+        ok &= bk_simd_test(lo, hi, bk_simd_group1(h, t, k - 8 * t), (int32_t)(k - 8 * t));
+    return ok;
+}
+
 BK_AVX2 static inline int bk_simd_probe(const uint64_t *blk, uint32_t g, uint32_t k)
 {
     __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
@@ -117,6 +149,30 @@ BK_AVX2 static inline int bk_simd_probe(const uint64_t *blk, uint32_t g, uint32_
     for (uint32_t base = 8; base < k; base += 8)   /* k <= 24: salt[base..base+8) exists */
         ok &= bk_simd_test(lo, hi, bk_simd_pos(gv, bk_bloom_salt + base), (int32_t)(k - base));
     return ok;
+}
+
+/* OR the k bits at pos[0..k) into the block.  Unrolled for the usual k
+ * (<= 8: error rates down to ~0.5%); each case is one shlx and one `or` to
+ * memory. */
+BK_AVX2 __attribute__((target("bmi2"))) static inline void
+bk_simd_or_bits(uint64_t *blk, const uint32_t *pos, uint32_t k)
+{
+#define BK_SIMD_OR(i) blk[pos[i] >> 6] |= 1ULL << (pos[i] & 63)
+    switch (k) {
+    default:
+        for (uint32_t i = 8; i < k; i++)
+            BK_SIMD_OR(i);
+        /* fall through */
+    case 8: BK_SIMD_OR(7); /* fall through */
+    case 7: BK_SIMD_OR(6); /* fall through */
+    case 6: BK_SIMD_OR(5); /* fall through */
+    case 5: BK_SIMD_OR(4); /* fall through */
+    case 4: BK_SIMD_OR(3); /* fall through */
+    case 3: BK_SIMD_OR(2); /* fall through */
+    case 2: BK_SIMD_OR(1); /* fall through */
+    case 1: BK_SIMD_OR(0);
+    }
+#undef BK_SIMD_OR
 }
 
 /* Private add: test all k bits with the vector, then OR in the missing
@@ -139,25 +195,38 @@ BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add(uint64_t *
     }
     if (ok)
         return 0;
-    /* Unrolled for the usual k (<= 8: error rates down to ~0.5%); each
-     * case is one shlx and one `or` to memory. */
-#define BK_SIMD_OR(i) blk[pos[i] >> 6] |= 1ULL << (pos[i] & 63)
-    switch (k) {
-    default:
-        for (uint32_t i = 8; i < k; i++)
-            BK_SIMD_OR(i);
-        /* fall through */
-    case 8: BK_SIMD_OR(7); /* fall through */
-    case 7: BK_SIMD_OR(6); /* fall through */
-    case 6: BK_SIMD_OR(5); /* fall through */
-    case 5: BK_SIMD_OR(4); /* fall through */
-    case 4: BK_SIMD_OR(3); /* fall through */
-    case 3: BK_SIMD_OR(2); /* fall through */
-    case 2: BK_SIMD_OR(1); /* fall through */
-    case 1: BK_SIMD_OR(0);
-    }
-#undef BK_SIMD_OR
+    bk_simd_or_bits(blk, pos, k);
     return 1;
+}
+
+/* Version 1 of bk_simd_add: the positions of bk_simd_group1. */
+BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add1(uint64_t *blk, uint64_t h,
+                                                                      uint32_t k)
+{
+    uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4));
+    int ok = 1;
+    for (uint32_t t = 0; 8 * t < k; t++) {   /* k <= 24: pos[8t..8t+8) exists */
+        __m256i p = bk_simd_group1(h, t, k - 8 * t);
+        ok &= bk_simd_test(lo, hi, p, (int32_t)(k - 8 * t));
+        _mm256_storeu_si256((__m256i *)(void *)(pos + 8 * t), p);
+    }
+    if (ok)
+        return 0;
+    bk_simd_or_bits(blk, pos, k);
+    return 1;
+}
+
+BK_AVX2 __attribute__((target("bmi2"))) int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h,
+                                                                     uint32_t k)
+{
+    return bk_simd_add1(blk, h, k);
+}
+
+BK_AVX2 int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint32_t k)
+{
+    return bk_simd_probe1(blk, h, k);
 }
 
 BK_AVX2 __attribute__((target("bmi2"))) int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g,
@@ -168,7 +237,7 @@ BK_AVX2 __attribute__((target("bmi2"))) int bk_simd_blocked_add_avx2(uint64_t *b
 
 BK_AVX2 __attribute__((target("bmi2"))) uint64_t
 bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
-                              const uint64_t *hs, size_t n)
+                              uint32_t version, const uint64_t *hs, size_t n)
 {
     uint64_t added = 0;
     size_t i;
@@ -177,8 +246,11 @@ bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
     for (i = 0; i < n; i++) {
         if (i + BK_SIMD_AHEAD < n)
             bk_prefetch_w(words + bk_mulhi64(hs[i + BK_SIMD_AHEAD], num_blocks) * BK_BLOCK_WORDS);
-        added += (uint64_t)bk_simd_add(words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS,
-                                       (uint32_t)hs[i], k);
+        uint64_t *blk = words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS;
+        if (version == BK_BLOOM_VERSION_STREAM)   /* one predictable branch */
+            added += (uint64_t)bk_simd_add1(blk, hs[i], k);
+        else
+            added += (uint64_t)bk_simd_add(blk, (uint32_t)hs[i], k);
     }
     return added;
 }
@@ -189,8 +261,8 @@ BK_AVX2 int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint3
 }
 
 BK_AVX2 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks,
-                                                uint32_t k, const uint64_t *hs, size_t n,
-                                                uint8_t *out)
+                                                uint32_t k, uint32_t version, const uint64_t *hs,
+                                                size_t n, uint8_t *out)
 {
     size_t i;
     for (i = 0; i < n && i < BK_SIMD_AHEAD; i++)
@@ -198,8 +270,11 @@ BK_AVX2 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t 
     for (i = 0; i < n; i++) {
         if (i + BK_SIMD_AHEAD < n)
             bk_prefetch_r(words + bk_mulhi64(hs[i + BK_SIMD_AHEAD], num_blocks) * BK_BLOCK_WORDS);
-        out[i] = (uint8_t)bk_simd_probe(words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS,
-                                        (uint32_t)hs[i], k);
+        const uint64_t *blk = words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS;
+        if (version == BK_BLOOM_VERSION_STREAM)
+            out[i] = (uint8_t)bk_simd_probe1(blk, hs[i], k);
+        else
+            out[i] = (uint8_t)bk_simd_probe(blk, (uint32_t)hs[i], k);
     }
 }
 
@@ -211,10 +286,16 @@ int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
     return -1;
 }
 
-uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
-                                       const uint64_t *hs, size_t n)
+int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k)
 {
-    (void)words; (void)num_blocks; (void)k; (void)hs; (void)n;
+    (void)blk; (void)h; (void)k;
+    return -1;
+}
+
+uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
+                                       uint32_t version, const uint64_t *hs, size_t n)
+{
+    (void)words; (void)num_blocks; (void)k; (void)version; (void)hs; (void)n;
     return 0;
 }
 
@@ -224,10 +305,17 @@ int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint32_t k)
     return -1;
 }
 
-void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks, uint32_t k,
-                                        const uint64_t *hs, size_t n, uint8_t *out)
+int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint32_t k)
 {
-    (void)words; (void)num_blocks; (void)k; (void)hs; (void)n; (void)out;
+    (void)blk; (void)h; (void)k;
+    return -1;
+}
+
+void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks, uint32_t k,
+                                        uint32_t version, const uint64_t *hs, size_t n,
+                                        uint8_t *out)
+{
+    (void)words; (void)num_blocks; (void)k; (void)version; (void)hs; (void)n; (void)out;
 }
 
 #endif

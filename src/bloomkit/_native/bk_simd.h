@@ -24,17 +24,25 @@ int bk_simd_supported(void);
  * g of a key hash: 1 if all are set (== bk_bloom_blocked_contains). */
 int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint32_t k);
 
-/* Batch query, prefetching ahead: out[i] = contains(hs[i]). */
+/* The same for layout version 1, whose positions come from the whole
+ * 64-bit key hash h (bk_bloom_stream_word). */
+int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint32_t k);
+
+/* Batch query, prefetching ahead: out[i] = contains(hs[i]) for a filter of
+ * layout version `version` (BK_BLOOM_VERSION_*). */
 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks, uint32_t k,
-                                        const uint64_t *hs, size_t n, uint8_t *out);
+                                        uint32_t version, const uint64_t *hs, size_t n,
+                                        uint8_t *out);
 
 /* Private (non-atomic) add of the k bits: returns 1 if some bit was
  * clear (== bk_bloom_blocked_add(..., atomic=0)); writes nothing when all
- * were set. */
+ * were set.  Version 0 takes the low 32 bits g of the hash, version 1 the
+ * whole hash h. */
 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k);
+int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k);
 
 /* Batch private add, prefetching ahead: returns how many keys were new. */
 uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
-                                       const uint64_t *hs, size_t n);
+                                       uint32_t version, const uint64_t *hs, size_t n);
 
 #endif /* BK_SIMD_H */

@@ -440,6 +440,7 @@ BK_INLINE void bk_tlfu_door(const bk_tlfu *t, bk_bloom *b)
     b->num_blocks = t->door_blocks;
     b->num_words = t->door_blocks * BK_BLOCK_WORDS;
     b->k = BK_TLFU_DOOR_K;
+    b->version = BK_BLOOM_VERSION_SALT; /* fixed by kind 8's format */
     b->blocked = 1;
 }
 

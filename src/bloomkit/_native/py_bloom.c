@@ -65,7 +65,8 @@ static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
 
 /* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
  *           secret=None, key=None): the low-level constructor; the facades
- * compute num_bits and num_hashes from (capacity, error_rate). */
+ * compute num_bits and num_hashes from (capacity, error_rate).  layout is
+ * BK_BLOOM_LAYOUT_*: 0 classic, 1 blocked version 0, 2 blocked version 1. */
 static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
@@ -85,8 +86,9 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         return NULL;
     if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    if (layout != 0 && layout != 1) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic) or 1 (blocked)");
+    if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
+                                          "version 0) or 2 (blocked, layout version 1)");
         return NULL;
     }
     if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
@@ -264,6 +266,12 @@ static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char 
                      a->bloom.k, b->bloom.k);
         return -1;
     }
+    if (a->bloom.version != b->bloom.version) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters of different layout versions: %u vs %u (the same key "
+                     "sets different bits in each)", op, a->bloom.version, b->bloom.version);
+        return -1;
+    }
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
@@ -283,9 +291,10 @@ static PyObject *bkbloom_copy(BKBloom *self, PyObject *Py_UNUSED(ignored))
 static void bkbloom_recount(BKBloom *self)
 {
     /* After a union or intersection the exact count is unknown: store the
-     * Swamidass-Baldi estimate, clamped to [0, num_bits]. */
-    double m = (double)self->bloom.num_bits, x = (double)bk_bloom_popcount(&self->bloom);
-    double est = x >= m ? m : -m / (double)self->bloom.k * log1p(-x / m);
+     * estimate from the bits (estimate_count(): Swamidass-Baldi for
+     * classic, the blocked form for blocked), clamped to [0, num_bits]. */
+    double m = (double)self->bloom.num_bits;
+    double est = bk_bloom_estimate_count(&self->bloom); /* INFINITY: every bit set */
     if (!(est >= 0.0))
         est = 0.0;
     if (est > m)
@@ -293,7 +302,7 @@ static void bkbloom_recount(BKBloom *self)
     bkbloom_set_count(self, (uint64_t)llround(est));
 }
 
-/* _recount(): store the Swamidass-Baldi estimate as the count, exactly as a
+/* _recount(): store the estimate_count() estimate as the count, exactly as a
  * union does.  The count a build keeps ("adds that were new") depends on the
  * order of the keys; the estimate depends only on the bits.  bloomkit.dask
  * calls this on every distributed build, so that the result is the same
@@ -395,6 +404,7 @@ static PyObject *bkbloom_richcompare(PyObject *a, PyObject *b, int op)
          memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
          memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
          x->bloom.num_bits == y->bloom.num_bits && x->bloom.k == y->bloom.k &&
+         x->bloom.version == y->bloom.version &&
          memcmp(x->bloom.words, y->bloom.words, (size_t)x->bloom.num_words * 8) == 0;
     if (op == Py_NE)
         eq = !eq;
@@ -478,8 +488,9 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
         return NULL;
     if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
-    if (layout != 0 && layout != 1) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic) or 1 (blocked)");
+    if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
+                                          "version 0) or 2 (blocked, layout version 1)");
         return NULL;
     }
     if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
@@ -526,10 +537,10 @@ static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
         return NULL;
     if (self->bloom.blocked) {
         uint64_t base = bk_mulhi64(h, self->bloom.num_blocks) * BK_BLOCK_BITS;
-        uint32_t g = (uint32_t)h;
+        uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
+        bk_bloom_block_positions(&self->bloom, h, pos);
         for (uint32_t i = 0; i < self->bloom.k; i++)
-            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(
-                                         base + ((g * bk_bloom_salt[i]) >> 23)));
+            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(base + pos[i]));
     } else {
         uint64_t x = h, y = bk_mix64(h);
         for (uint32_t i = 0; i < self->bloom.k; i++) {
@@ -576,16 +587,12 @@ static PyObject *bkbloom_key_hash(BKBloom *self, PyObject *key)
 
 static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
-    double m = (double)self->bloom.num_bits, x = (double)bk_bloom_popcount(&self->bloom);
-    if (x >= m)
-        return PyFloat_FromDouble(INFINITY);
-    return PyFloat_FromDouble(-m / (double)self->bloom.k * log1p(-x / m));
+    return PyFloat_FromDouble(bk_bloom_estimate_count(&self->bloom));
 }
 
 static PyObject *bkbloom_estimate_error_rate(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
-    double fill = (double)bk_bloom_popcount(&self->bloom) / (double)self->bloom.num_bits;
-    return PyFloat_FromDouble(pow(fill, (double)self->bloom.k));
+    return PyFloat_FromDouble(bk_bloom_estimate_error_rate(&self->bloom));
 }
 
 static PyObject *bkbloom_sizeof(BKBloom *self, PyObject *Py_UNUSED(ignored))
@@ -648,6 +655,11 @@ static PyObject *bkbloom_get_layout(BKBloom *self, void *c)
     (void)c;
     return PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic");
 }
+static PyObject *bkbloom_get_layout_version(BKBloom *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(self->bloom.version);
+}
 static PyGetSetDef bkbloom_getset[] = {
     {"num_bits", (getter)bkbloom_get_num_bits, NULL, "m, the number of bits.", NULL},
     {"num_hashes", (getter)bkbloom_get_num_hashes, NULL, "k, probes per key.", NULL},
@@ -661,6 +673,10 @@ static PyGetSetDef bkbloom_getset[] = {
     {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},
     {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
     {"layout", (getter)bkbloom_get_layout, NULL, "'classic' or 'blocked'.", NULL},
+    {"layout_version", (getter)bkbloom_get_layout_version, NULL,
+     "How a blocked key's in-block positions are derived: 1 (independent hash bits, "
+     "the default) or 0 (32 bits of the hash: files written before version 1); 0 for "
+     "classic.", NULL},
     {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
     {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
     {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
@@ -698,10 +714,13 @@ static PyMethodDef bkbloom_methods[] = {
      "The header of a fresh empty filter (no payload allocated); used by bloomkit.create()."},
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkbloom_estimate_count, METH_NOARGS,
-     "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the number of distinct keys."},
+     "estimate_count($self, /)\n--\n\nEstimate of the number of distinct keys from the bits "
+     "set (Swamidass-Baldi; for the blocked layout its form for k probes drawn with "
+     "replacement in one block)."},
     {"estimate_error_rate", (PyCFunction)bkbloom_estimate_error_rate, METH_NOARGS,
-     "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate estimated from the fill: "
-     "fill_ratio ** num_hashes."},
+     "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate from the bits: "
+     "fill_ratio ** num_hashes (classic); the mean over blocks of (block fill) ** num_hashes "
+     "(blocked)."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},

@@ -290,10 +290,10 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
         n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
-        growth > BK_SCALABLE_MAX_GROWTH || layout > 1) {
+        growth > BK_SCALABLE_MAX_GROWTH || layout > BK_BLOOM_LAYOUT_MAX) {
         PyErr_SetString(PyExc_ValueError,
                         "error_rate and tightening must be in (0, 1), initial_capacity in "
-                        "[1, 2**48], growth in [2, 16], layout 0 or 1");
+                        "[1, 2**48], growth in [2, 16], layout 0, 1 or 2");
         return NULL;
     }
     sc.n0 = n0;
@@ -542,8 +542,8 @@ static int bks_check_compatible(BKScalable *a, PyObject *other_obj)
 static void bks_recount(BKScalable *self, uint32_t i)
 {
     bk_bloom *b = &self->links[i];
-    double m = (double)b->num_bits, x = (double)bk_bloom_popcount(b);
-    double est = x >= m ? m : -m / (double)b->k * log1p(-x / m);
+    double m = (double)b->num_bits;
+    double est = bk_bloom_estimate_count(b); /* as BloomBase's recount */
     if (!(est >= 0.0))
         est = 0.0;
     if (est > m)
@@ -781,22 +781,16 @@ static PyObject *bks_key_hash(BKScalable *self, PyObject *key)
 static PyObject *bks_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double total = 0.0;
-    for (uint32_t i = 0; i < self->n; i++) {
-        double m = (double)self->links[i].num_bits, x = (double)bk_bloom_popcount(&self->links[i]);
-        if (x >= m)
-            return PyFloat_FromDouble(INFINITY);
-        total += -m / (double)self->links[i].k * log1p(-x / m);
-    }
+    for (uint32_t i = 0; i < self->n; i++)
+        total += bk_bloom_estimate_count(&self->links[i]); /* INFINITY when full */
     return PyFloat_FromDouble(total);
 }
 
 static PyObject *bks_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double miss = 1.0;
-    for (uint32_t i = 0; i < self->n; i++) {
-        double fill = (double)bk_bloom_popcount(&self->links[i]) / (double)self->links[i].num_bits;
-        miss *= 1.0 - pow(fill, (double)self->links[i].k);
-    }
+    for (uint32_t i = 0; i < self->n; i++)
+        miss *= 1.0 - bk_bloom_estimate_error_rate(&self->links[i]);
     return PyFloat_FromDouble(1.0 - miss);
 }
 
@@ -825,6 +819,8 @@ BKS_GETTER(bks_get_tightening, PyFloat_FromDouble(bks_r(self)))
 BKS_GETTER(bks_get_initial_capacity, PyLong_FromUnsignedLongLong(bks_n0(self)))
 BKS_GETTER(bks_get_growth, PyLong_FromUnsignedLong(bks_growth(self)))
 BKS_GETTER(bks_get_layout, PyUnicode_FromString(bks_layout(self) ? "blocked" : "classic"))
+BKS_GETTER(bks_get_layout_version,
+           PyLong_FromUnsignedLong(bks_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
 BKS_GETTER(bks_get_num_links, PyLong_FromUnsignedLong(self->n))
 BKS_GETTER(bks_get_nbytes, PyLong_FromUnsignedLongLong(
                                self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
@@ -853,6 +849,8 @@ static PyGetSetDef bks_getset[] = {
     {"initial_capacity", (getter)bks_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
     {"growth", (getter)bks_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
     {"layout", (getter)bks_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
+    {"layout_version", (getter)bks_get_layout_version, NULL,
+     "The links' layout version (BlockedBloomFilter.layout_version; 0 for classic).", NULL},
     {"num_links", (getter)bks_get_num_links, NULL, "Length of the chain.", NULL},
     {"capacity", (getter)bks_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
     {"num_bits", (getter)bks_get_num_bits, NULL, "Sum of the links' bits.", NULL},
