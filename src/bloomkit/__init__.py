@@ -9,7 +9,8 @@ Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
 :func:`loads`, :func:`save`, :func:`load`; memory-mapped files: :func:`open`,
-:func:`create`, :func:`flush`, :func:`close`, :func:`verify`.  Errors:
+:func:`create`, :func:`flush`, :func:`close`, :func:`verify`,
+:func:`repair`.  Errors:
 :mod:`bloomkit.errors`.
 """
 
@@ -25,6 +26,7 @@ from .errors import (
     BloomkitError,
     CapacityError,
     ChecksumError,
+    FileInUseError,
     FormatError,
     IncompatibleFiltersError,
     SizeLimitError,
@@ -32,7 +34,19 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
-from .persist import close, create, dumps, flush, load, loads, open, register_kind, save, verify
+from .persist import (
+    close,
+    create,
+    dumps,
+    flush,
+    load,
+    loads,
+    open,
+    register_kind,
+    repair,
+    save,
+    verify,
+)
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
@@ -61,6 +75,7 @@ __all__ = [
     "CountingBloomFilter",
     "CuckooFilter",
     "Design",
+    "FileInUseError",
     "FormatError",
     "Guard",
     "GuardStats",
@@ -86,6 +101,7 @@ __all__ = [
     "loads",
     "open",
     "register_kind",
+    "repair",
     "save",
     "verify",
 ]

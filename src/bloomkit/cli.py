@@ -9,7 +9,8 @@ traceback; an error about a file starts with its name.  Exit statuses
   2  usage error, missing file, bad numbers, file over --max-bytes, any other error
   3  corrupt file (bad structure or checksum)
   4  unsupported file (newer format version, unknown structure kind)
-  5  unclean file (marked open for writing: a writer is active or crashed)
+  5  file in use (a writer has it open) or unclean (a writer was killed:
+     ``bloomkit repair FILE``)
   6  incompatible filters (``merge``)
 
 Key input is cli_io.py (key files, ``--from``, stdin, gzip); what each
@@ -35,6 +36,7 @@ from .cli_io import CliError, Progress, check_output, chunks, count_lines, key_s
 from .errors import (
     BloomkitError,
     CapacityError,
+    FileInUseError,
     FormatError,
     IncompatibleFiltersError,
     SizeLimitError,
@@ -77,6 +79,16 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1: {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0: {text!r}")
     return value
 
 
@@ -314,6 +326,22 @@ def _report(args: argparse.Namespace, f: Any, path: str, keys: int | None) -> No
         print(cli_kinds.summary(f, path, os.path.getsize(path), keys))
 
 
+def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | None) -> Any:
+    """Join the writers of ``path``; while another process holds the writer
+    lock (one writer at a time for cuckoo, quotient, TinyLFU files) say so
+    once on stderr and wait, for ever or ``--wait`` seconds."""
+    with _naming(path):
+        try:
+            return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=0)
+        except FileInUseError as exc:
+            if wait == 0 or "another process holds its writer lock" not in str(exc):
+                raise
+        limit = "" if wait is None else f" (up to {wait:g} s)"
+        print(f"bloomkit add: {path}: another process is writing it; waiting for the writer "
+              f"lock{limit}", file=sys.stderr)
+        return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=wait)
+
+
 def _cmd_add(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
     cls = _file_class(args.file)
@@ -324,7 +352,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
             _save(f, args.file)
             _warn_overfull(args, args.file, f)
     else:
-        f = _open_checked(args.file, "r+", not args.no_verify, _max_bytes(args))
+        f = _open_writer(args.file, not args.no_verify, args.wait, _max_bytes(args))
         try:
             total, added = _feed_all(f, source, None, args.progress, "add", args.file)
             _warn_overfull(args, args.file, f)
@@ -444,6 +472,22 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_repair(args: argparse.Namespace) -> int:
+    with _naming(args.file):
+        report = persist.repair(args.file, max_bytes=_max_bytes(args))
+    if args.quiet:
+        return EXIT_OK
+    if not report["was_dirty"]:
+        print(f"{args.file}: clean ({report['kind']}); nothing to repair")
+    else:
+        counts = ""
+        if report["count_before"] is not None:
+            counts = f"; count {report['count_before']} -> {report['count_after']}"
+        print(f"{args.file}: repaired ({report['kind']}: marked open by a killed writer; "
+              f"recounted and resealed{counts})")
+    return EXIT_OK
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     check_output(args.output)
     filters = [_load(p) for p in args.inputs]
@@ -540,7 +584,8 @@ _EXIT_HELP = """exit statuses:
   2  usage error, missing file, bad number, file over --max-bytes, any other error
   3  corrupt file (lengths, structure or checksum)
   4  unsupported file (newer format version, unknown kind)
-  5  unclean file (marked open for writing: a writer is active or crashed)
+  5  file in use (a writer has it open; add --wait ran out) or unclean (a
+     writer was killed: bloomkit repair FILE)
   6  incompatible filters (merge)"""
 
 # one example per command, shown by `bloomkit --help` and `bloomkit CMD --help`
@@ -551,6 +596,7 @@ _EXAMPLES = {
     "query": "bloomkit query leaked.bkf hunter2 correcthorse; echo $?",
     "info": "bloomkit info week.bkf --json",
     "verify": 'bloomkit verify week.bkf || echo "status $?"',
+    "repair": "bloomkit repair seen.bkf   # after a writer was killed (exit 5: unclean)",
     "merge": "bloomkit merge day1.bkf day2.bkf -o week.bkf   # built with one --capacity and -p",
     "plot": "bloomkit plot week.bkf -o week.png",
     "demo": "bloomkit demo -n 100000",
@@ -635,6 +681,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     key_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="print how many were new")
+    p.add_argument("--wait", type=_seconds, default=None, metavar="SECONDS",
+                   help="give up (exit 5) if another process still holds the writer lock "
+                        "after SECONDS (default: wait; 0: do not wait)")
     no_verify(p)
     max_bytes(p)
     progress_flags(p)
@@ -663,6 +712,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     max_bytes(p)
     p.set_defaults(func=_cmd_verify)
+
+    p = command("repair", "recount and reseal a file a killed writer left unclean")
+    p.add_argument("file")
+    p.add_argument("-q", "--quiet", action="store_true")
+    max_bytes(p)
+    p.set_defaults(func=_cmd_repair)
 
     p = command("merge", "union (or intersection) of compatible filters")
     p.add_argument("inputs", nargs="+", metavar="FILE")

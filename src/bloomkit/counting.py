@@ -40,6 +40,8 @@ class CountingBloomFilter(_core.CountingBase):
 
     __slots__ = ()
     _bk_kind = KIND_COUNTING_BLOOM
+    # in-place updates are atomic per counter: many "r+" writers at once
+    _shared_writers = True
 
     def __new__(
         cls,

@@ -7,9 +7,11 @@ of these (or a plain ValueError/TypeError for bad arguments):
   state. Subclasses say why, so that tools can react differently:
   :class:`ChecksumError` (corruption), :class:`UnsupportedFormatError` (a
   newer major version or an unknown structure kind) and
-  :class:`UncleanFileError` (a mapped file whose writer has not closed it)
-  and :class:`SizeLimitError` (refused for its size before any work, not
-  known to be corrupt).
+  :class:`UncleanFileError` (a mapped file whose writer has not closed it;
+  its :class:`FileInUseError`: a writer has the file open right now, or
+  holds the writer lock a second writer waited for in vain) and
+  :class:`SizeLimitError` (refused for its size before any work, not known
+  to be corrupt).
 - :class:`IncompatibleFiltersError` (a ValueError): a set operation between
   filters whose layout, size, number of hashes, seed or hashing differ.
 - :class:`CapacityError`: a structure that cannot take another key (cuckoo
@@ -22,6 +24,7 @@ __all__ = [
     "BloomkitError",
     "CapacityError",
     "ChecksumError",
+    "FileInUseError",
     "FormatError",
     "IncompatibleFiltersError",
     "SizeLimitError",
@@ -54,6 +57,16 @@ class SizeLimitError(FormatError):
     """Refused before any work: over ``max_bytes``, or a sparse file declaring far
     more than is on disk (docs/FORMAT.md, "Size limits").  Not known to be corrupt:
     pass a larger ``max_bytes`` to accept it."""
+
+
+class FileInUseError(UncleanFileError):
+    """A live writer has the file open: its state is in use, not corrupt.
+
+    Raised by ``verify``/``load``/``open(..., verify=True)`` of a file a
+    writer is using, by ``open(path, "r+", timeout=...)`` when the writer
+    lock did not come free in time, and by ``save``/``create`` asked to
+    replace a file that writers have open (see docs/FORMAT.md, "Writers").
+    """
 
 
 class IncompatibleFiltersError(BloomkitError, ValueError):

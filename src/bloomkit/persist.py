@@ -19,11 +19,17 @@ a weak reference when the object dies.  ``close()`` seals, clears DIRTY
 (when this is the last writer), detaches the object from the map (so no
 view dangles) and only then closes the map.
 
-Writers of one file coordinate through ``flock``: every "r+" opener holds a
-shared lock for as long as it is open and marks the file DIRTY; a closer
-that can upgrade to an exclusive lock is the last writer and clears DIRTY.
-A crashed writer's lock is released by the kernel, and its DIRTY mark
-stays: ``verify()`` then reports an unclean file, not a checksum error.
+Writers of one file coordinate through two record locks on the file
+(bloomkit/_locking.py has the protocol and its reasoning): the kinds whose
+in-place adds are atomic ORs or increments (Bloom, counting Bloom,
+count-min) admit many writers at once, every other kind one writer at a
+time (a second one waits, up to ``timeout``).  Every writer marks the file
+DIRTY; the last one out clears it.  A crashed writer's locks are released
+by the kernel and its DIRTY mark stays: the next writer, or
+:func:`repair`, finds no writer in, recounts and reseals.  ``verify()`` and
+``load()`` of a file a writer is using raise :class:`FileInUseError` (a
+live state is never called corrupt), and ``save``/``create`` refuse to
+replace a file that has writers.
 """
 
 from __future__ import annotations
@@ -44,8 +50,14 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _core
-from .errors import FormatError, SizeLimitError, UncleanFileError, UnsupportedFormatError
+from . import _core, _locking
+from .errors import (
+    FileInUseError,
+    FormatError,
+    SizeLimitError,
+    UncleanFileError,
+    UnsupportedFormatError,
+)
 
 __all__ = [
     "SPARSE_MAX_BYTES",
@@ -58,6 +70,7 @@ __all__ = [
     "loads",
     "open",
     "register_kind",
+    "repair",
     "save",
     "verify",
 ]
@@ -166,7 +179,8 @@ def _atomic_write(path: PathLike, write: Callable[[int], None]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        with _locking.replacing(path):  # refused while writers have it open
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -203,6 +217,9 @@ def save(obj: Any, path: PathLike) -> None:
     fsynced and renamed over ``path``; the directory is then fsynced, so a
     crash leaves either the old file or the new one, never a mix, and a
     failure leaves ``path`` as it was with no temporary file behind.
+    Replacing a file that a writer has open "r+" (in any process) raises
+    :class:`~bloomkit.FileInUseError`: the writer's later adds would go to
+    the replaced file and be lost.
 
     Memory: the state is streamed from the live structure through a 1 MiB
     buffer, the checksum computed as it goes (``_write_state``), so saving
@@ -233,19 +250,32 @@ def load(
     """Read a structure saved with :func:`save` (any kind) into memory.
 
     ``max_bytes`` refuses larger files before reading; without it a sparse
-    file over :data:`SPARSE_MAX_BYTES` is refused (see :func:`open`)."""
+    file over :data:`SPARSE_MAX_BYTES` is refused (see :func:`open`).  A
+    file a writer has open raises :class:`~bloomkit.FileInUseError`; one
+    left DIRTY by a killed writer raises :class:`~bloomkit.UncleanFileError`
+    (``bloomkit repair FILE`` makes it loadable)."""
     spath = os.fspath(path)
     with builtins.open(spath, "rb") as fh:
         st = os.fstat(fh.fileno())
         _check_size(spath, st, max_bytes, full_pass=True)
-        try:
-            data = fh.read()
-        except MemoryError:
-            raise MemoryError(
-                f"cannot read {st.st_size} bytes ({_human(st.st_size)}) of {spath} into memory: "
-                "use bloomkit.open(path) to map it instead, or free memory"
-            ) from None
-    return loads(data, secret=secret, key=key, verify=verify)
+        # no writer joins or leaves while the bytes are read (a state read
+        # while it moves would fail its checksum: "corrupt" for a live file)
+        with _locking.stable(fh.fileno(), spath) as live:
+            if live:
+                raise _locking.in_use_error(spath, "a writer has it open 'r+'")
+            try:
+                data = fh.read()
+            except MemoryError:
+                raise MemoryError(
+                    f"cannot read {st.st_size} bytes ({_human(st.st_size)}) of {spath} into "
+                    "memory: use bloomkit.open(path) to map it instead, or free memory"
+                ) from None
+    try:
+        return loads(data, secret=secret, key=key, verify=verify)
+    except FileInUseError:
+        raise
+    except UncleanFileError:
+        raise _unclean_error(spath) from None
 
 
 # ---- End logic for atomic files -------------------------------------------
@@ -473,33 +503,10 @@ def _check_size(path: str, st: os.stat_result, max_bytes: int | None, full_pass:
 
 # ---- End logic for size limits ------------------------------------------------
 
-# ---- Begin logic for locks --------------------------------------------------
-
+# The temporaries' liveness locks (above) are whole-file flocks; the
+# writers' locks are record locks, in bloomkit/_locking.py.
 if sys.platform != "win32":
     import fcntl
-
-    def _lock_shared(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-
-    def _try_lock_exclusive(fd: int) -> bool:
-        # Linux drops the shared lock when the upgrade fails: only call this
-        # when the lock is no longer needed (closing).
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        return True
-
-else:  # pragma: no cover - no flock: one writer per file is assumed
-
-    def _lock_shared(fd: int) -> None:
-        pass
-
-    def _try_lock_exclusive(fd: int) -> bool:
-        return True
-
-
-# ---- End logic for locks ----------------------------------------------------
 
 # ---- Begin logic for mapped files -------------------------------------------
 
@@ -507,13 +514,14 @@ else:  # pragma: no cover - no flock: one writer per file is assumed
 class _Mapping:
     """What a mapped object needs besides its C state: the file and the map."""
 
-    __slots__ = ("fd", "mm", "mode", "path", "ref")
+    __slots__ = ("exclusive", "fd", "mm", "mode", "path", "ref")
 
-    def __init__(self, path: str, mode: str, fd: int, mm: mmap.mmap) -> None:
+    def __init__(self, path: str, mode: str, fd: int, mm: mmap.mmap, exclusive: bool) -> None:
         self.path = path
         self.mode = mode
         self.fd = fd
         self.mm = mm
+        self.exclusive = exclusive  # holds the writer lock alone (not an atomic-OR kind)
         self.ref: weakref.ref[Any] | None = None
 
 
@@ -565,12 +573,17 @@ def _finalize_dead(rec: _Mapping) -> None:
                 ResourceWarning,
                 stacklevel=2,
             )
-            last = _try_lock_exclusive(rec.fd)
-            struct.pack_into("<Q", rec.mm, _OFF_CHECKSUM, _core.checksum(_buf(rec.mm)))
-            if last:
-                (flags,) = struct.unpack_from("<H", rec.mm, _OFF_FLAGS)
-                struct.pack_into("<H", rec.mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
-            rec.mm.flush()
+
+            def sealed(last: bool) -> None:
+                struct.pack_into("<Q", rec.mm, _OFF_CHECKSUM, _core.checksum(_buf(rec.mm)))
+                if last:
+                    (flags,) = struct.unpack_from("<H", rec.mm, _OFF_FLAGS)
+                    struct.pack_into("<H", rec.mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
+                rec.mm.flush()
+
+            # bounded: this process may hold the gate itself (another object
+            # of the same file joining); the next writer then repairs DIRTY
+            _locking.leave(rec.fd, exclusive=rec.exclusive, sealed=sealed, timeout=5.0)
     except Exception:  # a finalizer must not raise; the file stays DIRTY
         pass
     finally:
@@ -604,17 +617,24 @@ def _size_check(
 
 def _check_bytes(buf: Any, where: str) -> dict[str, Any]:
     """Full verification of a state buffer: structure, then DIRTY, then the
-    checksum.  A DIRTY file that is structurally sound is unclean, not
-    corrupt (its checksum is expected to be stale)."""
+    checksum.  A DIRTY state (its writer was killed: callers make sure no
+    writer is in) passes the O(1) checks and is unclean, not corrupt: its
+    checksum is stale and its counts may lag the payload until
+    :func:`repair` recounts it and runs the deep checks."""
     header = _core.peek_header(buf)
     if header["flags"] & FLAG_DIRTY:
-        _core.validate(buf, checksum=False, allow_dirty=True)
-        raise UncleanFileError(
-            f"{where}: unclean: marked open for writing (a writer is active or was killed "
-            "before close()); its checksum is not current.  Keys added before the writer's "
-            "last flush() are present; open it 'r+' and close it to mark it clean again"
-        )
+        _core.validate(buf, checksum=False, allow_dirty=True, deep=False)
+        raise _unclean_error(where)
     return _core.validate(buf, checksum=True)
+
+
+def _unclean_error(where: str) -> UncleanFileError:
+    return UncleanFileError(
+        f"{where}: unclean: marked open for writing by a writer that is gone (killed before "
+        "close()); its checksum is not current.  Keys added before the writer's last flush() "
+        f"are present; run `bloomkit repair {where}` (or bloomkit.repair(path)) to recount "
+        "and reseal it"
+    )
 
 
 def _map(path: str, fd: int, size: int, writable: bool) -> mmap.mmap:
@@ -627,6 +647,53 @@ def _mark_dirty(obj: Any, mm: mmap.mmap) -> None:
     mm.flush(0, min(len(mm), mmap.PAGESIZE))  # on disk before the first add
 
 
+def _recount(obj: Any) -> None:
+    """After a writer was killed the stored count may lag the payload (a
+    batch updates it at its end): recompute it where the payload holds it
+    (cuckoo and quotient filters count their fingerprints exactly; a
+    counting Bloom filter's count is sum(counters) / k while no counter is
+    saturated), or store the estimate from the bits, as a union does (a
+    Bloom filter's count, a counting filter's distinct count).  Kinds
+    without a ``_recount`` (count-min, TinyLFU) keep their counts."""
+    for name in ("_recount", "_recount_total"):
+        recount = getattr(obj, name, None)
+        if callable(recount):
+            recount()
+
+
+def _already_writing(fd: int) -> str | None:
+    """The path under which this process has the file on ``fd`` open "r+"
+    for a kind that admits one writer (a second writer here would wait for
+    itself for ever), else None."""
+    st = os.fstat(fd)
+    with _OPEN_LOCK:
+        recs = list(_OPEN.values())
+    for rec in recs:
+        if rec.mode == "r+" and rec.exclusive:
+            try:
+                other = os.fstat(rec.fd)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                return rec.path
+    return None
+
+
+def _joined(obj: Any, mm: mmap.mmap, path: str, alone: bool, verify: bool) -> None:
+    """Run holding the gate, just after joining the writers: check, repair a
+    stale DIRTY mark, then mark the file DIRTY for this writer."""
+    (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
+    dirty = bool(flags & FLAG_DIRTY)
+    if verify:
+        if dirty and alone:
+            raise _unclean_error(path)
+        # with other writers in (atomic-OR kinds only) the checksum is stale
+        _core.validate(_buf(mm), checksum=not dirty, allow_dirty=True)
+    elif dirty and alone:
+        _recount(obj)  # a writer was killed: no one else is in
+    _mark_dirty(obj, mm)
+
+
 def open(
     path: PathLike,
     mode: str = "r",
@@ -635,16 +702,22 @@ def open(
     key: Any = None,
     verify: bool = False,
     max_bytes: int | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """Memory-map a saved structure and return it, working in place on the file.
 
-    ``mode="r"`` maps read-only (adds raise TypeError); ``"r+"`` maps
-    shared and writable: adds go straight into the file, atomically, so
-    several processes may add to one file at once.  Opening costs O(1): the
-    lengths are checked against the file size, the checksum is not read
+    ``mode="r"`` maps read-only (adds raise TypeError) and takes no lock.
+    ``"r+"`` maps shared and writable and joins the file's writers: for
+    Bloom, counting Bloom and count-min files (atomic in-place updates)
+    several processes may write at once; every other kind admits one writer
+    at a time, and a second one waits for the writer lock, up to
+    ``timeout`` seconds (None: for ever; 0: not at all), then raises
+    :class:`~bloomkit.FileInUseError`.  Opening costs O(1): the lengths are
+    checked against the file size, the checksum is not read
     (``verify=True`` checks it and the structure first, or call
-    :func:`verify` later).  A file left DIRTY by a killed writer opens.
-    Close with :func:`close` (or ``f.close()``, or a ``with`` block).
+    :func:`verify` later).  A file left DIRTY by a killed writer opens; the
+    first writer to join it recounts it.  Close with :func:`close` (or
+    ``f.close()``, or a ``with`` block).
 
     ``max_bytes`` refuses larger files.  Without it, a sparse file larger
     than :data:`SPARSE_MAX_BYTES` is refused (:class:`~bloomkit.SizeLimitError`)
@@ -653,24 +726,66 @@ def open(
     """
     if mode not in ("r", "r+"):
         raise ValueError(f"mode must be 'r' or 'r+', not {mode!r}")
+    if timeout is not None and not timeout >= 0:
+        raise ValueError(f"timeout must be None or >= 0, not {timeout!r}")
     spath = os.fspath(path)
+    for _attempt in range(8):
+        opened = _open_once(spath, mode, secret, key, verify, max_bytes, timeout)
+        if opened is not None:
+            return opened
+    raise FileInUseError(f"{spath}: in use: replaced by other processes 8 times while opening")
+
+
+def _open_once(
+    spath: str,
+    mode: str,
+    secret: bytes | None,
+    key: Any,
+    verify: bool,
+    max_bytes: int | None,
+    timeout: float | None,
+) -> Any:
+    """One attempt of :func:`open`; None when the path was replaced while
+    this writer waited to join (the caller opens the new file)."""
     writable = mode == "r+"
     fd = os.open(spath, (os.O_RDWR if writable else os.O_RDONLY) | getattr(os, "O_CLOEXEC", 0))
+    exclusive = False
     try:
-        if writable:
-            _lock_shared(fd)  # waits while a last writer is sealing the file
+        # Everything that can refuse the file runs before this process joins
+        # the writers (issue 23.2): size, kind, mapping, secret.
         size, header = _size_check(spath, fd, max_bytes, full_pass=writable or verify)
         cls = _class_for(header)
         mm = _map(spath, fd, size, writable)
         obj = None
         try:
-            if verify:
-                _check_bytes(mm, spath)
-            obj = cls._from_buffer(
-                mm, secret, key, writable=writable, shared=writable, allow_dirty=True
-            )
-            if writable:
-                _mark_dirty(obj, mm)
+            if not writable:
+                if verify:
+                    with _locking.stable(fd, spath) as live:
+                        if live:
+                            raise _locking.in_use_error(spath, "a writer has it open 'r+'")
+                        _check_bytes(mm, spath)
+                obj = cls._from_buffer(mm, secret, key, writable=False, shared=False,
+                                       allow_dirty=True)
+            else:
+                obj = cls._from_buffer(mm, secret, key, writable=True, shared=True,
+                                       allow_dirty=True)
+                exclusive = not _locking.shared_writers(cls)
+                if exclusive:
+                    mine = _already_writing(fd)
+                    if mine is not None:
+                        raise _locking.in_use_error(
+                            spath, f"this process has it open 'r+' already (as {mine!r}); a "
+                            f"{cls.__name__} admits one writer at a time")
+                o, m = obj, mm
+                if not _locking.join(
+                    fd, spath, exclusive=exclusive, timeout=timeout,
+                    joined=lambda alone: _joined(o, m, spath, alone, verify),
+                ):
+                    obj._detach()
+                    obj = None
+                    mm.close()
+                    os.close(fd)
+                    return None
         except BaseException:
             if obj is not None:
                 obj._detach()
@@ -680,7 +795,7 @@ def open(
     except BaseException:
         os.close(fd)
         raise
-    _register(obj, _Mapping(spath, mode, fd, mm))
+    _register(obj, _Mapping(spath, mode, fd, mm, exclusive))
     return obj
 
 
@@ -699,7 +814,8 @@ def create(
     temporary file that is then extended with zeros (sparse on most file
     systems) and renamed over ``path``.  ``kind`` is the class (default
     :class:`bloomkit.BloomFilter`); ``params`` go to its sizing (``seed=``,
-    ``secret=``, ...).  The file is DIRTY until closed.
+    ``secret=``, ...).  The file is DIRTY until closed.  Replacing a file
+    that writers have open raises :class:`~bloomkit.FileInUseError`.
     """
     cls = kind if kind is not None else _KINDS[1]
     maker = getattr(cls, "_create_header", None)
@@ -717,16 +833,21 @@ def create(
     struct.pack_into("<H", head, _OFF_FLAGS, flags | FLAG_DIRTY)
 
     # The descriptor that writes the temporary file stays open past the
-    # rename: it holds the writer's lock and backs the map.
+    # rename: it holds the writer's lock (taken before the file is visible)
+    # and backs the map.
     spath = os.fspath(path)
     _clean_stale_temporaries(spath)
     tmp, fd = _create_temp(spath, os.O_RDWR)
+    exclusive = not _locking.shared_writers(cls)
     try:
-        _lock_shared(fd)  # converts the temporary's exclusive lock
+        if sys.platform != "win32":
+            fcntl.flock(fd, fcntl.LOCK_SH)  # the temporary's liveness lock, shared from now
+        _locking.join(fd, tmp, exclusive=exclusive, timeout=0, joined=lambda alone: None)
         _write_all(fd, bytes(head))
         os.ftruncate(fd, total)
         os.fsync(fd)
-        os.replace(tmp, spath)
+        with _locking.replacing(spath):  # refused while writers have it open
+            os.replace(tmp, spath)
     except BaseException:
         os.close(fd)
         try:
@@ -747,7 +868,7 @@ def create(
     except BaseException:
         os.close(fd)
         raise
-    _register(obj, _Mapping(spath, "r+", fd, mm))
+    _register(obj, _Mapping(spath, "r+", fd, mm, exclusive))
     return obj
 
 
@@ -770,18 +891,30 @@ def close(obj: Any) -> None:
 
     The object is detached from the map first (it becomes an empty
     read-only filter), so no view of the unmapped memory remains.  Closing
-    twice, or closing an in-memory object, does nothing.
+    twice, or closing an in-memory object, does nothing.  A writer whose
+    file was replaced or deleted by another program meanwhile (bloomkit's
+    own replacers refuse) warns with a RuntimeWarning: its adds went to the
+    old file.
     """
     rec = _pop_mapping(obj)
     if rec is None:
         return
     try:
         if rec.mode == "r+":
-            last = _try_lock_exclusive(rec.fd)
-            obj._seal()
-            if last:
-                obj._set_dirty(False)
-            rec.mm.flush()
+            def sealed(last: bool) -> None:
+                obj._seal()
+                if last:
+                    obj._set_dirty(False)
+                rec.mm.flush()
+
+            _locking.leave(rec.fd, exclusive=rec.exclusive, sealed=sealed)
+            if not _locking.same_file(rec.fd, rec.path):
+                warnings.warn(
+                    f"bloomkit: {rec.path!r} was replaced or deleted by another program while "
+                    "it was open 'r+': the adds of this writer went to the old file",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     finally:
         try:
             obj._detach()
@@ -795,11 +928,14 @@ def verify(target: Any, *, max_bytes: int | None = None) -> dict[str, Any]:
 
     Runs the checksum and the deep (O(payload)) validation.  Returns the
     header as a dict when everything is sound; raises
-    :class:`~bloomkit.UncleanFileError` for a file still marked open for
-    writing (a crashed writer, or another process writing now),
+    :class:`~bloomkit.FileInUseError` for a file a writer has open now (its
+    live state is not examined, and never called corrupt),
+    :class:`~bloomkit.UncleanFileError` for a file left marked open by a
+    killed writer (``bloomkit repair`` fixes it),
     :class:`~bloomkit.UnsupportedFormatError` for a version or kind this
     bloomkit cannot read, and :class:`~bloomkit.FormatError` (or its
-    :class:`~bloomkit.ChecksumError`) for corrupt data.
+    :class:`~bloomkit.ChecksumError`) for corrupt data.  No writer joins or
+    leaves the file while it is checked.
 
     For a path, ``max_bytes`` refuses larger files before reading; without
     it a sparse file over :data:`SPARSE_MAX_BYTES` is refused (see
@@ -807,18 +943,23 @@ def verify(target: Any, *, max_bytes: int | None = None) -> dict[str, Any]:
 
     On an object this process has open "r+", ``verify()`` flushes first and
     checks the checksum it just wrote; the DIRTY mark it holds itself does
-    not count as unclean (a mismatch then means other writers are active).
+    not count as unclean.  For an atomic-OR kind (Bloom, counting Bloom,
+    count-min) other writers may be adding meanwhile: a checksum that
+    changed under it is then :class:`~bloomkit.FileInUseError`.
     """
     if isinstance(target, (str, os.PathLike)):
         spath = os.fspath(target)
         fd = os.open(spath, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             size, _ = _size_check(spath, fd, max_bytes, full_pass=True)
-            mm = _map(spath, fd, size, False)
-            try:
-                return _check_bytes(mm, spath)
-            finally:
-                mm.close()
+            with _locking.stable(fd, spath) as live:
+                if live:
+                    raise _locking.in_use_error(spath, "a writer has it open 'r+'")
+                mm = _map(spath, fd, size, False)
+                try:
+                    return _check_bytes(mm, spath)
+                finally:
+                    mm.close()
         finally:
             os.close(fd)
     rec = _mapping_of(target)
@@ -827,15 +968,82 @@ def verify(target: Any, *, max_bytes: int | None = None) -> dict[str, Any]:
             raise ValueError("this mapped object was not opened by bloomkit.open() or was closed")
         return _check_bytes(target.to_bytes(), repr(type(target).__name__))
     if rec.mode == "r":
-        return _check_bytes(rec.mm, rec.path)
+        with _locking.stable(rec.fd, rec.path) as live:
+            if live:
+                raise _locking.in_use_error(rec.path, "a writer has it open 'r+'")
+            return _check_bytes(rec.mm, rec.path)
     flush(target)
     _core.validate(_buf(rec.mm), checksum=False, allow_dirty=True)
     if _core.checksum(_buf(rec.mm)) != struct.unpack_from("<Q", rec.mm, _OFF_CHECKSUM)[0]:
-        raise UncleanFileError(
-            f"{rec.path}: unclean: the checksum changed while it was being written "
-            "(other writers are active)"
-        )
+        raise _locking.in_use_error(
+            rec.path, "the checksum changed while it was being written (other writers are "
+            "adding)")
     return _core.validate(_buf(rec.mm), checksum=True, allow_dirty=True)
+
+
+def repair(
+    path: PathLike,
+    *,
+    secret: bytes | None = None,
+    key: Any = None,
+    max_bytes: int | None = None,
+) -> dict[str, Any]:
+    """Make a file left DIRTY by a killed writer clean again.
+
+    With no writer in (else :class:`~bloomkit.FileInUseError`: the last
+    writer clears DIRTY when it closes), checks the structure (a
+    :class:`~bloomkit.FormatError` if the killed writer left it broken),
+    recounts (see :func:`open`), reseals and clears DIRTY.  A clean file is
+    only verified.  Returns ``{"path", "kind", "was_dirty", "count_before",
+    "count_after"}`` (counts are None for kinds without ``len()``).
+    ``secret`` is needed for keyed files; ``max_bytes`` as for :func:`verify`.
+    ``bloomkit repair FILE`` is the command line form.
+    """
+    spath = os.fspath(path)
+    fd = os.open(spath, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size, header = _size_check(spath, fd, max_bytes, full_pass=True)
+        cls = _class_for(header)
+        with _locking.exclusive_repair(fd, spath):
+            mm = _map(spath, fd, size, True)
+            obj = None
+            try:
+                (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
+                was_dirty = bool(flags & FLAG_DIRTY)
+                if not was_dirty:
+                    _check_bytes(mm, spath)
+                obj = cls._from_buffer(mm, secret, key, writable=True, shared=False,
+                                       allow_dirty=True)
+                before = _len_or_none(obj)
+                if was_dirty:
+                    _recount(obj)
+                    try:  # the structure itself, now that the counts are current
+                        _core.validate(_buf(mm), checksum=False, allow_dirty=True)
+                    except FormatError as exc:
+                        raise FormatError(
+                            f"{spath}: corrupt: the killed writer left the structure broken "
+                            f"({exc}); it cannot be repaired: rebuild it from its keys"
+                        ) from None
+                    obj._seal()
+                    obj._set_dirty(False)
+                    mm.flush()
+                after = _len_or_none(obj)
+            finally:
+                if obj is not None:
+                    obj._detach()
+                del obj
+                mm.close()
+    finally:
+        os.close(fd)
+    return {"path": spath, "kind": header["kind_name"], "was_dirty": was_dirty,
+            "count_before": before, "count_after": after}
+
+
+def _len_or_none(obj: Any) -> int | None:
+    try:
+        return len(obj)
+    except TypeError:
+        return None
 
 
 @atexit.register
@@ -879,9 +1087,11 @@ class Persistent:
         key: Any = None,
         verify: bool = False,
         max_bytes: int | None = None,
+        timeout: float | None = None,
     ) -> _T:
         """Memory-map a file holding this class (see :func:`bloomkit.open`)."""
-        obj = open(path, mode, secret=secret, key=key, verify=verify, max_bytes=max_bytes)
+        obj = open(path, mode, secret=secret, key=key, verify=verify, max_bytes=max_bytes,
+                   timeout=timeout)
         if not isinstance(obj, cls):
             name = type(obj).__name__
             close(obj)

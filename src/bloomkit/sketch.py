@@ -49,6 +49,8 @@ class CountMinSketch(_core.CountMinBase):
 
     __slots__ = ()
     _bk_kind = KIND_COUNT_MIN
+    # in-place updates are atomic increments: many "r+" writers at once
+    _shared_writers = True
 
     def __new__(
         cls,

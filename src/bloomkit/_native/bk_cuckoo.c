@@ -190,6 +190,15 @@ static void bk_cuckoo_set_count(bk_cuckoo *c, uint64_t n)
     bk_store_u64le(c->params + BK_CUCKOO_P_COUNT, n);
 }
 
+void bk_cuckoo_recount(bk_cuckoo *c)
+{
+    uint64_t used = bk_cuckoo_stash_count(c);
+    for (uint64_t i = 0; i < c->num_buckets; i++)
+        for (uint32_t s = 0; s < c->b; s++)
+            used += bk_cuckoo_get(c, i, s) != 0;
+    bk_cuckoo_set_count(c, used);
+}
+
 /* ---- Begin logic for the stash ---------------------------------------- */
 
 static uint8_t *bk_cuckoo_stash_entry(const bk_cuckoo *c, uint32_t j)

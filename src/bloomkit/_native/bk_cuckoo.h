@@ -283,6 +283,10 @@ void bk_cuckoo_contains_many(const bk_cuckoo *c, const uint64_t *hs, size_t n, u
 bk_rc bk_cuckoo_merge(bk_cuckoo *dst, const bk_cuckoo *src);
 
 uint64_t bk_cuckoo_get_count(const bk_cuckoo *c);
+/* Store as count the fingerprints really held (non-zero slots + stash):
+ * the repair of a file whose writer was killed between a slot write and
+ * the count update.  O(table). */
+void bk_cuckoo_recount(bk_cuckoo *c);
 void bk_cuckoo_clear(bk_cuckoo *c);
 
 #endif /* BK_CUCKOO_H */

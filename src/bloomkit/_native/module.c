@@ -233,20 +233,21 @@ static PyObject *bkmod_peek_header(PyObject *mod, PyObject *args)
  * returns the header dict or raises FormatError (or a subclass). */
 static PyObject *bkmod_validate(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"data", "checksum", "allow_dirty", NULL};
+    static char *kwlist[] = {"data", "checksum", "allow_dirty", "deep", NULL};
     PyObject *data;
-    int checksum = 1, allow_dirty = 0;
+    int checksum = 1, allow_dirty = 0, deep = 1;
     Py_buffer v;
     bk_header h;
     const char *reason = "invalid";
     bk_rc rc;
     (void)mod;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pp:validate", kwlist, &data, &checksum, &allow_dirty))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ppp:validate", kwlist, &data, &checksum,
+                                     &allow_dirty, &deep))
         return NULL;
     if (bkmod_get_bytes(data, &v) < 0)
         return NULL;
     rc = bk_format_validate((const uint8_t *)v.buf, (uint64_t)v.len,
-                            BK_CHECK_DEEP | (checksum ? BK_CHECK_CHECKSUM : 0) |
+                            (deep ? BK_CHECK_DEEP : 0) | (checksum ? BK_CHECK_CHECKSUM : 0) |
                                 (allow_dirty ? BK_ALLOW_DIRTY : 0),
                             &h, &reason);
     PyBuffer_Release(&v);
@@ -290,7 +291,8 @@ static PyMethodDef bkmod_methods[] = {
     {"peek_header", bkmod_peek_header, METH_VARARGS,
      "peek_header(data, total_len=-1, /)\n--\n\nThe fixed container header as a dict."},
     {"validate", (PyCFunction)(void (*)(void))bkmod_validate, METH_VARARGS | METH_KEYWORDS,
-     "validate(data, checksum=True, allow_dirty=False)\n--\n\nRun the container validator."},
+     "validate(data, checksum=True, allow_dirty=False, deep=True)\n--\n\nRun the container "
+     "validator (deep=False: the O(1) checks only)."},
     {"checksum", bkmod_checksum, METH_O, "checksum(data, /)\n--\n\nThe container checksum of a state buffer."},
     {NULL, NULL, 0, NULL},
 };

@@ -355,6 +355,27 @@ static PyObject *bkc_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored)
     Py_RETURN_NONE;
 }
 
+/* _recount_total(): after a writer was killed in a batch, the stored count
+ * (adds minus removes) lags the counters by the keys of that batch.  Each
+ * add increments exactly k counters and each remove decrements k, and a
+ * counter that saturates stays saturated for ever; so while no counter is
+ * saturated the count is exactly sum(counters) / k.  With a saturated
+ * counter the sum says nothing and the stored count is kept.  O(m). */
+static PyObject *bkc_recount_total_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
+{
+    uint64_t sum = 0;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    for (uint64_t i = 0; i < self->c.m; i++) {
+        uint32_t v = bk_counting_get(&self->c, i);
+        if (v == self->c.max)
+            Py_RETURN_FALSE;
+        sum += v;
+    }
+    bkc_set_u64(self, BK_COUNTING_P_COUNT, sum / self->c.k);
+    Py_RETURN_TRUE;
+}
+
 static PyObject *bkc_inplace_union(BKCounting *self, PyObject *other)
 {
     BKCounting *o;
@@ -669,6 +690,9 @@ static PyMethodDef bkc_methods[] = {
      "(the classic Bloom probe sequence over num_counters)."},
     {"_key_hash", (PyCFunction)bkc_key_hash, METH_O, NULL},
     {"_to_bloom", (PyCFunction)bkc_to_bloom, METH_O, NULL},
+    {"_recount_total", (PyCFunction)bkc_recount_total_meth, METH_NOARGS,
+     "_recount_total($self, /)\n--\n\nStore sum(counters) / k as the count when no counter is "
+     "saturated (repair after a killed writer); returns whether it did."},
     {"_recount", (PyCFunction)bkc_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the distinct-key count to the estimate from the counters "
      "(as a union does), so that it no longer depends on the order of the adds."},

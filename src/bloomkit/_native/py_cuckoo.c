@@ -360,6 +360,16 @@ static PyObject *bkcuckoo_clear(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* _recount(): count the stored fingerprints (bloomkit.repair after a
+ * killed writer; persist.py). */
+static PyObject *bkcuckoo_recount(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
+{
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    bk_cuckoo_recount(&self->ck);
+    Py_RETURN_NONE;
+}
+
 static PyObject *bkcuckoo_load(PyTypeObject *type, const bkpy_load_args *a)
 {
     BKCuckoo *self = (BKCuckoo *)bkpy_obj_load(type, a, 1u << BK_KIND_CUCKOO);
@@ -539,6 +549,7 @@ static PyMethodDef bkcuckoo_methods[] = {
      "1 - (1 - 1/(2^f - 1))^(2 b load)."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
+    {"_recount", (PyCFunction)bkcuckoo_recount, METH_NOARGS, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkcuckoo_detach, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},

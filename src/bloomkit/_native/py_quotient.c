@@ -552,6 +552,19 @@ static PyObject *bkqf_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* _recount(): count the occupied slots, the stored fingerprints
+ * (bloomkit.repair after a killed writer; persist.py).  O(2^q). */
+static PyObject *bkqf_recount(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+{
+    uint64_t used = 0;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    for (uint64_t i = 0; i < self->qf.nslots; i++)
+        used += (bk_qf_get(&self->qf, i) & BK_QF_META) != 0;
+    bk_store_u64le(self->qf.count_p, used);
+    Py_RETURN_NONE;
+}
+
 static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     const char *reason = "invalid";
@@ -700,6 +713,7 @@ static PyMethodDef bkqf_methods[] = {
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
+    {"_recount", (PyCFunction)bkqf_recount, METH_NOARGS, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
     {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},
     {"_fingerprint", (PyCFunction)bkqf_fingerprint, METH_O,
