@@ -9,7 +9,8 @@ Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
 :func:`loads`, :func:`save`, :func:`load`; memory-mapped files: :func:`open`,
-:func:`create`, :func:`flush`, :func:`close`, :func:`verify`.  Errors:
+:func:`create`, :func:`flush`, :func:`close`, :func:`verify`.  Data files
+(text lines, .npy, Parquet, CSV): :func:`build_from`.  Errors:
 :mod:`bloomkit.errors`.
 """
 
@@ -36,6 +37,7 @@ from .persist import close, create, dumps, flush, load, loads, open, register_ki
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
+from .sources import build_from
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
@@ -74,6 +76,7 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "build_from",
     "close",
     "create",
     "cuckoo_design",
