@@ -135,6 +135,19 @@ class NpyKeysTests:
         with pytest.raises(ValueError, match=r"bad\.npy: cannot read"):
             build_from(tmp_path / "bad.npy")
 
+    def test_lying_or_broken_headers_are_a_clear_error(self, tmp_path: Path) -> None:
+        """R20: a header claiming more elements than the file holds, or one
+        numpy's parser chokes on (a TokenError, not a ValueError), is a
+        ValueError naming the file, never a huge allocation or a traceback."""
+        np.save(tmp_path / "k.npy", np.arange(4, dtype=np.int64))
+        data = (tmp_path / "k.npy").read_bytes()
+        assert b"'shape': (4,), }" in data
+        for name, header in (("long.npy", b"'shape': (99999999999,)}"),
+                             ("open.npy", b"'shape': (4,),  ")):
+            (tmp_path / name).write_bytes(data.replace(b"'shape': (4,), }", header))
+            with pytest.raises(ValueError, match=rf"{name}: cannot read \.npy"):
+                build_from(tmp_path / name)
+
     def test_dates_with_key(self, tmp_path: Path) -> None:
         np.save(tmp_path / "d.npy", np.array(["2024-01-01", "2024-02-03"], dtype="datetime64[D]"))
         f = build_from(tmp_path / "d.npy", key=lambda d: d.isoformat())

@@ -290,8 +290,11 @@ class NpySource(Source):
         self._keyed = keyed
         try:
             arr = np.load(name, mmap_mode="r", allow_pickle=False)
-        except ValueError as exc:
-            raise ValueError(f"{name}: cannot read .npy: {exc}") from exc
+        except Exception as exc:  # a bad header fails in numpy's parser in many ways
+            if isinstance(exc, OSError) and exc.filename:
+                raise
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            raise ValueError(f"{name}: cannot read .npy: {text}") from exc
         if not isinstance(arr, np.ndarray):
             raise ValueError(f"{name}: not a .npy array")  # pragma: no cover - .npz refused above
         names = arr.dtype.names
