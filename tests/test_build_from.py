@@ -212,6 +212,14 @@ class ParquetKeysTests:
         ref.add_many([1, 0, 1])  # bools are the ints 0/1
         assert g.to_bytes() == ref.to_bytes() and 1 in g and True in g
 
+    def test_fixed_size_binary_keeps_trailing_nuls(self, tmp_path: Path) -> None:
+        values = [b"ab\x00", b"xyz", None, b"\x00\x00\x00"]
+        pq.write_table(pa.table({"h": pa.array(values, pa.binary(3))}), tmp_path / "h.parquet")
+        f = build_from(tmp_path / "h.parquet", capacity=10)
+        ref = BlockedBloomFilter(10)
+        ref.add_many([v for v in values if v is not None])
+        assert f.to_bytes() == ref.to_bytes() and b"ab\x00" in f and b"ab" not in f
+
     def test_refused_columns_name_the_column_and_type(self, tmp_path: Path) -> None:
         table = pa.table({
             "score": pa.array([1.5, 2.5]),
@@ -273,6 +281,17 @@ class CsvKeysTests:
         assert _absent(f, ids) == 0
         g = build_from(tmp_path / "t.csv", column="word")
         assert g.to_bytes() == build_from(_lines_file(tmp_path / "w.txt", words)).to_bytes()
+
+    def test_string_column_in_slices(self, tmp_path: Path, rng: random.Random,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        """A CSV block is cut into slices of BATCH_ROWS: Arrow slices whose
+        offsets start past 0, read in place by ByteKeys."""
+        monkeypatch.setattr(sources, "BATCH_ROWS", 7)
+        words = [w for w in _words(rng, 300) if not w[0].isdigit()]
+        (tmp_path / "w.csv").write_text("w\n" + "".join(f"{w}\n" for w in words) + "\n",
+                                        encoding="utf-8")
+        f = build_from(tmp_path / "w.csv")
+        assert f.to_bytes() == build_from(_lines_file(tmp_path / "w.txt", words)).to_bytes()
 
     def test_as_text_keeps_leading_zeros_and_na_is_a_key(self, tmp_path: Path) -> None:
         (tmp_path / "z.csv").write_text("zip,country\n007,NA\n,null\n12,FR\n")

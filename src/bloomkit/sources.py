@@ -18,7 +18,8 @@ Every format keeps the one key encoding (docs/keys.md):
   streamed in record batches (``ParquetFile.iter_batches``,
   ``pyarrow.csv.open_csv``), never the whole file.  Integer columns are
   ints (a numpy view of each batch: the buffer path), bool columns 0/1,
-  string columns str (UTF-8), binary columns bytes.  Null values are
+  string columns str (UTF-8), binary columns bytes (both read in place
+  through ``_core.ByteKeys``: no Python object per key).  Null values are
   skipped and counted.
 
 Refused, with a TypeError naming the file, the column and its type: float
@@ -391,11 +392,12 @@ def _is_view(types: Any, t: Any) -> bool:
 
 
 def arrow_keys(arr: Any, keyed: bool) -> tuple[Any, int]:
-    """(keys, nulls) of one Arrow array: nulls dropped; integer and bool
-    columns a numpy array (zero-copy for integers without nulls: the buffer
-    path); string columns viewed as binary (the same UTF-8 bytes; building
-    ``bytes`` objects is about twice as fast as decoding ``str``, and hashes
-    the same) and made a list; binary a list of bytes."""
+    """(keys, nulls) of one Arrow array, nulls dropped: integer and bool
+    columns a numpy array (zero-copy for integers without nulls), string and
+    binary columns a :class:`bloomkit._core.ByteKeys` over the array's own
+    offsets and data (zero-copy); both take the batch path without the GIL
+    and without a Python object per key.  A string is hashed as its UTF-8
+    bytes, as a ``str`` key is.  With ``key=``: the Python objects."""
     pa = _arrow("reading Arrow data")
     types = pa.types
     if types.is_null(arr.type):
@@ -411,13 +413,35 @@ def arrow_keys(arr: Any, keyed: bool) -> tuple[Any, int]:
         return arr.to_pylist(), nulls
     if types.is_integer(t) or types.is_boolean(t):
         return arr.to_numpy(zero_copy_only=False), nulls
-    if types.is_string(t):
-        return arr.view(pa.binary()).to_pylist(), nulls
-    if types.is_large_string(t):
-        return arr.view(pa.large_binary()).to_pylist(), nulls
     if _is_view(types, t):
         arr = arr.cast(pa.large_binary())
-    return arr.to_pylist(), nulls
+        t = arr.type
+    return byte_keys(arr), nulls
+
+
+def byte_keys(arr: Any) -> Any:
+    """A ByteKeys over a string, binary (either width) or fixed-size binary
+    Arrow array without nulls, sharing its buffers."""
+    import numpy as np
+
+    from ._core import ByteKeys
+
+    types = _arrow("reading Arrow data").types
+    n = len(arr)
+    if n == 0:
+        return []
+    buffers = arr.buffers()
+    if types.is_fixed_size_binary(arr.type):
+        width = arr.type.byte_width
+        offsets = (np.arange(n + 1, dtype=np.int64) + arr.offset) * width
+        data = buffers[1]
+    else:
+        wide = types.is_large_string(arr.type) or types.is_large_binary(arr.type)
+        dtype = np.int64 if wide else np.int32
+        offsets = np.frombuffer(buffers[1], dtype=dtype, count=n + 1,
+                                offset=arr.offset * np.dtype(dtype).itemsize)
+        data = buffers[2]
+    return ByteKeys(offsets, b"" if data is None else data)
 
 
 def _pick_column(names: Sequence[str], column: str | None, where: str) -> str:
