@@ -80,6 +80,14 @@ class ByteKeysEncodingTests:
         b.add_many(keys)
         assert a.to_bytes() == b.to_bytes()
 
+    def test_count_min_with_counts(self) -> None:
+        a, b = CountMinSketch(width=100, depth=3), CountMinSketch(width=100, depth=3)
+        a.add_many(ByteKeys(*_pack([b"x", b"y", b"x"])), counts=[2, 5, 1])
+        b.add_many([b"x", b"y", b"x"], counts=[2, 5, 1])
+        assert a.to_bytes() == b.to_bytes() and a.estimate(b"x") >= 3
+        with pytest.raises(ValueError, match="differ in length"):
+            a.add_many(ByteKeys(*_pack([b"x"])), counts=[1, 2])
+
     def test_tinylfu_records(self, rng: random.Random) -> None:
         keys = _random_keys(rng, 300)
         a, b = TinyLFU(1000), TinyLFU(1000)
