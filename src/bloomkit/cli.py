@@ -621,16 +621,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("keys", nargs="+", metavar="FILE",
                    help="key files or globs ('data/*.parquet'): text lines (gzip ok; '-' is "
                    "stdin), .npy, .parquet, .csv/.tsv (by name; see --format)")
-    p.add_argument("--column", metavar="NAME",
-                   help="the Parquet/CSV column (or .npy field) holding the keys (needed when "
-                   "a file has several)")
-    p.add_argument("--format", choices=("auto", *sources.FORMATS), default=None,
-                   help="read every FILE as this format (default auto: by file name)")
-    p.add_argument("--delimiter", metavar="CHAR",
-                   help="CSV field delimiter (default ',', tab for .tsv)")
-    p.add_argument("--as-text", action="store_true",
-                   help="CSV: read the column as text, without type inference (007 stays "
-                   "the string '007'; the keys are then strs, as on the command line)")
     p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
     p.add_argument("--capacity", type=_positive_int,
                    help="design capacity (default: the number of keys: Parquet/.npy "
@@ -649,6 +639,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"CountMinSketch only: failure probability (default "
                    f"{cli_kinds.DEFAULT_DELTA})")
     p.add_argument("--seed", type=int, default=0, help="hash seed (default 0)")
+    p.add_argument("--column", metavar="NAME",
+                   help="the Parquet/CSV column (or .npy field) holding the keys (needed when "
+                   "a file has several)")
+    p.add_argument("--format", choices=("auto", *sources.FORMATS), default=None,
+                   help="read every FILE as this format (default auto: by file name)")
+    p.add_argument("--delimiter", metavar="CHAR",
+                   help="CSV field delimiter (default ',', tab for .tsv)")
+    p.add_argument("--as-text", action="store_true",
+                   help="CSV: read the column as text, without type inference (007 stays "
+                   "the string '007'; the keys are then strs, as on the command line)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     progress_flags(p)
     p.set_defaults(func=_cmd_build)
