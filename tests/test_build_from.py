@@ -134,6 +134,13 @@ class NpyKeysTests:
             build_from(tmp_path / "d.npy")
         with pytest.raises(ValueError, match=r"bad\.npy: cannot read"):
             build_from(tmp_path / "bad.npy")
+        # numpy's own message for these would be about pickles
+        (tmp_path / "text.npy").write_bytes(b"apple\npear\n")
+        np.savez(tmp_path / "z.npz", a=np.arange(3))
+        with pytest.raises(ValueError, match=r"text\.npy: not a \.npy file: no \.npy magic"):
+            build_from(tmp_path / "text.npy")
+        with pytest.raises(ValueError, match=r"z\.npz: not a \.npy file: a \.npz archive"):
+            build_from(tmp_path / "z.npz", format="npy")
 
     def test_lying_or_broken_headers_are_a_clear_error(self, tmp_path: Path) -> None:
         """R20: a header claiming more elements than the file holds, or one

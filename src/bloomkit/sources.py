@@ -289,6 +289,12 @@ class NpySource(Source):
         self.name = name
         self.size = os.path.getsize(name)
         self._keyed = keyed
+        with open(name, "rb") as fh:
+            magic = fh.read(6)
+        if magic != b"\x93NUMPY":
+            what = "a .npz archive (save each array with numpy.save)" if magic[:2] == b"PK" \
+                else "no .npy magic number"
+            raise ValueError(f"{name}: not a .npy file: {what}")
         try:
             arr = np.load(name, mmap_mode="r", allow_pickle=False)
         except Exception as exc:  # a bad header fails in numpy's parser in many ways
@@ -296,8 +302,8 @@ class NpySource(Source):
                 raise
             text = " ".join(str(exc).split()) or type(exc).__name__
             raise ValueError(f"{name}: cannot read .npy: {text}") from exc
-        if not isinstance(arr, np.ndarray):
-            raise ValueError(f"{name}: not a .npy array")  # pragma: no cover - .npz refused above
+        if not isinstance(arr, np.ndarray):  # pragma: no cover - the magic number says .npy
+            raise ValueError(f"{name}: not a .npy array")
         names = arr.dtype.names
         if names:
             if column is None:
