@@ -81,9 +81,10 @@ class NpyKeysTests:
         assert _absent(f, keys) == 0  # Python ints answer
 
     def test_is_memory_mapped_not_loaded(self, tmp_path: Path) -> None:
-        np.save(tmp_path / "k.npy", np.arange(10, dtype=np.int32))
+        np.save(tmp_path / "k.npy", np.arange(200_000, dtype=np.int32))
         (src,) = sources.open_sources(tmp_path / "k.npy")
-        assert isinstance(src._arr, np.memmap)  # type: ignore[attr-defined]
+        first = next(src.batches()).keys
+        assert isinstance(first, np.memmap) and len(first) == sources.BATCH_ROWS
 
     @pytest.mark.parametrize("dtype", ["u1", "i2", "<u4", ">i8", ">u8", "?"])
     def test_integer_and_bool_dtypes_give_the_python_ints(self, tmp_path: Path,
@@ -357,6 +358,24 @@ class ManyFilesTests:
         g = build_from([str(tmp_path / "p*.parquet"), tmp_path / "p9.npy"], column="id")
         assert g.capacity == len(keys) + 10 and _absent(g, keys) == 0
 
+    @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+    def test_many_files_hold_no_descriptors(self, tmp_path: Path) -> None:
+        """Every file is checked up front, but one is open at a time: a glob
+        of thousands of files must not run out of descriptors."""
+        for i in range(40):
+            np.save(tmp_path / f"k{i:02}.npy", np.arange(i * 10, i * 10 + 10, dtype=np.int64))
+            pq.write_table(pa.table({"k": pa.array(range(i * 10, i * 10 + 10))}),
+                           tmp_path / f"k{i:02}.parquet")
+            (tmp_path / f"k{i:02}.csv").write_text("k\n" + "".join(
+                f"{j}\n" for j in range(i * 10, i * 10 + 10)))
+        before = len(os.listdir("/proc/self/fd"))
+        srcs = sources.open_sources(str(tmp_path / "k*"))
+        assert len(srcs) == 120
+        assert len(os.listdir("/proc/self/fd")) - before < 5
+        f = BlockedBloomFilter(400)
+        sources.feed(f, srcs)
+        assert _absent(f, list(range(400))) == 0
+
     def test_missing_files_and_directories(self, tmp_path: Path) -> None:
         with pytest.raises(FileNotFoundError, match=r"nothing\*\.parquet: no file matches"):
             build_from(str(tmp_path / "nothing*.parquet"))
@@ -458,7 +477,7 @@ class CliBuildFromFilesTests:
         (["t.parquet", "--column", "nope"], "no column 'nope' (columns: x, s)"),
         (["none*.npy"], "none*.npy: no file matches"),
         (["t.parquet", "--column", "s", "--as-text"], "apply to CSV files"),
-        (["t.parquet", "--column", "s", "--format", "npy"], "t.parquet: cannot read .npy"),
+        (["t.parquet", "--column", "s", "--format", "npy"], "t.parquet: not a .npy file"),
     ])
     def test_errors_are_one_line(self, tmp_path: Path, argv: list[str], message: str) -> None:
         pq.write_table(pa.table({"x": [1.5], "s": ["a"]}), tmp_path / "t.parquet")

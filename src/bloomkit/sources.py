@@ -282,13 +282,23 @@ def _tell(raw: Any, fallback: int) -> int:
 
 
 class NpySource(Source):
-    """A 1-d ``.npy`` array, memory-mapped and read in slices."""
+    """A 1-d ``.npy`` array, memory-mapped and read in slices.  The mapping
+    is held only while the file is read (a glob of thousands of files must
+    not hold thousands of mappings and descriptors)."""
 
     def __init__(self, name: str, column: str | None, keyed: bool) -> None:
-        np = _need("numpy", f"{name}: reading .npy", "pip install 'bloomkit[numpy]'")
         self.name = name
         self.size = os.path.getsize(name)
         self._keyed = keyed
+        self._field = column
+        arr = self._map()  # every check now, before any key is read
+        self._len = int(arr.shape[0])
+        self._dtype = arr.dtype
+        del arr
+
+    def _map(self) -> Any:
+        name, column = self.name, self._field
+        np = _need("numpy", f"{name}: reading .npy", "pip install 'bloomkit[numpy]'")
         with open(name, "rb") as fh:
             magic = fh.read(6)
         if magic != b"\x93NUMPY":
@@ -318,28 +328,29 @@ class NpySource(Source):
         if arr.ndim != 1:
             raise ValueError(f"{name}: a {arr.ndim}-d array of shape {arr.shape}; bloomkit reads "
                              "1-d arrays (reshape(-1) it, or save one column)")
-        self._where = f"{name}" + (f" field {column!r}" if column else "")
+        where = f"{name}" + (f" field {column!r}" if column else "")
         kind = arr.dtype.kind
         if kind in "fc":
-            raise TypeError(f"{self._where}: dtype {arr.dtype} is a float: floats are not keys "
+            raise TypeError(f"{where}: dtype {arr.dtype} is a float: floats are not keys "
                             "(a Python float is not either); save integers or strings")
-        if kind in "Mm" and not keyed:
-            raise TypeError(f"{self._where}: dtype {arr.dtype} (dates/times) is not a key type; "
+        if kind in "Mm" and not self._keyed:
+            raise TypeError(f"{where}: dtype {arr.dtype} (dates/times) is not a key type; "
                             "save .astype('int64') or strings, or pass key= to map the values")
         if kind not in "iubSUMm":
-            raise TypeError(f"{self._where}: dtype {arr.dtype} is not a key type (supported: "
+            raise TypeError(f"{where}: dtype {arr.dtype} is not a key type (supported: "
                             "integer, bool, fixed-width bytes S, unicode U)")
-        self._arr = arr
-        self._native = arr.dtype.newbyteorder("=") if not arr.dtype.isnative else None
+        return arr
 
     def hint(self) -> int:
-        return int(self._arr.shape[0])
+        return self._len
 
     def describe(self) -> str:
-        return f".npy {self._arr.dtype}"
+        return f".npy {self._dtype}"
 
     def batches(self, counting: bool = False) -> Iterator[Batch]:
-        arr, n = self._arr, int(self._arr.shape[0])
+        arr = self._map()
+        n = int(arr.shape[0])
+        native = arr.dtype.newbyteorder("=") if not arr.dtype.isnative else None
         if n == 0:
             yield Batch([], 0, 0, self.size)
         for start in range(0, n, BATCH_ROWS):
@@ -351,8 +362,8 @@ class NpySource(Source):
                 continue
             if self._keyed or part.dtype.kind in "UMm":
                 keys: Any = part.tolist()  # str keys (U), or the objects key= maps
-            elif self._native is not None:
-                keys = part.astype(self._native)  # big-endian: the buffer path reads native
+            elif native is not None:
+                keys = part.astype(native)  # big-endian: the buffer path reads native
             else:
                 keys = part
             yield Batch(keys, len(part), 0, position)
@@ -470,11 +481,14 @@ class ParquetSource(Source):
         self.name = name
         self.size = os.path.getsize(name)
         self._keyed = keyed
+        self._pq = pq
         try:
-            self._file = pq.ParquetFile(name)
+            # closed again at once: a glob of thousands of files holds no descriptors
+            with pq.ParquetFile(name) as pf:
+                schema = pf.schema_arrow
+                self._meta = pf.metadata
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{name}: cannot read Parquet: {exc}") from exc
-        schema = self._file.schema_arrow
         self.column = _pick_column(schema.names, column, name)
         self._type = schema.field(self.column).type
         check_arrow_type(self._type, f"{name}: column {self.column!r}", keyed)
@@ -485,7 +499,7 @@ class ParquetSource(Source):
     def hint(self) -> int:
         """Rows less the column's nulls where every row group's statistics
         count them (else all rows: a bound, never below the truth)."""
-        meta = self._file.metadata
+        meta = self._meta
         rows = int(meta.num_rows)
         if meta.num_row_groups == 0:
             return rows
@@ -504,19 +518,19 @@ class ParquetSource(Source):
 
     def batches(self, counting: bool = False) -> Iterator[Batch]:
         pa = _arrow("reading Parquet")
-        total = max(1, int(self._file.metadata.num_rows))
         done = 0
         try:
-            it = self._file.iter_batches(batch_size=BATCH_ROWS, columns=[self.column])
-            for rb in it:
-                arr = rb.column(0)
-                done += len(arr)
-                position = self.size * done // total
-                if counting:
-                    yield Batch([], len(arr), int(arr.null_count), position)
-                    continue
-                keys, nulls = arrow_keys(arr, self._keyed)
-                yield Batch(keys, len(arr), nulls, position)
+            with self._pq.ParquetFile(self.name) as pf:
+                total = max(1, int(pf.metadata.num_rows))
+                for rb in pf.iter_batches(batch_size=BATCH_ROWS, columns=[self.column]):
+                    arr = rb.column(0)
+                    done += len(arr)
+                    position = self.size * done // total
+                    if counting:
+                        yield Batch([], len(arr), int(arr.null_count), position)
+                        continue
+                    keys, nulls = arrow_keys(arr, self._keyed)
+                    yield Batch(keys, len(arr), nulls, position)
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{self.name}: cannot read Parquet: {exc}") from exc
         if done == 0:
