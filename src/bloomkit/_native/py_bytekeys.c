@@ -99,7 +99,7 @@ static PyObject *bkbk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         goto fail;
     }
     if ((size_t)count > SIZE_MAX / sizeof(int64_t)) {
-        PyErr_NoMemory();  /* pragma: no cover - a buffer that large cannot exist */
+        PyErr_NoMemory();  /* unreachable: the offsets buffer itself would not fit */
         goto fail;
     }
     self->offsets = (int64_t *)PyMem_Malloc((size_t)count * sizeof(int64_t));
