@@ -10,7 +10,8 @@ Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
 :func:`loads`, :func:`save`, :func:`load`; memory-mapped files: :func:`open`,
 :func:`create`, :func:`flush`, :func:`close`, :func:`verify`,
-:func:`repair`.  Errors:
+:func:`repair`.  Data files (text lines, .npy, Parquet, CSV):
+:func:`build_from`.  Errors:
 :mod:`bloomkit.errors`.
 """
 
@@ -50,6 +51,7 @@ from .persist import (
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
+from .sources import build_from
 
 register_kind(KIND_BLOOM, BloomFilter)
 register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
@@ -89,6 +91,7 @@ __all__ = [
     "UncleanFileError",
     "UnsupportedFormatError",
     "__version__",
+    "build_from",
     "close",
     "create",
     "cuckoo_design",

@@ -31,8 +31,8 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NoReturn
 
-from . import _core, cli_kinds, persist
-from .cli_io import CliError, Progress, check_output, chunks, count_lines, key_sources, read_keys
+from . import _core, cli_kinds, persist, sources
+from .cli_io import CliError, Progress, check_output, chunks, key_sources
 from .errors import (
     BloomkitError,
     CapacityError,
@@ -136,32 +136,51 @@ def _human(n: int) -> str:
 def _cmd_build(args: argparse.Namespace) -> int:
     cls = _kind_class(args)
     check_output(args.output)
-    if args.keys.count("-") > 1:
-        raise CliError("stdin ('-') can be given only once")
-    keys_iter: Iterable[bytes]
-    total: int | None = None
-    capacity: int | None = args.capacity
-    if capacity is None and cli_kinds.sized_by_keys(cls):
-        if "-" in args.keys:
-            buffered = list(read_keys(args.keys))  # stdin can be read once: keep it
-            keys_iter, total = buffered, len(buffered)
+    try:
+        srcs = sources.open_sources(args.keys, column=args.column, format=args.format,
+                                    delimiter=args.delimiter, as_text=args.as_text)
+        total: int | None = None
+        capacity: int | None = args.capacity
+        if capacity is None and cli_kinds.sized_by_keys(cls):
+            total = sources.count_keys(srcs)  # free for Parquet/.npy, else a counting pass
+            capacity = max(1, total)
         else:
-            total = count_lines(args.keys)
-            keys_iter = read_keys(args.keys)
-        capacity = max(1, total)
-    else:
-        keys_iter = read_keys(args.keys)
-    f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
-    if args.layout_version is not None:
-        # a blocked file to be merged with one built before layout version 1
-        if cls.__name__ != "BlockedBloomFilter":
-            raise CliError("--layout-version applies only to the blocked layout, not "
-                           f"{cls.__name__}")
-        f = cls(capacity, f.error_rate, seed=args.seed, layout_version=args.layout_version)
-    read, _ = _feed_all(f, keys_iter, total, args.progress, "build", args.output)
+            total = sources.free_count(srcs)
+        f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
+        if args.layout_version is not None:
+            # a blocked file to be merged with one built before layout version 1
+            if cls.__name__ != "BlockedBloomFilter":
+                raise CliError("--layout-version applies only to the blocked layout, not "
+                               f"{cls.__name__}")
+            f = cls(capacity, f.error_rate, seed=args.seed, layout_version=args.layout_version)
+        stats = _feed_sources(f, srcs, total, args.progress, args.output)
+    except ImportError as exc:  # pyarrow or numpy missing: the message says what to install
+        raise CliError(str(exc)) from exc
     _save(f, args.output)
-    _report(args, f, args.output, read)
+    kinds = sorted({s.describe() for s in srcs} - {"lines"})
+    _report(args, f, args.output, stats.keys, "; ".join([*kinds, stats.describe()]))
     return EXIT_OK
+
+
+def _feed_sources(f: Any, srcs: list[sources.Source], total: int | None,
+                  progress: bool | None, path: str) -> sources.ReadStats:
+    """Add the keys of every source; a full cuckoo or quotient filter stops
+    with an error naming ``path``."""
+    bar = Progress(total, progress, "build", sum(s.size for s in srcs))
+    read = sources.ReadStats()
+
+    def step(stats: sources.ReadStats) -> None:
+        nonlocal read
+        read = stats
+        bar.show(stats.keys, stats.bytes)
+
+    try:
+        return sources.feed(f, srcs, step)
+    except CapacityError as exc:
+        raise CliError(f"{path}: full after at least {read.keys:,} keys: {_one_line(exc)}; "
+                       "build it with a larger --capacity") from exc
+    finally:
+        bar.close()
 
 
 # ---- Begin logic for filter files (every message names the file) ---------
@@ -319,11 +338,12 @@ def _warn_overfull(args: argparse.Namespace, path: str, f: Any) -> None:
         print(f"bloomkit {args.command}: warning: {path}: {warning}", file=sys.stderr)
 
 
-def _report(args: argparse.Namespace, f: Any, path: str, keys: int | None) -> None:
+def _report(args: argparse.Namespace, f: Any, path: str, keys: int | None,
+            read: str | None = None) -> None:
     """After writing ``path``: the overfull warning, then the summary unless -q."""
     _warn_overfull(args, path, f)
     if not args.quiet:
-        print(cli_kinds.summary(f, path, os.path.getsize(path), keys))
+        print(cli_kinds.summary(f, path, os.path.getsize(path), keys, read))
 
 
 def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | None) -> Any:
@@ -650,12 +670,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "stdin; gzip ok; repeatable)")
 
     kinds = cli_kinds.kind_names()
-    p = command("build", "build a filter from key files (one key per line)")
-    p.add_argument("keys", nargs="+", metavar="KEYS", help="key files, '-' for stdin; gzip ok")
+    p = command("build", "build a filter from key files (one key per line), .npy arrays, "
+                "Parquet or CSV columns")
+    p.add_argument("keys", nargs="+", metavar="FILE",
+                   help="key files or globs ('data/*.parquet'): text lines (gzip ok; '-' is "
+                   "stdin), .npy, .parquet, .csv/.tsv (by name; see --format)")
     p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
     p.add_argument("--capacity", type=_positive_int,
-                   help="design capacity (default: the line count; files to be merged need "
-                   "one --capacity; CountMinSketch: none)")
+                   help="design capacity (default: the number of keys: Parquet/.npy "
+                   "metadata, else a counting pass; files to be merged need one --capacity; "
+                   "CountMinSketch: none)")
     p.add_argument("-p", type=_rate, default=None,
                    help=f"target error rate (default {cli_kinds.DEFAULT_RATE}); "
                    "CountMinSketch: epsilon; TinyLFU: none")
@@ -673,6 +697,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"CountMinSketch only: failure probability (default "
                    f"{cli_kinds.DEFAULT_DELTA})")
     p.add_argument("--seed", type=int, default=0, help="hash seed (default 0)")
+    p.add_argument("--column", metavar="NAME",
+                   help="the Parquet/CSV column (or .npy field) holding the keys (needed when "
+                   "a file has several)")
+    p.add_argument("--format", choices=("auto", *sources.FORMATS), default=None,
+                   help="read every FILE as this format (default auto: by file name)")
+    p.add_argument("--delimiter", metavar="CHAR",
+                   help="CSV field delimiter (default ',', tab for .tsv)")
+    p.add_argument("--as-text", action="store_true",
+                   help="CSV: read the column as text, without type inference (007 stays "
+                   "the string '007'; the keys are then strs, as on the command line)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     progress_flags(p)
     p.set_defaults(func=_cmd_build)

@@ -1,5 +1,7 @@
 """Key input for the ``bloomkit`` command line: key files, stdin, gzip, chunks,
-and the optional progress bar.  See docs/cli.md ("Keys").
+and the optional progress bar.  See docs/cli.md ("Keys").  The data files of
+``build`` (.npy, Parquet, CSV, globs) are read by sources.py, which also
+reads the text lines these functions read.
 
 One key per line: the line's bytes without the line ending (``\n`` or
 ``\r\n``); blank lines are skipped; ``-`` is stdin; gzip input is recognised
@@ -16,7 +18,9 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any
+from typing import Any
+
+from .sources import lines, open_input
 
 CHUNK = 65536  # keys per add_many call: large enough to amortise the call, small in memory
 
@@ -29,41 +33,16 @@ class CliError(Exception):
         self.code = code
 
 
-def open_input(name: str) -> IO[bytes]:
-    """A binary stream of a key file (``-`` is stdin), gunzipped when needed."""
-    raw: IO[bytes]
-    if name == "-":
-        raw = sys.stdin.buffer
-    else:
-        raw = open(name, "rb")
-    peek = getattr(raw, "peek", None)
-    magic = peek(2)[:2] if peek is not None else b""
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
-
-
-def _lines(stream: IO[bytes]) -> Iterator[bytes]:
-    for line in stream:
-        key = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
-        if key:
-            yield key
-
-
 def read_keys(names: Sequence[str]) -> Iterator[bytes]:
     for name in names:
         stream = open_input(name)
         try:
-            yield from _lines(stream)
+            yield from lines(stream)
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise CliError(f"{name}: cannot read keys: {exc}") from exc
         finally:
             if name != "-":
                 stream.close()
-
-
-def count_lines(names: Sequence[str]) -> int:
-    return sum(1 for _ in read_keys(names))
 
 
 def chunks(keys: Iterable[bytes], size: int = CHUNK) -> Iterator[list[bytes]]:
@@ -112,10 +91,14 @@ def check_output(path: str) -> str:
 
 class Progress:
     """A tqdm bar on stderr when asked for (or stderr is a terminal) and tqdm
-    is installed (``pip install 'bloomkit[cli]'``); otherwise nothing."""
+    is installed (``pip install 'bloomkit[cli]'``); otherwise nothing.  It
+    counts keys; with ``nbytes`` (the input's size) it also shows the bytes
+    read (:meth:`show`)."""
 
-    def __init__(self, total: int | None, enabled: bool | None, desc: str) -> None:
+    def __init__(self, total: int | None, enabled: bool | None, desc: str,
+                 nbytes: int | None = None) -> None:
         self._bar: Any = None
+        self._nbytes = nbytes
         show = sys.stderr.isatty() if enabled is None else enabled
         if not show:
             return
@@ -133,7 +116,19 @@ class Progress:
         if self._bar is not None:
             self._bar.update(n)
 
+    def show(self, keys: int, nbytes: int) -> None:
+        """Move to ``keys`` keys and ``nbytes`` bytes read so far."""
+        if self._bar is None:
+            return
+        if self._nbytes:
+            self._bar.set_postfix_str(f"{_mib(nbytes)}/{_mib(self._nbytes)} MiB", refresh=False)
+        self._bar.update(keys - self._bar.n)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
 
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f}"

@@ -169,9 +169,11 @@ _SHAPE = (("num_bits", "{:,} bits"), ("num_hashes", "k={}"), ("num_buckets", "{:
           ("num_counters", "{:,} counters"))
 
 
-def summary(obj: Any, path: str, nbytes: int, keys: int | None) -> str:
-    """One line: what was written, keys read, shape, bytes, estimated rate."""
-    parts = [] if keys is None else [f"{keys:,} keys"]
+def summary(obj: Any, path: str, nbytes: int, keys: int | None,
+            read: str | None = None) -> str:
+    """One line: what was written, keys read (and ``read``: what they were
+    read from), shape, bytes, estimated rate."""
+    parts = [] if keys is None else [f"{keys:,} keys" + (f" ({read})" if read else "")]
     for attr, fmt in _SHAPE:
         value = getattr(obj, attr, None)
         if attr == "num_counters" and hasattr(obj, "num_bits"):

@@ -16,6 +16,7 @@
 #include "bk_hash.h"
 
 int bkpy_init_bloom(PyObject *m);
+int bkpy_init_bytekeys(PyObject *m); /* always: the batch path of every structure uses it */
 #ifdef BK_HAVE_COUNTING
 int bkpy_init_counting(PyObject *m);
 #endif
@@ -36,6 +37,7 @@ typedef int (*bkpy_init_fn)(PyObject *m);
 
 static const bkpy_init_fn bkpy_inits[] = {
     bkpy_init_bloom,
+    bkpy_init_bytekeys,
 #ifdef BK_HAVE_COUNTING
     bkpy_init_counting,
 #endif

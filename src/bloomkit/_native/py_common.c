@@ -479,6 +479,25 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                      Py_TYPE(keys)->tp_name);
         return -1;
     }
+    /* Arrow string/binary columns: hashed as bytes, without the GIL.  (With
+     * a key= function a ByteKeys is iterated below, as bytes objects.) */
+    if (keyfunc == NULL && bkpy_bytekeys_check(keys)) {
+        Py_ssize_t total = bkpy_bytekeys_len(keys);
+        PyThreadState *ts;
+        info->from_buffer = 1;
+        info->count = total;
+        if (size_fn != NULL && size_fn(ctx, total, 1) < 0)
+            return -1;
+        ts = nogil ? PyEval_SaveThread() : NULL;
+        for (Py_ssize_t i = 0; i < total; i += BKPY_CHUNK) {
+            size_t n = (size_t)(total - i < BKPY_CHUNK ? total - i : BKPY_CHUNK);
+            bkpy_bytekeys_hash(keys, i, n, hs, hbuf);
+            fn(ctx, hbuf, n, (size_t)i);
+        }
+        if (ts != NULL)
+            PyEval_RestoreThread(ts);
+        return 0;
+    }
     /* 1-d buffers of ints, bools or fixed-width bytes (numpy arrays). */
     if (keyfunc == NULL && PyObject_CheckBuffer(keys)) {
         Py_buffer view;

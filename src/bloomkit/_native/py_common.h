@@ -9,7 +9,8 @@
  *     buffers, __index__; docs/keys.md)
  *   - batch key iteration in chunks: lists and tuples by index, other
  *     iterables by PyIter_Next, 1-d buffers (numpy int/uint/bool/'S'
- *     arrays, array.array, memoryview) element by element without the GIL
+ *     arrays, array.array, memoryview) and ByteKeys (Arrow string/binary
+ *     columns, py_bytekeys.c) element by element without the GIL
  *   - the state buffer: owned (64-byte aligned allocation) or borrowed from
  *     an exporter such as mmap, validated by bk_format_validate on the way in
  */
@@ -159,6 +160,15 @@ typedef int (*bkpy_size_fn)(void *ctx, Py_ssize_t n, int from_buffer);
 int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
                         bkpy_batch_info *info);
+
+/* bloomkit._core.ByteKeys (py_bytekeys.c): variable-length byte keys in
+ * Arrow's offsets + data layout, hashed like bytes objects.  check: is
+ * `o` one; len: its number of keys; hash: keys start..start+n-1 into out,
+ * with no Python API (may run without the GIL; the caller holds `o`). */
+int bkpy_bytekeys_check(PyObject *o);
+Py_ssize_t bkpy_bytekeys_len(PyObject *o);
+void bkpy_bytekeys_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
+                        uint64_t *out);
 
 /* Results of a contains_many: a list of bools, or for buffer input a numpy
  * bool array (a bytearray of 0/1 when numpy cannot be imported). */

@@ -524,7 +524,8 @@ static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
             return NULL;
         ctx.counts = cs;
         if (!PyList_CheckExact(keys) && !PyTuple_CheckExact(keys) &&
-            !(PyObject_CheckBuffer(keys) && self->st.keyfunc == NULL) &&
+            !((PyObject_CheckBuffer(keys) || bkpy_bytekeys_check(keys)) &&
+              self->st.keyfunc == NULL) &&
             !PyUnicode_Check(keys) && !PyBytes_Check(keys) && !PyByteArray_Check(keys)) {
             owned = PySequence_List(keys);
             if (owned == NULL) {
