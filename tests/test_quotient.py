@@ -556,7 +556,7 @@ class MaxLoadBoundTests:
     OverflowError from the constructor, and a checksummed file holding it
     loaded, then resized() / merge() / | raised OverflowError."""
 
-    TINY = [5e-324, 1e-300, 1e-5, 0.0099999]
+    TINY = (5e-324, 1e-300, 1e-5, 0.0099999)
 
     @pytest.mark.parametrize("load", TINY)
     def test_constructors_refuse_with_the_range(self, load: float) -> None:
