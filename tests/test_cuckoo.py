@@ -14,7 +14,7 @@ import random
 import struct
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import settings
@@ -346,6 +346,42 @@ class FullTableTests:
         assert f.stash_size == (max(0, len(f) - slots) if f.num_buckets == 1 else 0)
         assert all(f.contains_many(accepted[len(accepted) // 2 :]))
         validate(f.to_bytes())
+
+    # The documented failure points (docs/cuckoo.md, "Capacity and the first
+    # failure"): the lowest load at the first failed insert measured for
+    # 10^4 .. 4 * 10^6 keys (smaller tables fail later), rounded down.
+    FIRST_FAILURE_LOAD: ClassVar[dict[int, float]] = {
+        1: 0.48, 2: 0.87, 3: 0.93, 4: 0.96, 5: 0.97, 6: 0.97, 7: 0.97, 8: 0.97}
+
+    @pytest.mark.parametrize("b", range(1, 9))
+    @pytest.mark.parametrize("seed", [1, 2, 3])
+    def test_every_bucket_size_holds_its_capacity(self, b: int, seed: int) -> None:
+        """#16.4: capacity keys always fit, whatever b, and the first failure
+        comes at the documented load, past capacity."""
+        n = 20_000
+        f = CuckooFilter(n, 0.001, bucket_size=b, seed=seed)
+        assert f.num_buckets * b * bloomkit.cuckoo.design_load(b) >= n
+        keys = np.arange(seed << 40, (seed << 40) + 3 * n, dtype=np.int64)
+        f.add_many(keys[:n])
+        assert len(f) == n
+        with pytest.raises(CapacityError) as exc:  # keep filling to the failure point
+            f.add_many(keys[n:])
+        inserted = n + int(str(exc.value).split("first ")[1].split()[0])
+        assert inserted == len(f)
+        load = len(f) / (f.num_buckets * b)
+        print(f"b={b} seed={seed}: first failure at {inserted} keys = {inserted / n:.3f} x "
+              f"capacity, load {load:.4f}")
+        assert load >= self.FIRST_FAILURE_LOAD[b], load
+        assert inserted > n
+        assert f.contains_many(keys[:inserted]).all()
+
+    @pytest.mark.parametrize("b", [1, 2, 3])
+    def test_a_million_keys_fit_with_small_buckets(self, b: int) -> None:
+        """The reported case: CuckooFilter(1_000_000, bucket_size=2) failed at
+        930,919 keys (b = 1 at about 533,000)."""
+        f = CuckooFilter(1_000_000, 0.001, bucket_size=b, seed=b)
+        f.add_many(np.arange(1_000_000, dtype=np.int64))
+        assert len(f) == 1_000_000
 
     @pytest.mark.parametrize("n", [100_000, 1_000_000])
     def test_load_before_the_first_failure(self, n: int) -> None:

@@ -551,6 +551,46 @@ class ConstructorTests:
         assert QuotientFilter(100, 0.01, seed=2**64 - 1).seed == 2**64 - 1
 
 
+class MaxLoadBoundTests:
+    """#23.8: max_load is bounded to [0.01, 1] everywhere; 5e-324 used to raise
+    OverflowError from the constructor, and a checksummed file holding it
+    loaded, then resized() / merge() / | raised OverflowError."""
+
+    TINY = (5e-324, 1e-300, 1e-5, 0.0099999)
+
+    @pytest.mark.parametrize("load", TINY)
+    def test_constructors_refuse_with_the_range(self, load: float) -> None:
+        with pytest.raises(ValueError, match=r"0\.01 <= max_load <= 1"):
+            QuotientFilter(100, 0.01, max_load=load)
+        with pytest.raises(ValueError, match=r"0\.01 <= max_load <= 1"):
+            QuotientFilter.with_shape(5, 5, max_load=load)
+        with pytest.raises(ValueError, match=r"0\.01 <= max_load <= 1"):
+            quotient_shape(100, 0.01, load)
+        with pytest.raises(ValueError, match=r"\[0\.01, 1\]"):
+            _core.QuotientBase(5, 5, 10, 0.01, load)
+
+    @pytest.mark.parametrize("load", TINY)
+    def test_files_are_refused_with_the_range(self, load: float) -> None:
+        bad = bytearray(_small())
+        bad[88:96] = struct.pack("<d", load)
+        with pytest.raises(FormatError, match=r"max_load must be in \[0\.01, 1\]"):
+            QuotientFilter.from_bytes(bytes(_reseal(bad)))
+        with pytest.raises(FormatError, match="max_load"):
+            bloomkit.loads(bytes(bad))
+
+    def test_the_smallest_load_resizes_and_merges(self) -> None:
+        f = QuotientFilter(100, 0.01, max_load=0.01, seed=5)
+        assert f.max_load == 0.01 and f.num_slots >= 100 / 0.01
+        f.add_many(range(100))
+        g = bloomkit.loads(f.to_bytes())
+        assert g == f
+        assert all(k in g.resized(150) for k in range(100))
+        h = QuotientFilter(100, 0.01, max_load=0.01, seed=5)
+        h.add_many(range(100, 150))
+        for m in (g.merge(h), g | h):
+            assert all(k in m for k in range(150))
+
+
 # ---- R1: model-based ------------------------------------------------------------
 
 keys_st = st.one_of(st.integers(min_value=-50, max_value=50), st.text(max_size=3))

@@ -738,6 +738,40 @@ class SketchSameAsLocalTests:
             RedisCountMinSketch.create(client, name + "64", 10, 2, counter_bits=64)
 
 
+class SketchRowHashingTests:
+    """#16.5: new Redis sketches use independent rows (row_hash 1 in their
+    meta); a sketch created before has no row_hash field and keeps the
+    double-hashed rows its counters were written with."""
+
+    def test_new_and_old_sketches_keep_their_derivation(self, client: Any, name: str,
+                                                        rng: Any) -> None:
+        from bloomkit import CountMinSketch
+        from bloomkit.redis import _meta_key
+
+        keys = [f"k{rng.randrange(500)}" for _ in range(400)]
+        new = RedisCountMinSketch.create(client, name, 200, 4, seed=5)
+        assert new.row_hash == 1 and client.hget(_meta_key(name), "row_hash") == b"1"
+        new.add_many(keys)
+        local = CountMinSketch(200, 4, seed=5)
+        local.add_many(keys)
+        assert new.to_local().to_bytes() == local.to_bytes()
+
+        old_name = name + ":old"
+        old = RedisCountMinSketch.create(client, old_name, 200, 4, seed=5)
+        client.hdel(_meta_key(old_name), "row_hash")  # as written before #16.5
+        old = RedisCountMinSketch.open(client, old_name)
+        assert old.row_hash == 0
+        old.add_many(keys)
+        old_local = CountMinSketch(200, 4, seed=5, row_hash=0)
+        old_local.add_many(keys)
+        assert old.to_local().to_bytes() == old_local.to_bytes()
+        assert old.to_local().row_hash == 0
+        assert old.estimate_many(keys[:50]) == [old_local.estimate(k) for k in keys[:50]]
+        with pytest.raises(IncompatibleFiltersError, match="row_hash"):
+            old.merge_from(local)
+        assert RedisCountMinSketch.open(client, name).row_hash == 1
+
+
 class CountersPersistenceAndKillTests:
     def test_counters_survive_a_restart(self, tmp_path: Path, rng: Any) -> None:
         require_redis()

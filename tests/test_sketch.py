@@ -28,6 +28,7 @@ from bloomkit import (
     IncompatibleFiltersError,
     TinyLFU,
     TopK,
+    UnsupportedFormatError,
     _core,
 )
 
@@ -197,6 +198,93 @@ class ErrorBoundTests:
         assert (est >= truth).all()
         off = float(((est - truth) > eps * n_events).mean())
         assert off <= delta + 3 * math.sqrt(delta / n_keys), off
+
+
+class IndependentRowsTests:
+    """#16.5: the rows of a key are independent mixes of its hash.
+
+    With the old double hashing, two keys whose hashes differ little in both
+    halves collide in EVERY row (probability ~ 1/(d w^2), not w^-d), so an
+    absent key landing on a heavy hitter is overestimated by its whole count.
+    Zipf(1.1) over 10^5 keys, 10^6 events, eps = 0.01 (w = 272), 10^7 absent
+    keys through the numpy batch path.
+    """
+
+    EPS = 0.01
+
+    def _tail(self, depth: int, seed: int, row_hash: int) -> tuple[int, int]:
+        n_events = 1_000_000
+        stream = zipf_stream(1.1, 100_000, n_events, seed=seed)
+        c = CountMinSketch(math.ceil(math.e / self.EPS), depth, seed=seed, row_hash=row_hash)
+        c.add_many(stream)
+        assert c.total == n_events
+        absent = np.arange(10**9, 10**9 + 10**7, dtype=np.int64)  # ids >= 10^5: never added
+        est = np.asarray(c.estimate_many(absent))
+        over = int((est > 5 * self.EPS * n_events).sum())
+        print(f"depth {depth}, seed {seed}, row_hash {row_hash}: {over} of 10^7 absent keys "
+              f"above 5 eps N, max {int(est.max()) / (self.EPS * n_events):.1f} eps N")
+        return over, int(est.max())
+
+    @pytest.mark.parametrize("depth,seed", [(14, 1), (14, 2), (5, 2)])
+    def test_no_absent_key_exceeds_five_eps_n(self, depth: int, seed: int) -> None:
+        over, _ = self._tail(depth, seed, row_hash=1)
+        assert over == 0  # independent rows: about 1e-16 per key at depth 14
+
+    def test_the_old_derivation_had_the_tail(self) -> None:
+        """Why files carry the row hashing: row_hash=0 keeps the old positions,
+        tail included.  Seeds 1, 2, 3: 7, 47, 27 keys above 5 eps N at depth 5
+        (max 13.6 eps N, the top key's count) and 0, 14, 0 at depth 14 (max
+        6.4 eps N); with row_hash=1 none, max 1.3 and 0.3 eps N."""
+        over, top = self._tail(5, 2, row_hash=0)
+        assert over > 0 and top > 10 * self.EPS * 1_000_000
+
+    def test_row_hash_is_recorded_and_kept(self) -> None:
+        new, old = CountMinSketch(100, 4, seed=3), CountMinSketch(100, 4, seed=3, row_hash=0)
+        assert (new.row_hash, old.row_hash) == (1, 0)
+        assert new.to_bytes()[84:88] == (1).to_bytes(4, "little")
+        assert old.to_bytes()[84:88] == bytes(4)  # the format 1.0 "reserved, 0"
+        assert new._counter_positions("k") != old._counter_positions("k")
+        for c in (new, old):
+            c.add("k", 3)
+            d = bloomkit.loads(c.to_bytes())
+            assert d.row_hash == c.row_hash and d == c and d.estimate("k") == 3
+            assert c.copy().row_hash == c.row_hash
+        with pytest.raises(IncompatibleFiltersError, match="row hashing"):
+            new.merge(old)
+        with pytest.raises(IncompatibleFiltersError, match="row hashing"):
+            new + old
+        for bad in (-1, 2, 7):
+            with pytest.raises(ValueError, match="row_hash"):
+                CountMinSketch(10, 2, row_hash=bad)
+        with pytest.raises(TypeError, match="row_hash"):
+            CountMinSketch(10, 2, row_hash=True)
+        assert CountMinSketch.from_error(0.01, 0.01, row_hash=0).row_hash == 0
+        assert TopK(3).sketch.row_hash == 1
+        assert "row_hash=0" in repr(old) and "row_hash" not in repr(new)
+
+    def test_positions_follow_the_spec(self) -> None:
+        """docs/FORMAT.md: column i = mulhi(mix64(h + (i + 1) G), w)."""
+        m64, g = 2**64 - 1, 0x9E3779B97F4A7C15
+
+        def mix64(x: int) -> int:
+            x ^= x >> 30
+            x = (x * 0xBF58476D1CE4E5B9) & m64
+            x ^= x >> 27
+            x = (x * 0x94D049BB133111EB) & m64
+            return x ^ (x >> 31)
+
+        for w, d in [(1, 1), (272, 14), (1000, 64)]:
+            c = CountMinSketch(w, d, seed=9)
+            for key in ["a", 7, b"xyz"]:
+                h = c._key_hash(key)
+                want = [i * w + ((mix64((h + (i + 1) * g) & m64) * w) >> 64) for i in range(d)]
+                assert c._counter_positions(key) == want
+
+    def test_unknown_row_hashing_is_unsupported(self) -> None:
+        bad = bytearray(CountMinSketch(8, 2).to_bytes())
+        bad[84:88] = (2).to_bytes(4, "little")
+        with pytest.raises(UnsupportedFormatError, match="row hashing"):
+            CountMinSketch.from_bytes(reseal(bad))
 
 
 class SaturationTests:
@@ -485,7 +573,8 @@ def build_golden(manifest: dict[str, Any]) -> Any:
     b = manifest["build"]
     n = b["recipe"]["n"]
     if manifest["class"] == "CountMinSketch":
-        c = CountMinSketch(**b["args"])
+        # goldens of format 1.0 predate row_hash: they were double hashed
+        c = CountMinSketch(**{"row_hash": 0, **b["args"]})
         for i in range(n):  # recipe: add(f"key-{i}", i % 7 + 1)
             c.add(f"key-{i}", i % 7 + 1)
         return c

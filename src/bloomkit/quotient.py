@@ -23,14 +23,18 @@ MAX_R = 61
 MAX_FINGERPRINT_BITS = 64
 MAX_TABLE_BITS = 2**46
 DEFAULT_MAX_LOAD = 0.9
+MIN_MAX_LOAD = 0.01
+"""A table sized for under 1% load wastes over 100x its space; the bound also
+keeps ``log2(capacity / max_load)`` finite (5e-324 made sizing, resized() and
+merge() raise OverflowError).  The C loader refuses the same range."""
 
 
 def _validate_max_load(max_load: object) -> float:
-    allowed = "max_load must be a real number with 0 < max_load <= 1"
+    allowed = f"max_load must be a real number with {MIN_MAX_LOAD} <= max_load <= 1"
     if isinstance(max_load, (bool, str, bytes)) or not isinstance(max_load, (int, float)):
         raise TypeError(f"{allowed}, not {type(max_load).__name__}")
     value = float(max_load)
-    if not 0.0 < value <= 1.0:  # also refuses NaN
+    if not MIN_MAX_LOAD <= value <= 1.0:  # also refuses NaN
         raise ValueError(f"{allowed}, got {value!r}")
     return value
 

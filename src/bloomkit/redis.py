@@ -2233,8 +2233,12 @@ class RedisCountMinSketch(_RedisCounters):
         self.depth = int(meta["depth"])
         self.conservative = meta["conservative"] == "1"
         self.counter_bits = 32
+        # Sketches created before #16.5 have no "row_hash" in their meta: they
+        # keep the double-hashed rows their counters were written with.
+        self.row_hash = int(meta.get("row_hash", "0"))
         proto = CountMinSketch(self.width, self.depth, seed=self.seed, secret=secret, key=key,
-                               conservative=self.conservative, counter_bits=32)
+                               conservative=self.conservative, counter_bits=32,
+                               row_hash=self.row_hash)
         self.counter_max = int(proto.counter_max)
         if proto.nbytes != int(meta["payload_len"]):
             raise ValueError("payload_len does not match the parameters")
@@ -2265,7 +2269,7 @@ class RedisCountMinSketch(_RedisCounters):
             "width": str(local.width), "depth": str(local.depth),
             "conservative": "1" if conservative else "0", "seed": str(local.seed),
             "keyed": "1" if secret is not None else "0", "key_check": "0",
-            "payload_len": str(local.nbytes),
+            "payload_len": str(local.nbytes), "row_hash": str(local.row_hash),
         }
         obj: RedisCountMinSketch = cls._create(client, name, meta, secret, key, ["total", 0])
         return obj
@@ -2344,12 +2348,12 @@ class RedisCountMinSketch(_RedisCounters):
         """Add a local sketch of the same shape counter by counter, saturating
         (like ``merge(..., saturate=True)``), atomically (one script)."""
         if type(local) is self._local_cls and (
-                local.width, local.depth, local.counter_bits, local.seed) != (
-                self.width, self.depth, 32, self.seed):
+                local.width, local.depth, local.counter_bits, local.seed, local.row_hash) != (
+                self.width, self.depth, 32, self.seed, self.row_hash):
             raise IncompatibleFiltersError(
-                "sketches differ: (width, depth, counter_bits, seed) "
-                f"{(local.width, local.depth, local.counter_bits, local.seed)} != "
-                f"{(self.width, self.depth, 32, self.seed)}"
+                "sketches differ: (width, depth, counter_bits, seed, row_hash) "
+                f"{(local.width, local.depth, local.counter_bits, local.seed, local.row_hash)}"
+                f" != {(self.width, self.depth, 32, self.seed, self.row_hash)}"
             )
         _, payload = self._local_payload(local)
         if local.total > _MAX_I64:

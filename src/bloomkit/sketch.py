@@ -36,15 +36,18 @@ class CountMinSketch(_core.CountMinBase):
     """Count-min sketch (Cormode and Muthukrishnan, 2005).
 
     ``CountMinSketch(width, depth, *, seed=0, key=None, secret=None,
-    conservative=False, counter_bits=32)``: ``depth`` rows of ``width``
-    saturating counters.  ``estimate(key)`` is never below the true count
-    (until a counter saturates); with ``width = ceil(e/eps)`` and
-    ``depth = ceil(ln 1/delta)`` it exceeds the truth by more than
-    ``eps * total`` with probability at most ``delta``
-    (:meth:`from_error`).  ``a + b`` / ``a.merge(b)`` add counters of
-    sketches of the same shape, seed, counter width and hashing; a merge that
-    would overflow a counter raises OverflowError and leaves the sketch
-    unchanged unless ``saturate=True``.
+    conservative=False, counter_bits=32, row_hash=1)``: ``depth`` rows of
+    ``width`` saturating counters.  Each row's column is an independent mix
+    of the key hash (``row_hash=1``); ``row_hash=0`` is the double hashing of
+    sketches written before, kept so that they load, answer and can be
+    rebuilt as before (its rows are correlated: docs/sketch.md).
+    ``estimate(key)`` is never below the true count (until a counter
+    saturates); with ``width = ceil(e/eps)`` and ``depth = ceil(ln 1/delta)``
+    it exceeds the truth by more than ``eps * total`` with probability at
+    most ``delta`` (:meth:`from_error`).  ``a + b`` / ``a.merge(b)`` add
+    counters of sketches of the same shape, seed, counter width, row hashing
+    and hashing; a merge that would overflow a counter raises OverflowError
+    and leaves the sketch unchanged unless ``saturate=True``.
     """
 
     __slots__ = ()
@@ -62,13 +65,15 @@ class CountMinSketch(_core.CountMinBase):
         secret: bytes | None = None,
         conservative: bool = False,
         counter_bits: int = 32,
+        row_hash: int = 1,
     ) -> Any:
-        for name, v in (("width", width), ("depth", depth), ("counter_bits", counter_bits)):
+        for name, v in (("width", width), ("depth", depth), ("counter_bits", counter_bits),
+                        ("row_hash", row_hash)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} must be an int, not {type(v).__name__}")
         return super().__new__(
             cls, width, depth, seed=seed, secret=secret, key=key,
-            conservative=bool(conservative), counter_bits=counter_bits,
+            conservative=bool(conservative), counter_bits=counter_bits, row_hash=row_hash,
         )
 
     @classmethod
@@ -82,6 +87,7 @@ class CountMinSketch(_core.CountMinBase):
         secret: bytes | None = None,
         conservative: bool = False,
         counter_bits: int = 32,
+        row_hash: int = 1,
     ) -> CountMinSketch:
         """A sketch with error at most ``epsilon * total`` with probability ``1 - delta``.
 
@@ -97,7 +103,7 @@ class CountMinSketch(_core.CountMinBase):
             raise ValueError("delta too small: depth would exceed 64")
         sketch: CountMinSketch = cls(
             width, depth, seed=seed, key=key, secret=secret, conservative=conservative,
-            counter_bits=counter_bits,
+            counter_bits=counter_bits, row_hash=row_hash,
         )
         return sketch
 
@@ -113,6 +119,7 @@ class CountMinSketch(_core.CountMinBase):
 
     def __repr__(self) -> str:
         extra = ", conservative=True" if self.conservative else ""
+        extra += ", row_hash=0" if self.row_hash == 0 else ""
         extra += ", keyed" if self.keyed else ""
         extra += ", mapped" if self.mapped else ""
         return (

@@ -68,7 +68,7 @@
  *
  * State (bk_format.c container, kind 6):
  *   params @64  +0 u32 q  +4 u32 r  +8 u64 capacity  +16 f64 error_rate
- *               +24 f64 max_load  +32 u64 count  +40 u64 0
+ *               +24 f64 max_load (in [0.01, 1])  +32 u64 count  +40 u64 0
  *   payload @128  ceil(2^q (r + 3) / 64) u64 LE words; slot i is the
  *                 (r + 3)-bit field at payload bit i (r + 3): bit 0
  *                 is_occupied, bit 1 is_continuation, bit 2 is_shifted,
@@ -290,8 +290,8 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
         *reason = "error_rate must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
-    if (!(max_load > 0.0 && max_load <= 1.0)) {
-        *reason = "max_load must be in (0, 1]";
+    if (!(max_load >= BK_QF_MIN_MAX_LOAD && max_load <= 1.0)) { /* NaN too */
+        *reason = "max_load must be in [0.01, 1]";
         return BK_ERR_FORMAT;
     }
     if (count > (1ULL << q) - 1) {

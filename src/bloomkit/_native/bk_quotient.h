@@ -30,6 +30,11 @@
 #define BK_QF_MAX_R 61u          /* slot width r + 3 <= 64: two-word access */
 #define BK_QF_MAX_FP_BITS 64u    /* q + r <= 64: a prefix of the 64-bit key hash */
 #define BK_QF_MAX_BITS (1ULL << 46) /* payload bits, as for Bloom filters (8 TiB) */
+/* max_load in [BK_QF_MIN_MAX_LOAD, 1]: a table sized for under 1% load wastes
+ * over 100x its space, and the bound keeps log2(capacity / max_load) <= 55,
+ * so sizing, resized() and merge() never overflow (issue #23.8: 5e-324 made
+ * them raise OverflowError). */
+#define BK_QF_MIN_MAX_LOAD 0.01
 
 /* Metadata bits: the low three bits of every slot; the remainder is above. */
 #define BK_QF_OCCUPIED 1u      /* slot index i is the quotient of some stored fp */

@@ -17,10 +17,18 @@
 #define BK_CMS_P_DEPTH 8        /* u32 d, rows, [1, 64] */
 #define BK_CMS_P_COUNTER_BITS 12 /* u32 32 or 64 */
 #define BK_CMS_P_OPTIONS 16     /* u32 bit0: conservative update */
-#define BK_CMS_P_RESERVED0 20   /* u32 0 */
+#define BK_CMS_P_ROW_HASH 20    /* u32 how rows derive from h: BK_CMS_ROWS_* */
 #define BK_CMS_P_TOTAL 24       /* u64 sum of all counts added (saturating) */
 #define BK_CMS_PARAMS_LEN 32
 #define BK_CMS_HEADER_LEN 128
+
+/* Row derivations (the u32 at params +20, which format 1.0 files hold as a
+ * reserved 0, so every sketch written before #16.5 reads as DOUBLE and
+ * keeps its positions; a reader that predates the field refuses 1 as a
+ * "reserved" field instead of answering from the wrong counters). */
+#define BK_CMS_ROWS_DOUBLE 0u   /* enhanced double hashing of h (before #16.5) */
+#define BK_CMS_ROWS_MIXED 1u    /* row i: mix64(h + (i + 1) * golden), see bk_sketch.c */
+#define BK_CMS_ROWS_LATEST BK_CMS_ROWS_MIXED /* what new sketches use; must be the max */
 
 #define BK_CMS_OPT_CONSERVATIVE 0x1u
 #define BK_CMS_OPTS_KNOWN BK_CMS_OPT_CONSERVATIVE
@@ -34,21 +42,24 @@ typedef struct {
     uint32_t depth;
     uint32_t bytes;      /* 4 or 8 per counter */
     int conservative;
+    uint32_t rows;       /* BK_CMS_ROWS_DOUBLE or BK_CMS_ROWS_MIXED */
     uint64_t max;        /* UINT32_MAX or UINT64_MAX */
 } bk_cms;
 
 bk_rc bk_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
                    const char **reason);
 void bk_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
-                       int conservative, uint64_t seed, int keyed, uint64_t key_check);
+                       int conservative, uint32_t rows, uint64_t seed, int keyed,
+                       uint64_t key_check);
 void bk_cms_attach(bk_cms *c, uint8_t *buf);
 bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                       int checks, const char **reason);
 
-/* Flat counter index (row * width + column) of row i, for i in [0, depth):
- * enhanced double hashing on the one 64-bit key hash, like the classic
- * Bloom filter: x0 = h, y0 = mix64(h); column i = mulhi(x_i, width);
- * x_{i+1} = x_i + y_i, y_{i+1} = y_i + i. */
+/* Flat counter index (row * width + column) of row i, for i in [0, depth),
+ * from the one 64-bit key hash h:
+ *   BK_CMS_ROWS_MIXED   column i = mulhi(mix64(h + (i + 1) * 0x9E3779B97F4A7C15), width)
+ *   BK_CMS_ROWS_DOUBLE  column i = mulhi(x_i, width), x0 = h, y0 = mix64(h),
+ *                       x_{i+1} = x_i + y_i, y_{i+1} = y_i + i (old files). */
 void bk_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out);
 
 /* Add count to the key of hash h (saturating).  atomic: relaxed CAS loops

@@ -886,6 +886,7 @@ int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int 
         PyBuffer_Release(&v);
         return -1;
     }
+    st->kind = h->kind;
     if (copy) {
         if (bkpy_state_alloc(st, (uint64_t)v.len) < 0) {
             PyBuffer_Release(&v);
@@ -1013,6 +1014,28 @@ void *bkpy_obj_copy(PyTypeObject *type, const bkpy_state *src)
     memcpy(st->buf, src->buf, (size_t)src->len);
     bk_store_u16le(st->buf + BK_OFF_FLAGS,
                    (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    if (src->kind != 0) {
+        /* A loaded state may be a map that another process rewrote since
+         * it was validated (RELIABILITY R32), or the frozen copy of one
+         * left by a close: the copy's attach reads its header again, so
+         * the copy is validated like a load (O(1): no checksum, no deep
+         * scan) and must still be the kind that was opened. */
+        bk_header h;
+        const char *reason = "invalid";
+        bk_rc rc = bk_format_validate(st->buf, st->len, BK_ALLOW_DIRTY, &h, &reason);
+        if (rc == BK_OK && h.kind != src->kind) {
+            rc = BK_ERR_FORMAT;
+            reason = "the kind field changed";
+        }
+        if (rc != BK_OK) {
+            PyErr_Format(bkpy_FormatError,
+                         "cannot copy: the mapped state was rewritten since it was opened "
+                         "(another writer?): %s", reason);
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    st->kind = src->kind;
     st->hasher = src->hasher;
     st->keyfunc = src->keyfunc;
     Py_XINCREF(st->keyfunc);

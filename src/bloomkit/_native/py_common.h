@@ -199,6 +199,7 @@ typedef struct {
     PyThread_type_lock batch_lock; /* held by a GIL-free batch writer (lazy) */
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
+    unsigned kind;        /* the kind validated at load (0: built here) */
 } bkpy_state;
 
 /* True when writes must be atomic (see bk_bloom.c, Concurrency). */

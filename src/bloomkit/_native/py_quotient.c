@@ -58,8 +58,8 @@ static int bkqf_check_params(unsigned long long capacity, double p, double max_l
         PyErr_SetString(PyExc_ValueError, "error_rate must be in (0, 1)");
         return -1;
     }
-    if (!(max_load > 0.0 && max_load <= 1.0)) {
-        PyErr_SetString(PyExc_ValueError, "max_load must be in (0, 1]");
+    if (!(max_load >= BK_QF_MIN_MAX_LOAD && max_load <= 1.0)) { /* NaN too */
+        PyErr_SetString(PyExc_ValueError, "max_load must be in [0.01, 1]");
         return -1;
     }
     return 0;

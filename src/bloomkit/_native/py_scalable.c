@@ -736,6 +736,8 @@ static PyObject *bks_from_buffer(PyTypeObject *type, PyObject *args, PyObject *k
 static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     bkpy_state fresh;
+    bk_header h;
+    const char *reason = NULL;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
     bkpy_state_wait_batches(&self->st); /* see bks_query_size */
@@ -743,7 +745,26 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
         return NULL;
     memcpy(fresh.buf, self->st.buf, (size_t)self->st.len);
-    bks_replace(self, &fresh);
+    if (bk_format_validate(fresh.buf, fresh.len, BK_ALLOW_DIRTY, &h, &reason) == BK_OK &&
+        h.kind == BK_KIND_SCALABLE_BLOOM) {
+        bks_replace(self, &fresh);
+    } else {
+        /* Another process rewrote the map since it was opened (R32): its
+         * header cannot be attached again, so the views validated at open
+         * are moved onto the copy as they are.  (Copies of this object
+         * re-validate and refuse it.) */
+        const uint8_t *old = self->st.buf;
+        for (uint32_t i = 0; i < self->n; i++) {
+            self->link_buf[i] = fresh.buf + (self->link_buf[i] - old);
+            self->links[i].words =
+                (uint64_t *)(void *)(fresh.buf + ((const uint8_t *)self->links[i].words - old));
+        }
+        PyBuffer_Release(&self->st.view);
+        self->st.alloc = fresh.alloc;
+        self->st.buf = fresh.buf;
+        self->st.len = fresh.len;
+        bk_scalable_soa_attach(&self->soa, self->links, self->n);
+    }
     self->st.writable = 0;
     Py_RETURN_NONE;
 }

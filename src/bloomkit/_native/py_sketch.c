@@ -185,7 +185,7 @@ static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
         len = BK_CMS_HEADER_LEN + 4;
         if (bkpy_state_alloc(&self->st, len) < 0)
             return NULL;
-        bk_cms_init_state(self->st.buf, 1, 1, 32, 0, 0, 0, 0);
+        bk_cms_init_state(self->st.buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
     } else {
         uint64_t nb, db, pl = 0;
         const char *reason;
@@ -300,21 +300,30 @@ static void bkcms_total_add(BKCms *self, uint64_t n, int atomic)
 }
 
 /* CountMinBase(width, depth, *, seed=0, secret=None, key=None,
- *              conservative=False, counter_bits=32) */
+ *              conservative=False, counter_bits=32, row_hash=1)
+ * row_hash 0 rebuilds a sketch of the old row derivation (a Redis sketch
+ * created before #16.5, or a rebuild of an old file); new work uses 1. */
 static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
-                             "counter_bits", NULL};
+                             "counter_bits", "row_hash", NULL};
     PyObject *wobj, *dobj, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    int conservative = 0, bits = 32, keyed;
+    int conservative = 0, bits = 32, keyed, rows = (int)BK_CMS_ROWS_LATEST;
     uint64_t seed, width, depth, payload_len = 0;
     uint8_t secret16[16];
     const char *reason = NULL;
     BKCms *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOpi:CountMinSketch", kwlist, &wobj,
-                                     &dobj, &seed_obj, &secret, &key, &conservative, &bits))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOpii:CountMinSketch", kwlist, &wobj,
+                                     &dobj, &seed_obj, &secret, &key, &conservative, &bits,
+                                     &rows))
         return NULL;
+    if (rows < 0 || rows > (int)BK_CMS_ROWS_LATEST) {
+        PyErr_Format(PyExc_ValueError,
+                     "row_hash must be 0 (double hashing, sketches before bloomkit's "
+                     "#16.5) or 1 (independent rows, the default), got %d", rows);
+        return NULL;
+    }
     if (PyBool_Check(wobj) || PyBool_Check(dobj) || !PyLong_Check(wobj) || !PyLong_Check(dobj)) {
         PyErr_SetString(PyExc_TypeError, "width and depth must be ints");
         return NULL;
@@ -350,7 +359,8 @@ static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative, seed,
+    bk_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
+                      (uint32_t)rows, seed,
                       keyed, bk_hasher_key_check(&self->st.hasher));
     bk_cms_attach(&self->cms, self->st.buf);
     bksk_set_keyfunc((BKSk *)self, key);
@@ -678,6 +688,13 @@ static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
                      "cannot %s a conservative-update sketch with a plain one", op);
         return -1;
     }
+    if (a->cms.rows != b->cms.rows) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s sketches with different row hashing: %u vs %u (a key's "
+                     "counters differ; rebuild the older one from its stream)",
+                     op, a->cms.rows, b->cms.rows);
+        return -1;
+    }
     return bkpy_check_same_hashing(&a->st, &b->st, op, "sketches");
 }
 
@@ -795,6 +812,11 @@ static PyObject *bkcms_get_total(BKCms *self, void *c)
     (void)c;
     return PyLong_FromUnsignedLongLong(bk_load_u64le(BKCMS_TOTAL_PTR(self)));
 }
+static PyObject *bkcms_get_row_hash(BKCms *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLong(self->cms.rows);
+}
 static PyObject *bkcms_get_counter_max(BKCms *self, void *c)
 {
     (void)c;
@@ -805,6 +827,9 @@ static PyGetSetDef bkcms_getset[] = {
     {"width", (getter)bkcms_get_width, NULL, "Counters per row.", NULL},
     {"depth", (getter)bkcms_get_depth, NULL, "Rows (one counter per row per key).", NULL},
     {"counter_bits", (getter)bkcms_get_counter_bits, NULL, "32 or 64.", NULL},
+    {"row_hash", (getter)bkcms_get_row_hash, NULL,
+     "How rows derive from the key hash: 1 independent (mixed) rows, 0 the double hashing "
+     "of sketches written before bloomkit's #16.5.", NULL},
     {"counter_max", (getter)bkcms_get_counter_max, NULL, "The saturation value of a counter.",
      NULL},
     {"conservative", (getter)bkcms_get_conservative, NULL, "True with conservative update.",
