@@ -463,9 +463,11 @@ static inline void bkpy_prefetch_key(const PyObject *key)
     bk_prefetch_r((const char *)key + 64);
 }
 
-int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
-                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
-                        bkpy_batch_info *info)
+/* bkpy_for_each_chunk, pinning `pin` (when not NULL) around the GIL-free
+ * loop over a buffer. */
+static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                       bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                       bkpy_state *pin, bkpy_batch_info *info)
 {
     uint64_t hbuf[BKPY_CHUNK];
     size_t fill = 0, offset = 0;
@@ -522,6 +524,12 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
             PyBuffer_Release(&view);
             return -1;
         }
+        /* The last thing before the GIL goes: nothing runs Python code
+         * between the pin and the loop (see py_common.h). */
+        if (nogil && pin != NULL && bkpy_state_pin(pin) < 0) {
+            PyBuffer_Release(&view);
+            return -1;
+        }
         {
             PyThreadState *ts = nogil ? PyEval_SaveThread() : NULL;
             /* int64 (numpy's default integer) unswitched: the general loop
@@ -545,6 +553,8 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
             if (ts != NULL)
                 PyEval_RestoreThread(ts);
         }
+        if (nogil && pin != NULL)
+            bkpy_state_unpin(pin);
         PyBuffer_Release(&view);
         return 0;
     }
@@ -627,6 +637,20 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         fn(ctx, hbuf, fill, offset);
     }
     return 0;
+}
+
+int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                        bkpy_batch_info *info)
+{
+    return bkpy_chunks(keys, keyfunc, hs, fn, size_fn, ctx, nogil, NULL, info);
+}
+
+int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, void *ctx, int nogil,
+                               bkpy_batch_info *info)
+{
+    return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info);
 }
 
 /* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
@@ -763,17 +787,32 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
     return 0;
 }
 
-int bkpy_state_begin_batch(bkpy_state *st)
+/* Lazily allocate *lock; -1 with MemoryError. */
+static int bkpy_lock_ready(PyThread_type_lock *lock)
 {
-    if (st->batch_lock == NULL && (st->batch_lock = PyThread_allocate_lock()) == NULL) {
+    if (*lock == NULL && (*lock = PyThread_allocate_lock()) == NULL) {
         bkpy_raise_nomem(sizeof(void *), "a lock", "free memory");
         return -1;
     }
-    if (!PyThread_acquire_lock(st->batch_lock, NOWAIT_LOCK)) {
+    return 0;
+}
+
+/* Take lock (GIL held): at once if it is free, else wait for it with the
+ * GIL released. */
+static void bkpy_lock_take(PyThread_type_lock lock)
+{
+    if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
+        PyThread_acquire_lock(lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
     }
+}
+
+int bkpy_state_begin_batch(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->batch_lock) < 0)
+        return -1;
+    bkpy_lock_take(st->batch_lock);
     st->nogil_writers++;
     return 0;
 }
@@ -795,12 +834,54 @@ void bkpy_state_wait_batches_slow(bkpy_state *st)
     }
 }
 
+/* Pins (py_common.h).  pin_lock is held exactly while pins > 0: the first
+ * pin takes it and the last unpin gives it back (a PyThread lock may be
+ * released by another thread than the one that took it, like
+ * threading.Lock), so a waiter sleeps on it instead of polling.  The gate
+ * is held by a waiter for the whole of its wait: a new pin passes through
+ * it first, so batches that keep overlapping in other threads cannot hold
+ * pins above zero forever. */
+int bkpy_state_pin(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->pin_lock) < 0 || bkpy_lock_ready(&st->gate) < 0)
+        return -1;
+    bkpy_lock_take(st->gate);
+    PyThread_release_lock(st->gate);
+    /* With the GIL held nobody else pins or unpins now.  pins == 0 means
+     * pin_lock is free: a waiter takes it only while it holds the gate,
+     * and releases it before the gate. */
+    if (st->pins++ == 0)
+        bkpy_lock_take(st->pin_lock);
+    return 0;
+}
+
+void bkpy_state_unpin(bkpy_state *st)
+{
+    if (--st->pins == 0)
+        PyThread_release_lock(st->pin_lock);
+}
+
+void bkpy_state_wait_pins_slow(bkpy_state *st)
+{
+    /* pins > 0: both locks exist (bkpy_state_pin allocated them). */
+    bkpy_lock_take(st->gate);
+    while (st->pins > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->pin_lock, WAIT_LOCK);
+        PyThread_release_lock(st->pin_lock);
+        Py_END_ALLOW_THREADS
+    }
+    PyThread_release_lock(st->gate);
+}
+
 void bkpy_state_release(bkpy_state *st)
 {
-    if (st->batch_lock != NULL) {
-        PyThread_free_lock(st->batch_lock);
-        st->batch_lock = NULL;
-    }
+    PyThread_type_lock *locks[3] = {&st->batch_lock, &st->pin_lock, &st->gate};
+    for (int i = 0; i < 3; i++)
+        if (*locks[i] != NULL) {
+            PyThread_free_lock(*locks[i]);
+            *locks[i] = NULL;
+        }
     if (st->alloc != NULL)
         free(st->alloc);
     st->alloc = NULL;
@@ -1223,6 +1304,9 @@ PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused)
     (void)unused;
     if (bkpy_state_check_writable(st) < 0)
         return NULL;
+    /* A checksum over a payload that a GIL-free batch is still writing
+     * would call a live file corrupt later (R30): wait for it. */
+    bkpy_state_wait_pins(st);
     bk_format_seal(st->buf, st->len);
     Py_RETURN_NONE;
 }
