@@ -319,11 +319,14 @@ static PyObject *bkbloom_recount_meth(BKBloom *self, PyObject *Py_UNUSED(ignored
 
 static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
 {
-    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
-        return NULL;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    /* Wait first: the wait releases the GIL, and another thread may close
+     * (detach) `other` meanwhile, leaving a small stand-in of another
+     * shape.  The shapes are checked on what is there after it. */
     bkpy_state_wait_batches(&self->st);
+    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
+        return NULL;
     if (is_union)
         bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, self->st.shared);
     else

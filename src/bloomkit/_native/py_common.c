@@ -808,10 +808,20 @@ static void bkpy_lock_take(PyThread_type_lock lock)
     }
 }
 
+/* Pass a gate (GIL held): wait while a waiter holds it. */
+static void bkpy_gate_pass(PyThread_type_lock gate)
+{
+    bkpy_lock_take(gate);
+    PyThread_release_lock(gate);
+}
+
 int bkpy_state_begin_batch(bkpy_state *st)
 {
-    if (bkpy_lock_ready(&st->batch_lock) < 0)
+    if (bkpy_lock_ready(&st->batch_lock) < 0 || bkpy_lock_ready(&st->batch_gate) < 0)
         return -1;
+    /* A thread that runs add_many in a loop would otherwise retake
+     * batch_lock before a waiter wakes up (a union waited minutes). */
+    bkpy_gate_pass(st->batch_gate);
     bkpy_lock_take(st->batch_lock);
     st->nogil_writers++;
     return 0;
@@ -825,30 +835,32 @@ void bkpy_state_end_batch(bkpy_state *st)
 
 void bkpy_state_wait_batches_slow(bkpy_state *st)
 {
-    /* Loop: with the GIL back, another batch may have started meanwhile. */
+    /* nogil_writers > 0: both locks exist (bkpy_state_begin_batch).  Loop:
+     * with the GIL back, a batch that passed the gate before us may run. */
+    bkpy_lock_take(st->batch_gate);
     while (st->nogil_writers > 0) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
         PyThread_release_lock(st->batch_lock);
         Py_END_ALLOW_THREADS
     }
+    PyThread_release_lock(st->batch_gate);
 }
 
 /* Pins (py_common.h).  pin_lock is held exactly while pins > 0: the first
  * pin takes it and the last unpin gives it back (a PyThread lock may be
  * released by another thread than the one that took it, like
- * threading.Lock), so a waiter sleeps on it instead of polling.  The gate
+ * threading.Lock), so a waiter sleeps on it instead of polling.  pin_gate
  * is held by a waiter for the whole of its wait: a new pin passes through
  * it first, so batches that keep overlapping in other threads cannot hold
  * pins above zero forever. */
 int bkpy_state_pin(bkpy_state *st)
 {
-    if (bkpy_lock_ready(&st->pin_lock) < 0 || bkpy_lock_ready(&st->gate) < 0)
+    if (bkpy_lock_ready(&st->pin_lock) < 0 || bkpy_lock_ready(&st->pin_gate) < 0)
         return -1;
-    bkpy_lock_take(st->gate);
-    PyThread_release_lock(st->gate);
+    bkpy_gate_pass(st->pin_gate);
     /* With the GIL held nobody else pins or unpins now.  pins == 0 means
-     * pin_lock is free: a waiter takes it only while it holds the gate,
+     * pin_lock is free: a waiter takes it only while it holds pin_gate,
      * and releases it before the gate. */
     if (st->pins++ == 0)
         bkpy_lock_take(st->pin_lock);
@@ -864,20 +876,21 @@ void bkpy_state_unpin(bkpy_state *st)
 void bkpy_state_wait_pins_slow(bkpy_state *st)
 {
     /* pins > 0: both locks exist (bkpy_state_pin allocated them). */
-    bkpy_lock_take(st->gate);
+    bkpy_lock_take(st->pin_gate);
     while (st->pins > 0) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(st->pin_lock, WAIT_LOCK);
         PyThread_release_lock(st->pin_lock);
         Py_END_ALLOW_THREADS
     }
-    PyThread_release_lock(st->gate);
+    PyThread_release_lock(st->pin_gate);
 }
 
 void bkpy_state_release(bkpy_state *st)
 {
-    PyThread_type_lock *locks[3] = {&st->batch_lock, &st->pin_lock, &st->gate};
-    for (int i = 0; i < 3; i++)
+    PyThread_type_lock *locks[4] = {&st->batch_lock, &st->batch_gate, &st->pin_lock,
+                                    &st->pin_gate};
+    for (int i = 0; i < 4; i++)
         if (*locks[i] != NULL) {
             PyThread_free_lock(*locks[i]);
             *locks[i] = NULL;

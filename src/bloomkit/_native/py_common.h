@@ -198,8 +198,9 @@ typedef struct {
     int nogil_writers;    /* exclusive batch writers running without the GIL (0 or 1) */
     int pins;             /* batches of any kind running without the GIL */
     PyThread_type_lock batch_lock; /* held by a GIL-free exclusive batch writer (lazy) */
+    PyThread_type_lock batch_gate; /* held by a thread waiting for batch_lock (lazy) */
     PyThread_type_lock pin_lock;   /* held while pins > 0 (lazy) */
-    PyThread_type_lock gate;       /* held by a thread waiting for pins to drain (lazy) */
+    PyThread_type_lock pin_gate;   /* held by a thread waiting for pins to drain (lazy) */
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
     unsigned kind;        /* the kind validated at load (0: built here) */
@@ -245,7 +246,10 @@ static inline int bkpy_state_atomic(const bkpy_state *st)
  *     both with the GIL held): writers that hold the GIL call
  *     bkpy_state_wait_batches first.  So such a batch never races another
  *     writer of the same state; atomics remain for buffers shared across
- *     processes.  (Per-item writers pay one predictable branch.)
+ *     processes.  (Per-item writers pay one predictable branch.)  That wait
+ *     has its own gate (batch_gate), passed before batch_lock is taken: a
+ *     thread that holds batch_lock may then wait at the pin gate, and the
+ *     pin waiter never needs batch_lock, so there is no cycle.
  *
  * Free-threaded CPython (3.13t) has no GIL to lean on: every method would
  * need the object's critical section (Py_BEGIN_CRITICAL_SECTION), pins

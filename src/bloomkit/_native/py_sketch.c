@@ -701,13 +701,15 @@ static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
 static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
 {
     uint64_t other_total;
-    if (bkcms_check_compatible(self, other, "merge") < 0)
-        return -1;
     if (bkpy_state_check_writable(&self->st) < 0)
         return -1;
     /* The merge is a plain read-modify-write of every counter: no GIL-free
-     * add_many may run on this sketch meanwhile (it would lose counts). */
+     * add_many may run on this sketch meanwhile (it would lose counts).  The
+     * wait releases the GIL, and another thread may close (detach) `other`
+     * meanwhile: check the shapes after it. */
     bkpy_state_wait_pins(&self->st);
+    if (bkcms_check_compatible(self, other, "merge") < 0)
+        return -1;
     other_total = bk_load_u64le(BKCMS_TOTAL_PTR((BKCms *)other));
     if (bk_cms_merge(&self->cms, &((BKCms *)other)->cms, saturate) != BK_OK) {
         PyErr_SetString(PyExc_OverflowError,
