@@ -471,8 +471,11 @@ import sys, threading
 import numpy as np
 import bloomkit
 sys.setswitchinterval(1e-5)
-kind, mode, path = sys.argv[1], sys.argv[2], sys.argv[3]
+kind, mode, path, form = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 keys = np.arange(1_000_000, dtype=np.int64)
+if form == "bytekeys":  # Arrow-layout byte keys, also hashed without the GIL
+    keys = bloomkit._core.ByteKeys(np.arange(0, 8 * keys.size + 1, 8, dtype=np.int64),
+                                   keys.tobytes())
 for r in range(6):
     m = bloomkit.open(path, mode)
     go = threading.Event()
@@ -545,11 +548,13 @@ class MappedCloseTests:
     unmapped under them: a segmentation fault, so each case runs in a
     subprocess."""
 
-    @pytest.mark.parametrize(("kind", "mode"), [
-        ("bloom", "r"), ("bloom", "r+"), ("counting", "r"), ("cms", "r"), ("cms", "r+"),
-        ("scalable", "r"),
+    @pytest.mark.parametrize(("kind", "mode", "form"), [
+        ("bloom", "r", "numpy"), ("bloom", "r+", "numpy"), ("counting", "r", "numpy"),
+        ("cms", "r", "numpy"), ("cms", "r+", "numpy"), ("scalable", "r", "numpy"),
+        ("bloom", "r", "bytekeys"), ("cms", "r+", "bytekeys"),
     ])
-    def test_close_during_batches(self, tmp_path: Path, kind: str, mode: str) -> None:
+    def test_close_during_batches(self, tmp_path: Path, kind: str, mode: str,
+                                  form: str) -> None:
         build: dict[str, Callable[[], Any]] = {
             "bloom": lambda: BloomFilter(1_000_000, 0.01),
             "counting": lambda: CountingBloomFilter(1_000_000, 0.01),
@@ -561,7 +566,7 @@ class MappedCloseTests:
         path = tmp_path / f"{kind}.bk"
         f.save(path)
         proc = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(_CLOSE_SCRIPT), kind, mode, str(path)],
+            [sys.executable, "-c", textwrap.dedent(_CLOSE_SCRIPT), kind, mode, str(path), form],
             capture_output=True, text=True, timeout=600,
         )
         assert proc.returncode == 0 and proc.stdout.strip() == "ok", \

@@ -490,6 +490,9 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         info->count = total;
         if (size_fn != NULL && size_fn(ctx, total, 1) < 0)
             return -1;
+        /* The last thing before the GIL goes (see py_common.h). */
+        if (nogil && pin != NULL && bkpy_state_pin(pin) < 0)
+            return -1;
         ts = nogil ? PyEval_SaveThread() : NULL;
         for (Py_ssize_t i = 0; i < total; i += BKPY_CHUNK) {
             size_t n = (size_t)(total - i < BKPY_CHUNK ? total - i : BKPY_CHUNK);
@@ -498,6 +501,8 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         }
         if (ts != NULL)
             PyEval_RestoreThread(ts);
+        if (nogil && pin != NULL)
+            bkpy_state_unpin(pin);
         return 0;
     }
     /* 1-d buffers of ints, bools or fixed-width bytes (numpy arrays). */

@@ -217,7 +217,8 @@ static inline int bkpy_state_atomic(const bkpy_state *st)
 /* ---- Begin logic for GIL-free batches (R31) ---------------------------
  *
  * The only place the glue releases the GIL with a state in use is the
- * buffer loop of bkpy_for_each_chunk (numpy arrays and other 1-d buffers).
+ * loop of bkpy_for_each_chunk over a 1-d buffer (numpy arrays) or a
+ * ByteKeys (Arrow columns).
  * Everything else holds the GIL from the moment it reads a state until it
  * is done with it, with one rule: no call into Python (a method, a key=
  * function, __index__ or __eq__ of a key, an allocation that may run the
