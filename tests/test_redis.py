@@ -276,6 +276,56 @@ class BlockedLayoutVersionTests:
         assert classic.layout_version == 0
 
 
+class StaleHandleTests:
+    """Issue #23 item 7: a handle whose structure was deleted (or deleted and
+    created again under its name) answers every call with FilterNotFoundError,
+    the statistics included: len() and bits_set() used to read the keys of
+    whatever now held the name (0, or the new filter's 500 keys and 3437 bits)."""
+
+    @pytest.mark.parametrize("shards", [1, 3])
+    def test_bloom_len_and_bits_set(self, client: Any, name: str, shards: int) -> None:
+        layout = "blocked" if shards > 1 else "classic"
+        old = RedisBloomFilter.create(client, name, 1000, 0.01, layout=layout, shards=shards)
+        old.add_many([f"old-{i}" for i in range(300)])
+        assert len(old) == 300 and old.bits_set() > 0
+        assert old.delete()
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            len(old)
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            old.bits_set()
+        new = RedisBloomFilter.create(client, name, 1000, 0.01, layout=layout, shards=shards)
+        new.add_many([f"new-{i}" for i in range(500)])
+        assert len(new) == 500 and new.bits_set() > 0
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            len(old)
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            old.bits_set()
+        assert len(RedisBloomFilter.open(client, name)) == 500  # a fresh handle reads it
+        assert new.delete()
+
+    def test_counters_len_and_total(self, client: Any, name: str) -> None:
+        cb = RedisCountingBloomFilter.create(client, name + ":cb", 1000, 0.01)
+        cms = RedisCountMinSketch.create(client, name + ":cms", 256, 4)
+        cb.add_many(["a", "b"])
+        cms.add("a", 5)
+        assert (len(cb), cms.total) == (2, 5)
+        assert cb.delete() and cms.delete()
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            len(cb)
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            _ = cms.total
+        cb2 = RedisCountingBloomFilter.create(client, name + ":cb", 1000, 0.01)
+        cms2 = RedisCountMinSketch.create(client, name + ":cms", 256, 4)
+        cb2.add_many([f"k{i}" for i in range(500)])
+        cms2.add("z", 500)
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            len(cb)
+        with pytest.raises(FilterNotFoundError, match="deleted or replaced"):
+            _ = cms.total
+        assert (len(cb2), cms2.total) == (500, 500)
+        assert cb2.delete() and cms2.delete()
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("layout", ["classic", "blocked"])
 class RawContainsTests:
@@ -547,6 +597,10 @@ class ShardedClusterTests:
         assert f.delete() and flat.delete()
         with pytest.raises(FilterNotFoundError):
             RedisBloomFilter.open(client, "sh")
+        with pytest.raises(FilterNotFoundError):
+            len(f)  # the generation check of the statistics works on a cluster too
+        with pytest.raises(FilterNotFoundError):
+            f.bits_set()
 
 
 # ---- counting Bloom filter and count-min sketch ---------------------------------

@@ -575,10 +575,7 @@ def _finalize_dead(rec: _Mapping) -> None:
             )
 
             def sealed(last: bool) -> None:
-                struct.pack_into("<Q", rec.mm, _OFF_CHECKSUM, _core.checksum(_buf(rec.mm)))
-                if last:
-                    (flags,) = struct.unpack_from("<H", rec.mm, _OFF_FLAGS)
-                    struct.pack_into("<H", rec.mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
+                _seal_map(rec.mm, clean=last)
                 rec.mm.flush()
 
             # bounded: this process may hold the gate itself (another object
@@ -591,6 +588,15 @@ def _finalize_dead(rec: _Mapping) -> None:
             os.close(rec.fd)
         except OSError:
             pass
+
+
+def _seal_map(mm: mmap.mmap, clean: bool) -> None:
+    """Seal a map at the byte level: the checksum made current, and DIRTY
+    cleared when ``clean`` (the last writer)."""
+    struct.pack_into("<Q", mm, _OFF_CHECKSUM, _core.checksum(_buf(mm)))
+    if clean:
+        (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
+        struct.pack_into("<H", mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
 
 
 def _buf(mm: mmap.mmap) -> Any:
@@ -900,11 +906,15 @@ def close(obj: Any) -> None:
     if rec is None:
         return
     try:
+        # Detach first (it waits for the object's GIL-free batches), then
+        # seal the map's bytes: from the detach on, no thread of this process
+        # can write the map, so the checksum stays current.  (Sealing through
+        # the object and then detaching let a thread add in between: a
+        # closed, clean file with a stale checksum, R30/R31.)
+        obj._detach()
         if rec.mode == "r+":
             def sealed(last: bool) -> None:
-                obj._seal()
-                if last:
-                    obj._set_dirty(False)
+                _seal_map(rec.mm, clean=last)
                 rec.mm.flush()
 
             _locking.leave(rec.fd, exclusive=rec.exclusive, sealed=sealed)
@@ -917,7 +927,7 @@ def close(obj: Any) -> None:
                 )
     finally:
         try:
-            obj._detach()
+            obj._detach()  # already done, unless the first call failed
             rec.mm.close()
         finally:
             os.close(rec.fd)

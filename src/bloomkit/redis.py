@@ -1256,11 +1256,27 @@ class RedisBloomFilter:
 
     # ---- whole-filter operations --------------------------------------------------
 
+    def _stale(self) -> FilterNotFoundError:
+        return FilterNotFoundError(
+            f"Redis filter {self.name!r} was deleted or replaced while this handle was open; "
+            "open it again"
+        )
+
+    def _check_gen(self, gen: Any) -> None:
+        """Raise FilterNotFoundError unless a shard's ``gen`` is this handle's."""
+        if gen is None or _text(gen) != self._gen:
+            raise self._stale()
+
     def _shard_counts(self) -> list[tuple[int, int]]:
+        # gen in the same HMGET as the counters: one atomic read per shard,
+        # so a deleted or re-created filter's counters are never reported.
         pipe = self.client.pipeline(transaction=False)
         for h in self._hash_keys:
-            pipe.hmget(h, "adds", "base")
-        return [(int(a or 0), int(b or 0)) for a, b in pipe.execute()]
+            pipe.hmget(h, "gen", "adds", "base")
+        rows = pipe.execute()
+        for gen, _, _ in rows:
+            self._check_gen(gen)
+        return [(int(a or 0), int(b or 0)) for _, a, b in rows]
 
     def _count(self, counts: list[tuple[int, int]]) -> int:
         adds = sum(a for a, _ in counts)
@@ -1274,10 +1290,21 @@ class RedisBloomFilter:
 
     def bits_set(self) -> int:
         """Number of bits set (BITCOUNT over the shards)."""
+        # Each shard's BITCOUNT between two reads of its gen, in order on one
+        # connection: equal to this handle's both times, the count is of this
+        # creation (a delete, or a delete and create, in between changes gen;
+        # gens are random and never reused).  No MULTI: cluster pipelines of
+        # redis-py < 6 refuse transactions.
         pipe = self.client.pipeline(transaction=False)
-        for b in self._bits_keys:
+        for b, h in zip(self._bits_keys, self._hash_keys, strict=True):
+            pipe.hget(h, "gen")
             pipe.bitcount(b)
-        return sum(int(x) for x in pipe.execute())
+            pipe.hget(h, "gen")
+        res = pipe.execute()
+        for s in range(self.shards):
+            self._check_gen(res[3 * s])
+            self._check_gen(res[3 * s + 2])
+        return sum(int(res[3 * s + 1]) for s in range(self.shards))
 
     def _read_shard(self, s: int, out: memoryview) -> tuple[int, int]:
         """Copy shard s into out, atomically with its counter (one MULTI)."""
@@ -1988,6 +2015,17 @@ class _RedisCounters:
             out += [int(x) for x in r]
         return out
 
+    def _hash_field(self, field: str) -> int:
+        """One header counter, read with ``gen`` in one HMGET (atomic): a handle
+        whose structure was deleted or re-created raises FilterNotFoundError."""
+        gen, value = self.client.hmget(self._hash_key, "gen", field)
+        if gen is None or _text(gen) != self._gen:
+            raise FilterNotFoundError(
+                f"Redis structure {self.name!r} was deleted or replaced while this handle was "
+                "open"
+            )
+        return int(value or 0)
+
     def _read(self) -> tuple[bytes, list[Any]]:
         """The counters string and the hash fields, read in one MULTI."""
         pipe = self.client.pipeline(transaction=True)
@@ -2180,7 +2218,7 @@ class RedisCountingBloomFilter(_RedisCounters):
 
     def __len__(self) -> int:
         """Keys held (adds minus successful removes), as the local filter counts."""
-        return int(self.client.hget(self._hash_key, "count") or 0)
+        return self._hash_field("count")
 
     def _distinct(self, base: int, dc: int, dd: int) -> int:
         return max(dc, _union_count(self.num_counters, self.num_hashes, base) + dd)
@@ -2337,7 +2375,7 @@ class RedisCountMinSketch(_RedisCounters):
     @property
     def total(self) -> int:
         """Sum of all counts added."""
-        return int(self.client.hget(self._hash_key, "total") or 0)
+        return self._hash_field("total")
 
     def to_local(self) -> Any:
         """A local CountMinSketch, byte-identical to the local build."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -183,7 +184,9 @@ class TopK:
     the candidates are the k keys with the highest estimates seen so far,
     kept in a min-heap.  A key that falls out can come back when its
     estimate grows again.  ``TopK(k, *, epsilon=1e-4, delta=1e-3, seed=0)``
-    or ``TopK(k, sketch=existing_sketch)``.
+    or ``TopK(k, sketch=existing_sketch)``.  Thread-safe: ``add`` and
+    ``heavy_hitters`` run under a lock (the heap and the dict change
+    together; without it threads raised IndexError and lost counts, R31).
     """
 
     def __init__(
@@ -206,6 +209,16 @@ class TopK:
         self._top: dict[Hashable, int] = {}
         self._heap: list[tuple[int, int, Hashable]] = []  # (estimate, tiebreak, key), lazy
         self._tick = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock does not pickle; a copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def _push(self, key: Hashable, est: int) -> None:
         self._tick += 1
@@ -220,6 +233,10 @@ class TopK:
 
     def add(self, key: Hashable, count: int = 1) -> int:
         """Count ``key``; return its estimate."""
+        with self._lock:
+            return self._add(key, count)
+
+    def _add(self, key: Hashable, count: int) -> int:
         est: int = self.sketch.add(key, count)
         top = self._top
         if key in top:
@@ -248,7 +265,9 @@ class TopK:
     def heavy_hitters(self, k: int | None = None) -> list[tuple[Hashable, int]]:
         """The (up to) ``k`` most frequent keys and their estimates, most frequent first."""
         n = self.k if k is None else k
-        return sorted(self._top.items(), key=lambda kv: (-kv[1], repr(kv[0])))[:n]
+        with self._lock:
+            items = list(self._top.items())
+        return sorted(items, key=lambda kv: (-kv[1], repr(kv[0])))[:n]
 
     def __contains__(self, key: object) -> bool:
         return key in self._top

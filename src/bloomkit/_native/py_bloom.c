@@ -186,8 +186,8 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
     ctx.self = self;
     ctx.nogil = 0;
     ctx.added = 0;
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_add_chunk,
-                             bkbloom_add_size, &ctx, 1, &info);
+    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bkbloom_add_chunk, bkbloom_add_size, &ctx,
+                                    1, &info);
     if (ctx.nogil)
         bkpy_state_end_batch(&self->st);
     bkbloom_add_count(self, ctx.added, self->st.shared);
@@ -225,8 +225,10 @@ static PyObject *bkbloom_contains_many(BKBloom *self, PyObject *keys)
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.bloom = &self->bloom;
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkbloom_query_chunk,
-                            bkpy_bools_size, &ctx, 1, &info) == 0)
+    /* Buffer input runs without the GIL, pinning the state: _detach (an
+     * mmap's close) waits for it (py_common.h). */
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkbloom_query_chunk, bkpy_bools_size, &ctx,
+                                   1, &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
     return res;
@@ -317,11 +319,14 @@ static PyObject *bkbloom_recount_meth(BKBloom *self, PyObject *Py_UNUSED(ignored
 
 static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
 {
-    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
-        return NULL;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    /* Wait first: the wait releases the GIL, and another thread may close
+     * (detach) `other` meanwhile, leaving a small stand-in of another
+     * shape.  The shapes are checked on what is there after it. */
     bkpy_state_wait_batches(&self->st);
+    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
+        return NULL;
     if (is_union)
         bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, self->st.shared);
     else
@@ -513,6 +518,9 @@ static PyObject *bkbloom_detach(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
+    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still reads the map */
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE; /* detached by another thread meanwhile */
     PyBuffer_Release(&self->st.view);
     /* Leave a tiny owned empty filter behind so nothing dangles. */
     self->st.buf = NULL;

@@ -463,9 +463,11 @@ static inline void bkpy_prefetch_key(const PyObject *key)
     bk_prefetch_r((const char *)key + 64);
 }
 
-int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
-                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
-                        bkpy_batch_info *info)
+/* bkpy_for_each_chunk, pinning `pin` (when not NULL) around the GIL-free
+ * loop over a buffer. */
+static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                       bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                       bkpy_state *pin, bkpy_batch_info *info)
 {
     uint64_t hbuf[BKPY_CHUNK];
     size_t fill = 0, offset = 0;
@@ -488,6 +490,9 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         info->count = total;
         if (size_fn != NULL && size_fn(ctx, total, 1) < 0)
             return -1;
+        /* The last thing before the GIL goes (see py_common.h). */
+        if (nogil && pin != NULL && bkpy_state_pin(pin) < 0)
+            return -1;
         ts = nogil ? PyEval_SaveThread() : NULL;
         for (Py_ssize_t i = 0; i < total; i += BKPY_CHUNK) {
             size_t n = (size_t)(total - i < BKPY_CHUNK ? total - i : BKPY_CHUNK);
@@ -496,6 +501,8 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         }
         if (ts != NULL)
             PyEval_RestoreThread(ts);
+        if (nogil && pin != NULL)
+            bkpy_state_unpin(pin);
         return 0;
     }
     /* 1-d buffers of ints, bools or fixed-width bytes (numpy arrays). */
@@ -522,6 +529,12 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
             PyBuffer_Release(&view);
             return -1;
         }
+        /* The last thing before the GIL goes: nothing runs Python code
+         * between the pin and the loop (see py_common.h). */
+        if (nogil && pin != NULL && bkpy_state_pin(pin) < 0) {
+            PyBuffer_Release(&view);
+            return -1;
+        }
         {
             PyThreadState *ts = nogil ? PyEval_SaveThread() : NULL;
             /* int64 (numpy's default integer) unswitched: the general loop
@@ -545,6 +558,8 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
             if (ts != NULL)
                 PyEval_RestoreThread(ts);
         }
+        if (nogil && pin != NULL)
+            bkpy_state_unpin(pin);
         PyBuffer_Release(&view);
         return 0;
     }
@@ -627,6 +642,20 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         fn(ctx, hbuf, fill, offset);
     }
     return 0;
+}
+
+int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
+                        bkpy_batch_info *info)
+{
+    return bkpy_chunks(keys, keyfunc, hs, fn, size_fn, ctx, nogil, NULL, info);
+}
+
+int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, void *ctx, int nogil,
+                               bkpy_batch_info *info)
+{
+    return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info);
 }
 
 /* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
@@ -763,17 +792,42 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
     return 0;
 }
 
-int bkpy_state_begin_batch(bkpy_state *st)
+/* Lazily allocate *lock; -1 with MemoryError. */
+static int bkpy_lock_ready(PyThread_type_lock *lock)
 {
-    if (st->batch_lock == NULL && (st->batch_lock = PyThread_allocate_lock()) == NULL) {
+    if (*lock == NULL && (*lock = PyThread_allocate_lock()) == NULL) {
         bkpy_raise_nomem(sizeof(void *), "a lock", "free memory");
         return -1;
     }
-    if (!PyThread_acquire_lock(st->batch_lock, NOWAIT_LOCK)) {
+    return 0;
+}
+
+/* Take lock (GIL held): at once if it is free, else wait for it with the
+ * GIL released. */
+static void bkpy_lock_take(PyThread_type_lock lock)
+{
+    if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
+        PyThread_acquire_lock(lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
     }
+}
+
+/* Pass a gate (GIL held): wait while a waiter holds it. */
+static void bkpy_gate_pass(PyThread_type_lock gate)
+{
+    bkpy_lock_take(gate);
+    PyThread_release_lock(gate);
+}
+
+int bkpy_state_begin_batch(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->batch_lock) < 0 || bkpy_lock_ready(&st->batch_gate) < 0)
+        return -1;
+    /* A thread that runs add_many in a loop would otherwise retake
+     * batch_lock before a waiter wakes up (a union waited minutes). */
+    bkpy_gate_pass(st->batch_gate);
+    bkpy_lock_take(st->batch_lock);
     st->nogil_writers++;
     return 0;
 }
@@ -786,21 +840,66 @@ void bkpy_state_end_batch(bkpy_state *st)
 
 void bkpy_state_wait_batches_slow(bkpy_state *st)
 {
-    /* Loop: with the GIL back, another batch may have started meanwhile. */
+    /* nogil_writers > 0: both locks exist (bkpy_state_begin_batch).  Loop:
+     * with the GIL back, a batch that passed the gate before us may run. */
+    bkpy_lock_take(st->batch_gate);
     while (st->nogil_writers > 0) {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
         PyThread_release_lock(st->batch_lock);
         Py_END_ALLOW_THREADS
     }
+    PyThread_release_lock(st->batch_gate);
+}
+
+/* Pins (py_common.h).  pin_lock is held exactly while pins > 0: the first
+ * pin takes it and the last unpin gives it back (a PyThread lock may be
+ * released by another thread than the one that took it, like
+ * threading.Lock), so a waiter sleeps on it instead of polling.  pin_gate
+ * is held by a waiter for the whole of its wait: a new pin passes through
+ * it first, so batches that keep overlapping in other threads cannot hold
+ * pins above zero forever. */
+int bkpy_state_pin(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->pin_lock) < 0 || bkpy_lock_ready(&st->pin_gate) < 0)
+        return -1;
+    bkpy_gate_pass(st->pin_gate);
+    /* With the GIL held nobody else pins or unpins now.  pins == 0 means
+     * pin_lock is free: a waiter takes it only while it holds pin_gate,
+     * and releases it before the gate. */
+    if (st->pins++ == 0)
+        bkpy_lock_take(st->pin_lock);
+    return 0;
+}
+
+void bkpy_state_unpin(bkpy_state *st)
+{
+    if (--st->pins == 0)
+        PyThread_release_lock(st->pin_lock);
+}
+
+void bkpy_state_wait_pins_slow(bkpy_state *st)
+{
+    /* pins > 0: both locks exist (bkpy_state_pin allocated them). */
+    bkpy_lock_take(st->pin_gate);
+    while (st->pins > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->pin_lock, WAIT_LOCK);
+        PyThread_release_lock(st->pin_lock);
+        Py_END_ALLOW_THREADS
+    }
+    PyThread_release_lock(st->pin_gate);
 }
 
 void bkpy_state_release(bkpy_state *st)
 {
-    if (st->batch_lock != NULL) {
-        PyThread_free_lock(st->batch_lock);
-        st->batch_lock = NULL;
-    }
+    PyThread_type_lock *locks[4] = {&st->batch_lock, &st->batch_gate, &st->pin_lock,
+                                    &st->pin_gate};
+    for (int i = 0; i < 4; i++)
+        if (*locks[i] != NULL) {
+            PyThread_free_lock(*locks[i]);
+            *locks[i] = NULL;
+        }
     if (st->alloc != NULL)
         free(st->alloc);
     st->alloc = NULL;
@@ -1223,6 +1322,9 @@ PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused)
     (void)unused;
     if (bkpy_state_check_writable(st) < 0)
         return NULL;
+    /* A checksum over a payload that a GIL-free batch is still writing
+     * would call a live file corrupt later (R30): wait for it. */
+    bkpy_state_wait_pins(st);
     bk_format_seal(st->buf, st->len);
     Py_RETURN_NONE;
 }

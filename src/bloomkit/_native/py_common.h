@@ -195,27 +195,70 @@ typedef struct {
     Py_buffer view;       /* borrowed: view.obj is the exporter (mmap) */
     int writable;
     int shared;           /* other processes may write: always atomic */
-    int nogil_writers;    /* batch writers running without the GIL */
-    PyThread_type_lock batch_lock; /* held by a GIL-free batch writer (lazy) */
+    int nogil_writers;    /* exclusive batch writers running without the GIL (0 or 1) */
+    int pins;             /* batches of any kind running without the GIL */
+    PyThread_type_lock batch_lock; /* held by a GIL-free exclusive batch writer (lazy) */
+    PyThread_type_lock batch_gate; /* held by a thread waiting for batch_lock (lazy) */
+    PyThread_type_lock pin_lock;   /* held while pins > 0 (lazy) */
+    PyThread_type_lock pin_gate;   /* held by a thread waiting for pins to drain (lazy) */
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
     unsigned kind;        /* the kind validated at load (0: built here) */
 } bkpy_state;
 
-/* True when writes must be atomic (see bk_bloom.c, Concurrency). */
+/* True when writes must be atomic: the buffer is shared with other
+ * processes, or GIL-free batches run on it (a count-min add_many adds with
+ * atomics while per-item adds hold the GIL; see the pins below). */
 static inline int bkpy_state_atomic(const bkpy_state *st)
 {
-    return st->shared || st->nogil_writers > 0;
+    return st->shared || st->pins > 0;
 }
 
-/* GIL-free batch writers and everyone else (structures that use these).
- * A batch that writes without the GIL takes batch_lock for its duration
- * (bkpy_state_begin_batch / _end_batch, both called with the GIL held);
- * every writer that holds the GIL calls bkpy_state_wait_batches first,
- * which waits, with the GIL released, until no such batch is running.  So
- * a GIL-free batch never races another writer of the same state and can
- * use plain stores; atomics remain for buffers shared across processes.
- * (Per-item writers pay one predictable branch.) */
+/* ---- Begin logic for GIL-free batches (R31) ---------------------------
+ *
+ * The only place the glue releases the GIL with a state in use is the
+ * loop of bkpy_for_each_chunk over a 1-d buffer (numpy arrays) or a
+ * ByteKeys (Arrow columns).
+ * Everything else holds the GIL from the moment it reads a state until it
+ * is done with it, with one rule: no call into Python (a method, a key=
+ * function, __index__ or __eq__ of a key, an allocation that may run the
+ * garbage collector's finalizers) between reading shared state and using
+ * it, because Python code lets other threads run.  Code that must call
+ * Python (growth of a scalable chain sizes its link with design.py) calls
+ * it first and re-reads the state after (py_scalable.c, bks_add_full).
+ *
+ * GIL-free batches come in two kinds:
+ *   - every one PINS the state (bkpy_for_each_chunk_pinned): a count of
+ *     running batches.  Whatever frees, reallocates or replaces the buffer
+ *     (_detach of a mapped object, scalable growth, clear and union, _seal
+ *     of a mapping, count-min merge and clear, which are not atomic) calls
+ *     bkpy_state_wait_pins first: it waits, with the GIL released, until
+ *     no batch runs, and a gate stops new batches from starting meanwhile
+ *     (so that overlapping readers in several threads cannot starve it).
+ *     On return the GIL is held and pins == 0; nothing can pin the state
+ *     again until the caller releases the GIL, so it must re-read the
+ *     state after the wait and not release the GIL until it is done.
+ *     Readers pin too: they share the state with each other and with
+ *     writers that hold the GIL (a Bloom bit only goes from 0 to 1, and a
+ *     reader sees each word before or after an update), but not with a
+ *     free().
+ *   - a batch that WRITES with plain stores (a Bloom add_many) also takes
+ *     batch_lock for its duration (bkpy_state_begin_batch / _end_batch,
+ *     both with the GIL held): writers that hold the GIL call
+ *     bkpy_state_wait_batches first.  So such a batch never races another
+ *     writer of the same state; atomics remain for buffers shared across
+ *     processes.  (Per-item writers pay one predictable branch.)  That wait
+ *     has its own gate (batch_gate), passed before batch_lock is taken: a
+ *     thread that holds batch_lock may then wait at the pin gate, and the
+ *     pin waiter never needs batch_lock, so there is no cycle.
+ *
+ * Free-threaded CPython (3.13t) has no GIL to lean on: every method would
+ * need the object's critical section (Py_BEGIN_CRITICAL_SECTION), pins
+ * would become atomic counters, and readers would need the state kept
+ * alive across a concurrent free (a critical section on reads too, or
+ * reference-counted state buffers).  The module does not declare
+ * Py_mod_gil, so 3.13t re-enables the GIL when it imports bloomkit._core:
+ * correct, and serial.  See docs/threads.md. */
 int bkpy_state_begin_batch(bkpy_state *st);
 void bkpy_state_end_batch(bkpy_state *st);
 void bkpy_state_wait_batches_slow(bkpy_state *st);
@@ -225,6 +268,28 @@ static inline void bkpy_state_wait_batches(bkpy_state *st)
     if (BK_UNLIKELY(st->nogil_writers > 0))
         bkpy_state_wait_batches_slow(st);
 }
+
+/* Pin / unpin (GIL held; pin may release it while a waiter is at the
+ * gate).  -1 with MemoryError when a lock cannot be allocated. */
+int bkpy_state_pin(bkpy_state *st);
+void bkpy_state_unpin(bkpy_state *st);
+void bkpy_state_wait_pins_slow(bkpy_state *st);
+
+static inline void bkpy_state_wait_pins(bkpy_state *st)
+{
+    if (BK_UNLIKELY(st->pins > 0))
+        bkpy_state_wait_pins_slow(st);
+}
+
+/* bkpy_for_each_chunk over st's keys (st->keyfunc, st->hasher) that pins
+ * st for the GIL-free part (buffer input with nogil set): the pin is taken
+ * after size_fn and dropped as soon as the last chunk is done, before the
+ * caller builds its result (which may run Python code). */
+int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, void *ctx, int nogil,
+                               bkpy_batch_info *info);
+
+/* ---- End logic for GIL-free batches ----------------------------------- */
 
 /* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure. */
 int bkpy_state_alloc(bkpy_state *st, uint64_t len);

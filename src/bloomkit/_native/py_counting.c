@@ -225,8 +225,10 @@ static PyObject *bkc_contains_many(BKCounting *self, PyObject *keys)
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.c = &self->c;
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkc_query_chunk,
-                            bkpy_bools_size, &ctx, 1, &info) == 0)
+    /* Buffer input runs without the GIL, pinning the state: _detach (an
+     * mmap's close) waits for it (py_common.h). */
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkc_query_chunk, bkpy_bools_size, &ctx, 1,
+                                   &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
     return res;
@@ -487,6 +489,9 @@ static PyObject *bkc_detach(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
+    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still reads the map */
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE; /* detached by another thread meanwhile */
     PyBuffer_Release(&self->st.view);
     self->st.buf = NULL;
     self->st.len = 0;

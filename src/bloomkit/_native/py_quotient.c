@@ -25,6 +25,7 @@ typedef struct {
     bkpy_state st;
     bk_qf qf;
     uint64_t version; /* bumped by every mutation: live iterators notice */
+    uint64_t clears;  /* bumped by clear and _detach: see bkqf_add_ctx */
     PyObject *weakreflist;
 } BKQuotient;
 
@@ -73,6 +74,7 @@ static BKQuotient *bkqf_alloc(PyTypeObject *type)
     memset(&self->st, 0, sizeof self->st);
     memset(&self->qf, 0, sizeof self->qf);
     self->version = 0;
+    self->clears = 0;
     self->weakreflist = NULL;
     return self;
 }
@@ -255,13 +257,29 @@ static PyObject *bkqf_key_hash(BKQuotient *self, PyObject *key)
 
 /* ---- Begin logic for batches ------------------------------------------ */
 
+/* add_many is all or nothing: it logs what it inserted and takes it back
+ * if a later key fails.  Between chunks, a key= function (Python code) lets
+ * other threads run; if one of them clears the filter, the logged entries
+ * are gone already, and taking them back would remove another thread's
+ * equal fingerprints added since (false negatives, R31).  So a chunk, and
+ * the rollback, first forget the log when the filter's clear count moved. */
 typedef struct {
     bk_qf *qf;
     uint64_t *log; /* fingerprints inserted by this call, for the rollback */
     size_t len, cap;
     uint64_t added;
     bk_rc rc;
+    const uint64_t *clears; /* the filter's clear count ... */
+    uint64_t seen;          /* ... when the log was last known valid */
 } bkqf_add_ctx;
+
+static void bkqf_log_check(bkqf_add_ctx *ctx)
+{
+    if (*ctx->clears != ctx->seen) {
+        ctx->len = 0;
+        ctx->seen = *ctx->clears;
+    }
+}
 
 static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
@@ -269,6 +287,7 @@ static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offs
     (void)offset;
     if (ctx->rc != BK_OK)
         return;
+    bkqf_log_check(ctx);
     if (ctx->len + n > ctx->cap) {
         size_t cap = ctx->cap ? ctx->cap : 256;
         uint64_t *p;
@@ -320,10 +339,14 @@ static PyObject *bkqf_add_many(BKQuotient *self, PyObject *keys)
     memset(&ctx, 0, sizeof ctx);
     ctx.qf = &self->qf;
     ctx.rc = BK_OK;
+    ctx.clears = &self->clears;
+    ctx.seen = self->clears;
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkqf_add_chunk,
                              bkqf_add_size, &ctx, 0, &info);
     if (rc < 0 || ctx.rc != BK_OK) {
-        /* All or nothing: take back what this call inserted. */
+        /* All or nothing: take back what this call inserted (and is still
+         * there: see bkqf_add_ctx). */
+        bkqf_log_check(&ctx);
         while (ctx.len > 0)
             (void)bk_qf_remove_fp(&self->qf, ctx.log[--ctx.len]);
         free(ctx.log);
@@ -549,6 +572,7 @@ static PyObject *bkqf_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     memset(self->qf.words, 0, (size_t)self->qf.num_words * 8);
     bk_store_u64le(self->qf.count_p, 0);
     self->version++;
+    self->clears++;
     Py_RETURN_NONE;
 }
 
@@ -613,6 +637,7 @@ static PyObject *bkqf_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     self->st.writable = 0;
     self->st.shared = 0;
     self->version++;
+    self->clears++; /* an add_many's log holds fingerprints of the old shape */
     Py_RETURN_NONE;
 }
 

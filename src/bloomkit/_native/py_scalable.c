@@ -10,7 +10,9 @@
  * geometric growth keeps the copying O(1) amortized per key); the shape of
  * the new link comes from the facade's _link_shape(index) (design.py
  * sizing), checked here against the chain's scheme so that a saved chain
- * always passes bk_scalable_validate.
+ * always passes bk_scalable_validate.  That call runs Python code, during
+ * which other threads may change the chain: it is made before the state is
+ * read, and the growth itself is pure C (bks_add_full; R31).
  *
  * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
  * is read-only: _from_buffer(writable=True) raises TypeError.
@@ -186,14 +188,43 @@ static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits,
     return 0;
 }
 
-/* Append a link whose shape the facade computes (_link_shape(index)). */
-static int bks_grow(BKScalable *self)
-{
-    bks_scheme sc;
-    PyObject *shape;
+/* ---- Begin logic for growth (R31) ------------------------------------- */
+
+/* The shape of link `index`, as the facade sizes it (design.py). */
+typedef struct {
+    uint32_t index;
     unsigned long long num_bits, capacity;
     unsigned int k;
-    double err;
+    double error_rate;
+} bks_link_shape;
+
+/* Ask the facade for the shape of link `index` (_link_shape(index)).  This
+ * runs Python code, so other threads run meanwhile and may grow, clear or
+ * union this very chain: call it BEFORE reading the state, never between
+ * reading and using it (bks_add_full). */
+static int bks_ask_shape(BKScalable *self, uint32_t index, bks_link_shape *shape)
+{
+    PyObject *res = PyObject_CallMethod((PyObject *)self, "_link_shape", "I", index);
+    int rc;
+    if (res == NULL)
+        return -1;
+    rc = PyArg_ParseTuple(res, "KIKd;_link_shape must return (num_bits, num_hashes, "
+                          "capacity, error_rate)", &shape->num_bits, &shape->k,
+                          &shape->capacity, &shape->error_rate);
+    Py_DECREF(res);
+    if (!rc)
+        return -1;
+    shape->index = index;
+    return 0;
+}
+
+/* Append link shape->index (== self->n) to the chain.  Pure C: reads the
+ * state, assembles the longer chain and swaps it in without calling into
+ * Python or releasing the GIL, so no other thread sees a half-grown chain
+ * (the caller has waited out the GIL-free batches: pins == 0). */
+static int bks_grow(BKScalable *self, const bks_link_shape *shape)
+{
+    bks_scheme sc;
     uint8_t *link = NULL;
     uint64_t link_len = 0;
     const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
@@ -201,24 +232,9 @@ static int bks_grow(BKScalable *self)
     bkpy_state fresh;
     int rc;
 
-    if (self->n >= BK_SCALABLE_MAX_LINKS) {
-        PyErr_Format(bkpy_CapacityError,
-                     "scalable chain is full: at most %u links", BK_SCALABLE_MAX_LINKS);
-        return -1;
-    }
-    shape = PyObject_CallMethod((PyObject *)self, "_link_shape", "I", self->n);
-    if (shape == NULL)
-        return -1;
-    rc = PyArg_ParseTuple(shape, "KIKd;_link_shape must return (num_bits, num_hashes, "
-                          "capacity, error_rate)", &num_bits, &k, &capacity, &err);
-    Py_DECREF(shape);
-    if (!rc)
-        return -1;
-    /* The callback may have let a GIL-free contains_many start: the old
-     * buffer is freed below, so wait for it to finish (bks_query_size). */
-    bkpy_state_wait_batches(&self->st);
     bks_scheme_of(self, &sc);
-    if (bks_new_link(&sc, self->n, num_bits, k, capacity, err, &link, &link_len) < 0)
+    if (bks_new_link(&sc, self->n, shape->num_bits, shape->k, shape->capacity,
+                     shape->error_rate, &link, &link_len) < 0)
         return -1;
     for (uint32_t i = 0; i < self->n; i++) {
         srcs[i] = self->link_buf[i];
@@ -234,6 +250,8 @@ static int bks_grow(BKScalable *self)
     bks_replace(self, &fresh);
     return 0;
 }
+
+/* ---- End logic for growth --------------------------------------------- */
 
 static BKScalable *bks_alloc(PyTypeObject *type)
 {
@@ -331,6 +349,65 @@ BK_INLINE int bks_contains_h(const BKScalable *self, uint64_t h)
     return bk_scalable_contains(self->links, &self->soa, self->n, h);
 }
 
+static int bks_newest_full(const BKScalable *self)
+{
+    uint32_t last = self->n - 1;
+    return bks_link_count(self, last) >= bks_link_capacity(self, last);
+}
+
+/* Add h to the newest link, which has room, unless some link holds it:
+ * 1 new, 0 already present. */
+static int bks_add_newest(BKScalable *self, uint64_t h)
+{
+    uint8_t *cp = BKS_LINK_PARAM(self, self->n - 1, BK_BLOOM_P_COUNT);
+    if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
+        return 0;
+    bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+    return 1;
+}
+
+/* Add h to a chain whose newest link is full: 1 new, 0 already present, -1
+ * error.  Growth needs two things that let other threads run: the new
+ * link's shape from the facade (Python code, bks_ask_shape) and the end of
+ * every GIL-free batch on the old buffer, which growth frees
+ * (bkpy_state_wait_pins releases the GIL while it waits).  Another thread
+ * may meanwhile grow, clear or union this chain.  So both come first, and
+ * the decision is taken again afterwards on the state as it then is: the
+ * shape is used only if the chain still has shape.index links with the
+ * newest full, and the read-check-grow-add that follows runs without any
+ * call into Python and without releasing the GIL.  (Before: the shape was
+ * asked for link n, then the link built at the n another thread had made
+ * meanwhile -- "bad link N shape" from add and add_many, and an add_many
+ * that raised lost the rest of its keys; issue #23, R31.)  Each retry
+ * follows a change made by another thread, and a chain has at most 64
+ * links, so the loop ends. */
+static int bks_add_full(BKScalable *self, uint64_t h)
+{
+    bks_link_shape shape;
+    shape.index = UINT32_MAX; /* none yet */
+    for (;;) {
+        if (!bks_newest_full(self))
+            return bks_add_newest(self, h); /* room now (a clear, say) */
+        if (bks_contains_h(self, h))
+            return 0; /* a key already present never makes the chain grow */
+        if (self->n >= BK_SCALABLE_MAX_LINKS) {
+            PyErr_Format(bkpy_CapacityError,
+                         "scalable chain is full: at most %u links", BK_SCALABLE_MAX_LINKS);
+            return -1;
+        }
+        if (shape.index == self->n && self->st.pins == 0)
+            break;
+        if (shape.index != self->n && bks_ask_shape(self, self->n, &shape) < 0)
+            return -1;
+        bkpy_state_wait_pins(&self->st);
+    }
+    if (bks_grow(self, &shape) < 0)
+        return -1;
+    (void)bk_bloom_add(&self->links[self->n - 1], h, 0);
+    bk_store_u64le(BKS_LINK_PARAM(self, self->n - 1, BK_BLOOM_P_COUNT), 1);
+    return 1;
+}
+
 /* Add one hashed key: 1 new, 0 already present, -1 error (growth).  The
  * common case (the newest link has room) is one pass over the chain
  * (bk_scalable_add_newest); a full newest link is checked first, so that a
@@ -340,17 +417,8 @@ static int bks_add_h(BKScalable *self, uint64_t h)
     uint32_t last = self->n - 1;
     uint8_t *cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
     uint64_t count = bk_load_u64le(cp);
-    if (BK_UNLIKELY(count >= bks_link_capacity(self, last))) {
-        if (bks_contains_h(self, h))
-            return 0;
-        if (bks_grow(self) < 0)
-            return -1;
-        last = self->n - 1;
-        (void)bk_bloom_add(&self->links[last], h, 0);
-        cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
-        bk_store_u64le(cp, bk_load_u64le(cp) + 1);
-        return 1;
-    }
+    if (BK_UNLIKELY(count >= bks_link_capacity(self, last)))
+        return bks_add_full(self, h);
     if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
         return 0;
     bk_store_u64le(cp, count + 1);
@@ -418,7 +486,7 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
     ctx.self = self;
     ctx.added = 0;
     ctx.failed = 0;
-    /* Holds the GIL: growth calls back into Python. */
+    /* Holds the GIL: growth calls back into Python (bks_add_full). */
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_add_chunk, NULL,
                              &ctx, 0, &info);
     if (rc < 0 || ctx.failed)
@@ -429,24 +497,7 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
     BKScalable *self;
-    int locked;
 } bks_query_ctx;
-
-/* Buffer input is queried without the GIL: register as a GIL-free batch
- * (bkpy_state_begin_batch), so that whatever reallocates the chain (growth,
- * clear, union, _detach) first waits for the query to finish. */
-static int bks_query_size(void *vctx, Py_ssize_t n, int from_buffer)
-{
-    bks_query_ctx *ctx = (bks_query_ctx *)vctx;
-    if (bkpy_bools_size(vctx, n, from_buffer) < 0)
-        return -1;
-    if (from_buffer && !ctx->locked) {
-        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
-            return -1;
-        ctx->locked = 1;
-    }
-    return 0;
-}
 
 static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
@@ -487,11 +538,12 @@ static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.self = self;
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_query_chunk,
-                            bks_query_size, &ctx, 1, &info) == 0)
+    /* Buffer input is queried without the GIL, pinning the chain: whatever
+     * reallocates it (growth, clear, union, _detach) first waits for the
+     * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bks_query_chunk, bkpy_bools_size, &ctx, 1,
+                                   &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    if (ctx.locked)
-        bkpy_state_end_batch(&self->st);
     bkpy_bools_clear(&ctx.out);
     return res;
 }
@@ -568,10 +620,15 @@ static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
 {
     BKScalable *o;
     uint32_t common;
-    if (bks_check_compatible(self, other_obj) < 0 || bkpy_state_check_writable(&self->st) < 0)
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    /* Wait first (the GIL is released while waiting: either chain may
+     * grow meanwhile), then check the link shapes on the chains as they
+     * are now, and OR them without releasing the GIL again. */
+    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
+    if (bks_check_compatible(self, other_obj) < 0)
         return NULL;
     o = (BKScalable *)other_obj;
-    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
     common = self->n < o->n ? self->n : o->n;
     if (o->n > self->n) {
         /* Longer other chain: take its extra links as they are. */
@@ -661,7 +718,7 @@ static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
     uint64_t len;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
+    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
     bks_scheme_of(self, &sc);
     srcs[0] = self->link_buf[0];
     len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
@@ -740,7 +797,7 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
     const char *reason = NULL;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
-    bkpy_state_wait_batches(&self->st); /* see bks_query_size */
+    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
     memset(&fresh, 0, sizeof fresh);
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
         return NULL;
@@ -771,17 +828,32 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
 
 static PyObject *bks_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *list = PyList_New(self->n);
+    /* Read every number first: building the tuples allocates objects the
+     * garbage collector tracks, and a collection may run finalizers (Python
+     * code) that let another thread clear the chain and free its links. */
+    struct {
+        unsigned long long capacity, num_bits, count, bits_set, nbytes;
+        double error_rate;
+        unsigned int k;
+    } row[BK_SCALABLE_MAX_LINKS];
+    uint32_t n = self->n;
+    PyObject *list;
+    for (uint32_t i = 0; i < n; i++) {
+        row[i].capacity = bks_link_capacity(self, i);
+        row[i].error_rate = bk_load_f64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_ERROR_RATE));
+        row[i].num_bits = self->links[i].num_bits;
+        row[i].k = self->links[i].k;
+        row[i].count = bks_link_count(self, i);
+        row[i].bits_set = bk_bloom_popcount(&self->links[i]);
+        row[i].nbytes = (unsigned long long)self->links[i].num_words * 8;
+    }
+    list = PyList_New(n);
     if (list == NULL)
         return NULL;
-    for (uint32_t i = 0; i < self->n; i++) {
-        PyObject *t = Py_BuildValue(
-            "(KdKIKKK)", (unsigned long long)bks_link_capacity(self, i),
-            bk_load_f64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_ERROR_RATE)),
-            (unsigned long long)self->links[i].num_bits, self->links[i].k,
-            (unsigned long long)bks_link_count(self, i),
-            (unsigned long long)bk_bloom_popcount(&self->links[i]),
-            (unsigned long long)self->links[i].num_words * 8);
+    for (uint32_t i = 0; i < n; i++) {
+        PyObject *t = Py_BuildValue("(KdKIKKK)", row[i].capacity, row[i].error_rate,
+                                    row[i].num_bits, row[i].k, row[i].count, row[i].bits_set,
+                                    row[i].nbytes);
         if (t == NULL) {
             Py_DECREF(list);
             return NULL;

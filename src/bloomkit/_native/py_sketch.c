@@ -178,6 +178,9 @@ static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
     uint64_t len;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
+    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still uses the map */
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE; /* detached by another thread meanwhile */
     PyBuffer_Release(&self->st.view);
     self->st.buf = NULL;
     self->st.len = 0;
@@ -557,15 +560,12 @@ static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
     }
     ctx.cms = &self->cms;
     /* Conservative update is read-then-raise: keep the GIL (deterministic
-     * bytes); plain updates over a buffer run without it, atomically. */
+     * bytes); plain updates over a buffer run without it, atomically (other
+     * GIL-free batches may add at the same time), pinning the state so that
+     * merge, clear and _detach wait for them (py_common.h). */
     nogil = !self->cms.conservative;
-    if (nogil)
-        self->st.nogil_writers++;
-    ctx.atomic = bkpy_state_atomic(&self->st);
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcms_add_chunk, NULL,
-                             &ctx, nogil, &info);
-    if (nogil)
-        self->st.nogil_writers--;
+    ctx.atomic = nogil || bkpy_state_atomic(&self->st);
+    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bkcms_add_chunk, NULL, &ctx, nogil, &info);
     bkcms_total_add(self, ctx.total, bkpy_state_atomic(&self->st));
     PyMem_Free((void *)ctx.counts);
     Py_XDECREF(owned);
@@ -630,8 +630,8 @@ static PyObject *bkcms_estimate_many(BKCms *self, PyObject *keys)
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.cms = &self->cms;
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcms_est_chunk,
-                            bkcms_est_size, &ctx, 1, &info) == 0) {
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkcms_est_chunk, bkcms_est_size, &ctx, 1,
+                                   &info) == 0) {
         if (info.from_buffer) {
             PyObject *np = PyImport_ImportModule("numpy");
             if (np == NULL) {
@@ -701,9 +701,14 @@ static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
 static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
 {
     uint64_t other_total;
-    if (bkcms_check_compatible(self, other, "merge") < 0)
-        return -1;
     if (bkpy_state_check_writable(&self->st) < 0)
+        return -1;
+    /* The merge is a plain read-modify-write of every counter: no GIL-free
+     * add_many may run on this sketch meanwhile (it would lose counts).  The
+     * wait releases the GIL, and another thread may close (detach) `other`
+     * meanwhile: check the shapes after it. */
+    bkpy_state_wait_pins(&self->st);
+    if (bkcms_check_compatible(self, other, "merge") < 0)
         return -1;
     other_total = bk_load_u64le(BKCMS_TOTAL_PTR((BKCms *)other));
     if (bk_cms_merge(&self->cms, &((BKCms *)other)->cms, saturate) != BK_OK) {
@@ -761,6 +766,7 @@ static PyObject *bkcms_clear(BKCms *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
+    bkpy_state_wait_pins(&self->st); /* no GIL-free add_many half before, half after */
     memset(self->cms.counters, 0, (size_t)(self->cms.width * self->cms.depth * self->cms.bytes));
     bk_store_u64le(BKCMS_TOTAL_PTR(self), 0);
     Py_RETURN_NONE;
