@@ -61,6 +61,7 @@ class BinaryFuseFilter(_core.BinaryFuseBase):
 
     __slots__ = ()
     _bk_kind = KIND_BINARY_FUSE
+    _bk_static = True  # built once: add/merge/create refuse (tests, CLI)
 
     def __new__(
         cls,
