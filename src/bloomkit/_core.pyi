@@ -682,7 +682,17 @@ class BinaryFuseBase:
         seed: int = 0,
         secret: bytes | None = None,
         key: Any = None,
+        reuse: bool = False,
     ) -> _BF: ...
+    @classmethod
+    def _hash_keys(
+        cls,
+        keys: Iterable[object] | Any,
+        *,
+        seed: int = 0,
+        secret: bytes | None = None,
+        key: Any = None,
+    ) -> bytes: ...
     def contains_many(self, keys: Iterable[object] | Any, /) -> Any: ...
     def __contains__(self, key: object, /) -> bool: ...
     def __len__(self) -> int: ...

@@ -86,15 +86,38 @@ class BinaryFuseFilter(_core.BinaryFuseBase):
         seed: int = 0,
         key: Any = None,
         secret: bytes | None = None,
+        reuse: bool = False,
     ) -> Any:
         """Build from a uint64 array of key hashes made with the same ``seed``/``secret``.
 
         The hashes are :func:`bloomkit.key_hash` values (what
-        :mod:`bloomkit.dask` ships instead of the keys); the filter equals
-        one built from the keys themselves.
+        :mod:`bloomkit.dask` ships instead of the keys; :meth:`hash_keys`
+        computes them in batches); the filter equals one built from the keys
+        themselves, whatever their order and repeats.  ``reuse=True`` lets
+        the build reorder and deduplicate a writable array in place instead
+        of copying it (8 bytes a key less at the peak).
         """
         f = _choose_bits(fingerprint_bits, error_rate)
-        return cls._from_hashes(hashes, f, seed=seed, secret=secret, key=key)
+        return cls._from_hashes(hashes, f, seed=seed, secret=secret, key=key, reuse=reuse)
+
+    @classmethod
+    def hash_keys(
+        cls, keys: Iterable[object] | Any, *, seed: int = 0, key: Any = None,
+        secret: bytes | None = None,
+    ) -> Any:
+        """The 64-bit key hashes of ``keys`` (a numpy uint64 array, or an
+        ``array.array('Q')`` without numpy), as a filter with these options
+        hashes them; numpy input is hashed without the GIL."""
+        raw = cls._hash_keys(keys, seed=seed, secret=secret, key=key)
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - numpy is optional
+            from array import array
+
+            out = array("Q")
+            out.frombytes(raw)
+            return out
+        return np.frombuffer(raw, dtype=np.uint64).copy()
 
     def add(self, key: object) -> NoReturn:
         """Not supported: the filter is static (TypeError)."""

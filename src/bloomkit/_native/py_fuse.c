@@ -172,20 +172,23 @@ static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
  * 1-d uint64 buffer; bloomkit.dask ships these instead of keys). */
 static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"hashes", "fingerprint_bits", "seed", "secret", "key", NULL};
+    static char *kwlist[] = {"hashes", "fingerprint_bits", "seed", "secret", "key", "reuse",
+                             NULL};
     PyObject *obj, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
     unsigned int f = 8;
+    int reuse = 0;
     bkpy_ctor_args a;
     Py_buffer view;
     uint64_t *hs;
     size_t n;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOO:_from_hashes", kwlist, &obj, &f,
-                                     &seed_obj, &secret, &key))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOOp:_from_hashes", kwlist, &obj, &f,
+                                     &seed_obj, &secret, &key, &reuse))
         return NULL;
     if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (PyObject_GetBuffer(obj, &view,
+                           PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (reuse ? PyBUF_WRITABLE : 0)) < 0)
         return NULL;
     if (view.itemsize != 8 || view.ndim != 1 || view.format == NULL ||
         (strcmp(view.format, "Q") != 0 && strcmp(view.format, "<Q") != 0 &&
@@ -195,6 +198,11 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
         return NULL;
     }
     n = (size_t)(view.len / 8);
+    if (reuse) { /* the caller's array is reordered and deduplicated in place: no copy */
+        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, key);
+        PyBuffer_Release(&view);
+        return res;
+    }
     hs = (uint64_t *)malloc(n ? n * 8 : 1); /* the core reorders it: a private copy */
     if (hs == NULL) {
         PyBuffer_Release(&view);
@@ -205,6 +213,41 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     PyBuffer_Release(&view);
     res = bkfuse_build(type, hs, n, f, &a, key);
     free(hs);
+    return res;
+}
+
+/* _hash_keys(keys, *, seed=0, secret=None, key=None) -> bytes: the 64-bit
+ * key hashes (native-endian uint64s) of a batch, as a filter built with the
+ * same options hashes them: what the CLI and bloomkit.dask collect, chunk
+ * by chunk, instead of the keys (8 bytes a key). */
+static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"keys", "seed", "secret", "key", NULL};
+    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
+    bkpy_ctor_args a;
+    bk_hasher hasher;
+    bkfuse_collect c;
+    bkpy_batch_info info;
+    (void)type;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:_hash_keys", kwlist, &keys,
+                                     &seed_obj, &secret, &key))
+        return NULL;
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+        return NULL;
+    bk_hasher_init(&hasher, a.seed, a.keyed ? a.secret16 : NULL);
+    memset(&c, 0, sizeof c);
+    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
+                            bkfuse_collect_size, &c, 1, &info) < 0) {
+        free(c.hs);
+        return NULL;
+    }
+    if (c.nomem) {
+        free(c.hs);
+        return PyErr_NoMemory();
+    }
+    res = PyBytes_FromStringAndSize((const char *)c.hs, (Py_ssize_t)(c.n * 8));
+    free(c.hs);
     return res;
 }
 
@@ -393,7 +436,12 @@ static PyMethodDef bkfuse_methods[] = {
     {"_from_hashes", (PyCFunction)(void (*)(void))bkfuse_from_hashes,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
-     "Build from a uint64 array of key hashes made with the same seed/secret."},
+     "Build from a uint64 array of key hashes made with the same seed/secret (reuse=True: "
+     "a writable array that may be reordered and deduplicated in place)."},
+    {"_hash_keys", (PyCFunction)(void (*)(void))bkfuse_hash_keys,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "_hash_keys(keys, *, seed=0, secret=None, key=None)\n--\n\n"
+     "The 64-bit key hashes of a batch as native-endian uint64 bytes."},
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
