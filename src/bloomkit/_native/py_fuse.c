@@ -10,8 +10,8 @@
  * contract (py_common.h) remain.  The facade bloomkit.BinaryFuseFilter
  * (fuse.py) picks the fingerprint width and refuses add().
  *
- * Build memory: 8 bytes a key of hashes (held until the build ends), plus
- * the core's 13 bytes a slot, plus the state itself.
+ * Build memory: 8 bytes a key of hashes and the core's 13 bytes a slot
+ * while it peels; the hashes are freed before the state is allocated.
  */
 #include "py_common.h"
 
@@ -85,10 +85,12 @@ static void bkfuse_collect_chunk(void *vctx, const uint64_t *hs, size_t n, size_
     c->n += n;
 }
 
-/* Peel hs[0..n) (reordered in place), allocate the object, assign.  Takes
- * ownership of nothing; the caller frees hs. */
+/* Peel hs[0..n) (reordered in place), allocate the object, assign.  When
+ * `owned` is set, hs is ours and is freed as soon as the peel is done (the
+ * peel's arrays hold every key from then on), so the hashes and the new
+ * state are never in memory together: peak 8 n + 13 c bytes, not + c f/8. */
 static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsigned f,
-                              const bkpy_ctor_args *a, PyObject *key)
+                              const bkpy_ctor_args *a, PyObject *key, int owned)
 {
     bk_fuse_work w;
     const char *reason = NULL;
@@ -97,6 +99,8 @@ static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsign
 
     Py_BEGIN_ALLOW_THREADS
     rc = bk_fuse_peel(&w, hs, n, f, &reason);
+    if (owned)
+        free(hs);
     Py_END_ALLOW_THREADS
     if (rc != BK_OK) {
         bk_fuse_work_free(&w);
@@ -136,7 +140,7 @@ static int bkfuse_parse_f(unsigned f)
 static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"keys", "fingerprint_bits", "seed", "secret", "key", NULL};
-    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
+    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     unsigned int f = 8;
     bkpy_ctor_args a;
     bk_hasher hasher;
@@ -162,9 +166,7 @@ static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                          "build from fewer keys or free memory");
         return NULL;
     }
-    res = bkfuse_build(type, c.hs, c.n, f, &a, key);
-    free(c.hs);
-    return res;
+    return bkfuse_build(type, c.hs, c.n, f, &a, key, 1);
 }
 
 /* _from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None):
@@ -199,7 +201,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     n = (size_t)(view.len / 8);
     if (reuse) { /* the caller's array is reordered and deduplicated in place: no copy */
-        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, key);
+        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, key, 0);
         PyBuffer_Release(&view);
         return res;
     }
@@ -211,9 +213,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     memcpy(hs, view.buf, n * 8);
     PyBuffer_Release(&view);
-    res = bkfuse_build(type, hs, n, f, &a, key);
-    free(hs);
-    return res;
+    return bkfuse_build(type, hs, n, f, &a, key, 1);
 }
 
 /* _hash_keys(keys, *, seed=0, secret=None, key=None) -> bytes: the 64-bit
