@@ -51,7 +51,7 @@ class BinaryFuseFilter(_core.BinaryFuseBase):
     GIL).  Duplicate keys are allowed; ``len(f)`` is the number of distinct
     keys.  ``fingerprint_bits`` is 8, 16 or 32 (false-positive rate 2**-f);
     ``error_rate=`` instead picks the smallest width that meets it.  Lookups
-    read 3 slots (4 below 2**20 keys, where the table is cache-sized and the
+    read 3 slots (4 below 2**17 keys, where the table is cache-sized and the
     4-wise table is ~5% smaller); there is no false negative.
 
     The filter is immutable: ``add`` raises TypeError.  Building needs all

@@ -32,13 +32,16 @@
  *           c >= n max(1.075, 0.77 + 0.305 ln(6 10^5) / ln n)
  * then S = ceil(c / L) - (k - 1) (at least 1) and c = (S + k - 1) L.  The
  * factor grows for small n, where the random hypergraph peels less often.
- * Which arity: 4-wise below n = 2^20 keys (BK_FUSE_ARITY4_BELOW), 3-wise
+ * Which arity: 4-wise below n = 2^17 keys (BK_FUSE_ARITY4_BELOW), 3-wise
  * from there.  The paper offers 4-wise as the smaller (1.075 vs 1.125 f
  * at large n, about 5% less at every n) at the price of a fourth memory
- * read per query and a slower construction.  Below 2^20 keys the table
- * (~1 MiB at f = 8) is cache-resident, so the fourth read costs little and
- * we take the smaller filter; above it each read is a cache miss and we
- * keep queries at three.  The arity is stored in the header, so a reader
+ * read per query and a slower construction.  Below 2^17 keys the table
+ * (at most ~140 KiB at f = 8, ~560 KiB at f = 32) sits in L2, so the
+ * fourth read costs little and we take the smaller filter; above it each
+ * read tends to be a cache miss, and a batch lookup is bound by the lines
+ * it touches (a rough look at 10^6 keys on a loaded 2-core machine:
+ * contains_many took ~3.4x a blocked Bloom filter's time 4-wise, ~2.5x
+ * 3-wise; not a benchmark), so we keep queries at three.  The arity is stored in the header, so a reader
  * answers for either whatever a later release decides.
  *
  * Construction (peeling).  For each slot keep the XOR of the filter hashes
@@ -155,6 +158,11 @@ bk_rc bk_fuse_size(uint64_t n, bk_fuse_shape *s, const char **reason)
 
 /* ---- Begin logic for construction ------------------------------------- */
 
+/* Keys in flight in the pipelined loops (insertion, peeling, batch
+ * lookups): their slots are computed and prefetched this many keys before
+ * they are used, enough to cover a DRAM miss.  A power of two. */
+#define BK_FUSE_PIPE 16
+
 /* The attempt-th seed of the fixed sequence (attempt 0, 1, ...). */
 static uint64_t bk_fuse_seed_for(uint32_t attempt)
 {
@@ -247,22 +255,31 @@ static int bk_fuse_try(bk_fuse_work *w, const uint64_t *hs, size_t n, uint64_t s
     uint8_t *t2c = w->t2count;
     uint32_t *q = w->order, k = w->shape.arity;
     size_t qr = 0, qw = 0, sp = 0, i;
+    uint64_t ring_h[BK_FUSE_PIPE], ring_p[BK_FUSE_PIPE][4];
     int overflow = 0;
 
     bk_fuse_view_of(&fu, &w->shape, w->f, seed);
     memset(t2h, 0, (size_t)c * sizeof *t2h);
     memset(t2c, 0, (size_t)c);
-    for (i = 0; i < n; i++) {
-        uint64_t h = bk_fuse_mix(hs[i], seed);
-        if (BK_LIKELY(i + 16 < n)) { /* the slots of a key 16 ahead */
-            uint64_t p0 = bk_mulhi64(bk_fuse_mix(hs[i + 16], seed), fu.seg_count_length);
-            bk_prefetch_w(t2c + p0);
-            bk_prefetch_w(t2h + p0);
+    /* Insertion, software-pipelined: a key's slots are computed and their
+     * lines prefetched BK_FUSE_PIPE keys before they are updated. */
+    for (i = 0; i < n + BK_FUSE_PIPE; i++) {
+        if (i >= BK_FUSE_PIPE) {
+            size_t j = (i - BK_FUSE_PIPE) & (BK_FUSE_PIPE - 1);
+            for (uint32_t t = 0; t < k; t++) {
+                uint64_t pt = ring_p[j][t];
+                t2h[pt] ^= ring_h[j];
+                overflow |= ++t2c[pt] == 0;
+            }
         }
-        bk_fuse_positions(&fu, h, p);
-        for (uint32_t j = 0; j < k; j++) {
-            t2h[p[j]] ^= h;
-            overflow |= ++t2c[p[j]] == 0;
+        if (i < n) {
+            size_t j = i & (BK_FUSE_PIPE - 1);
+            ring_h[j] = bk_fuse_mix(hs[i], seed);
+            bk_fuse_positions(&fu, ring_h[j], ring_p[j]);
+            for (uint32_t t = 0; t < k; t++) {
+                bk_prefetch_w(t2h + ring_p[j][t]);
+                bk_prefetch_w(t2c + ring_p[j][t]);
+            }
         }
     }
     if (overflow)
@@ -271,8 +288,25 @@ static int bk_fuse_try(bk_fuse_work *w, const uint64_t *hs, size_t n, uint64_t s
         if (t2c[s] == 1)
             q[qw++] = (uint32_t)s;
     while (qr < qw) {
-        uint32_t s = q[qr++];
+        uint32_t s;
         uint64_t h;
+        /* Two-stage prefetch down the queue: the slot 2D ahead, then the
+         * slots of the key the entry D ahead holds now (it may change
+         * before its turn: then a prefetch is wasted, nothing else). */
+        if (qr + 2 * BK_FUSE_PIPE < qw) {
+            uint32_t s2 = q[qr + 2 * BK_FUSE_PIPE];
+            bk_prefetch_r(t2h + s2);
+            bk_prefetch_r(t2c + s2);
+        }
+        if (qr + BK_FUSE_PIPE < qw) {
+            uint32_t s1 = q[qr + BK_FUSE_PIPE];
+            bk_fuse_positions(&fu, t2h[s1], p);
+            for (uint32_t t = 0; t < k; t++) {
+                bk_prefetch_w(t2h + p[t]);
+                bk_prefetch_w(t2c + p[t]);
+            }
+        }
+        s = q[qr++];
         if (t2c[s] != 1)
             continue; /* emptied since it was queued */
         h = t2h[s];
@@ -378,6 +412,15 @@ void bk_fuse_assign(const bk_fuse_work *w, uint8_t *payload)
     memset(payload, 0, (size_t)bk_fuse_payload_len(w));
     while (i-- > 0) {
         uint32_t s = w->order[i];
+        /* Two-stage prefetch down the (known) order: the key's slot 2D
+         * ahead, then the table entries of the key D ahead. */
+        if (i >= 2 * BK_FUSE_PIPE)
+            bk_prefetch_r(w->t2hash + w->order[i - 2 * BK_FUSE_PIPE]);
+        if (i >= BK_FUSE_PIPE) {
+            bk_fuse_positions(&fu, w->t2hash[w->order[i - BK_FUSE_PIPE]], p);
+            for (uint32_t t = 0; t < fu.arity; t++)
+                bk_prefetch_w(payload + p[t] * (w->f / 8));
+        }
         uint64_t h = w->t2hash[s];
         uint32_t v = bk_fuse_fingerprint(h);
         bk_fuse_positions(&fu, h, p);
@@ -515,20 +558,73 @@ void bk_fuse_attach(bk_fuse *fu, const uint8_t *buf)
     fu->fps = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
 }
 
-/* Batch lookup: the first slot of the key 8 ahead is prefetched (its other
- * slots are within 3 L of it, usually other lines: prefetched too). */
-#define BK_FUSE_PREFETCH 8
+/* Batch lookup, software-pipelined: each key's filter hash and slots are
+ * computed once, BK_FUSE_PIPE keys ahead of its check, and its k slots
+ * prefetched then; the check itself is specialized per fingerprint width
+ * and arity (no per-slot switch). */
+#define BK_FUSE_BATCH(NAME, GET, ARITY)                                              \
+    static void NAME(const bk_fuse *fu, const uint64_t *hs, size_t n, uint8_t *out)  \
+    {                                                                                \
+        uint64_t ring_p[BK_FUSE_PIPE][4];                                            \
+        uint32_t ring_fp[BK_FUSE_PIPE];                                              \
+        uint32_t fmask = fu->f == 32 ? 0xFFFFFFFFu : (1u << fu->f) - 1;              \
+        const uint8_t *b = fu->fps;                                                  \
+        size_t bytes = fu->f / 8;                                                    \
+        for (size_t i = 0; i < n + BK_FUSE_PIPE; i++) {                              \
+            if (i >= BK_FUSE_PIPE) {                                                 \
+                size_t j = i - BK_FUSE_PIPE;                                         \
+                const uint64_t *p = ring_p[j & (BK_FUSE_PIPE - 1)];                  \
+                uint32_t v = ring_fp[j & (BK_FUSE_PIPE - 1)] ^ GET(b, p[0]) ^        \
+                             GET(b, p[1]) ^ GET(b, p[2]);                            \
+                if (ARITY == 4)                                                      \
+                    v ^= GET(b, p[3]);                                               \
+                out[j] = (v & fmask) == 0;                                           \
+            }                                                                        \
+            if (i < n) {                                                             \
+                uint64_t h = bk_fuse_mix(hs[i], fu->fuse_seed);                      \
+                uint64_t *p = ring_p[i & (BK_FUSE_PIPE - 1)];                        \
+                bk_fuse_positions(fu, h, p);                                         \
+                ring_fp[i & (BK_FUSE_PIPE - 1)] = bk_fuse_fingerprint(h);            \
+                for (uint32_t k = 0; k < ARITY; k++)                                 \
+                    bk_prefetch_r(b + p[k] * bytes);                                 \
+            }                                                                        \
+        }                                                                            \
+    }
+#define BK_FUSE_GET8(b, i) ((uint32_t)(b)[i])
+#define BK_FUSE_GET16(b, i) ((uint32_t)bk_load_u16le((b) + 2 * (i)))
+#define BK_FUSE_GET32(b, i) bk_load_u32le((b) + 4 * (i))
+BK_FUSE_BATCH(bk_fuse_batch_8_3, BK_FUSE_GET8, 3)
+BK_FUSE_BATCH(bk_fuse_batch_8_4, BK_FUSE_GET8, 4)
+BK_FUSE_BATCH(bk_fuse_batch_16_3, BK_FUSE_GET16, 3)
+BK_FUSE_BATCH(bk_fuse_batch_16_4, BK_FUSE_GET16, 4)
+BK_FUSE_BATCH(bk_fuse_batch_32_3, BK_FUSE_GET32, 3)
+BK_FUSE_BATCH(bk_fuse_batch_32_4, BK_FUSE_GET32, 4)
+
 void bk_fuse_contains_many(const bk_fuse *fu, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    size_t bytes = fu->f / 8;
-    for (size_t i = 0; i < n; i++) {
-        if (BK_LIKELY(i + BK_FUSE_PREFETCH < n) && fu->array_length != 0) {
-            uint64_t p[4];
-            bk_fuse_positions(fu, bk_fuse_mix(hs[i + BK_FUSE_PREFETCH], fu->fuse_seed), p);
-            for (uint32_t j = 0; j < fu->arity; j++)
-                bk_prefetch_r(fu->fps + p[j] * bytes);
-        }
-        out[i] = (uint8_t)bk_fuse_contains(fu, hs[i]);
+    if (fu->array_length == 0) {
+        memset(out, 0, n);
+        return;
+    }
+    switch (fu->f * 10 + fu->arity) {
+    case 83:
+        bk_fuse_batch_8_3(fu, hs, n, out);
+        break;
+    case 84:
+        bk_fuse_batch_8_4(fu, hs, n, out);
+        break;
+    case 163:
+        bk_fuse_batch_16_3(fu, hs, n, out);
+        break;
+    case 164:
+        bk_fuse_batch_16_4(fu, hs, n, out);
+        break;
+    case 323:
+        bk_fuse_batch_32_3(fu, hs, n, out);
+        break;
+    default:
+        bk_fuse_batch_32_4(fu, hs, n, out);
+        break;
     }
 }
 

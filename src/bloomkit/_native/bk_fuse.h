@@ -29,7 +29,7 @@
 #define BK_FUSE_MAX_SEGMENT_LENGTH (1u << 18) /* offsets use 18 hash bits each */
 #define BK_FUSE_MAX_SLOTS 0xFFFFFFFFull       /* construction queue holds u32 slots */
 #define BK_FUSE_MAX_ATTEMPTS 64u              /* seeds tried before giving up */
-#define BK_FUSE_ARITY4_BELOW (1ull << 20)     /* n < 2^20: 4-wise, else 3-wise */
+#define BK_FUSE_ARITY4_BELOW (1ull << 17)     /* n < 2^17: 4-wise, else 3-wise */
 
 typedef struct {
     const uint8_t *fps;         /* payload: array_length fingerprints of f bits, LE */
