@@ -44,7 +44,10 @@
  * 3-wise; not a benchmark), so we keep queries at three.  The arity is stored in the header, so a reader
  * answers for either whatever a later release decides.
  *
- * Construction (peeling).  For each slot keep the XOR of the filter hashes
+ * Construction (peeling).  The filter hashes are computed in place of the
+ * key hashes and, from 2^16 keys, sorted by their top 11 bits (so by
+ * their first slot: the insertion then sweeps the table instead of
+ * jumping about it; bk_fuse_block_sort).  For each slot keep the XOR of the filter hashes
  * mapped to it (t2hash, u64) and their number (t2count, u8).  A slot with
  * count 1 names its only key: take the key off its other k - 1 slots
  * (which may leave new slots with count 1) and remember (slot, key) on a
@@ -245,9 +248,77 @@ static int bk_fuse_alloc(bk_fuse_work *w, uint64_t slots)
     return 0;
 }
 
+/* The inverse of bk_mix64 (each step of it is invertible: an xorshift by
+ * r is undone by XORing in the shifts by r, 2r, ...; a multiplication by
+ * an odd constant by its inverse mod 2^64, found by Newton's iteration). */
+static uint64_t bk_fuse_inv_odd(uint64_t a)
+{
+    uint64_t x = a; /* correct to 3 bits; each step doubles them: 6 steps > 64 */
+    for (int i = 0; i < 6; i++)
+        x *= 2 - a * x;
+    return x;
+}
+
+static uint64_t bk_fuse_unxorshift(uint64_t y, unsigned r)
+{
+    uint64_t x = y;
+    for (unsigned s = r; s < 64; s += r)
+        x ^= y >> s;
+    return x;
+}
+
+static uint64_t bk_fuse_unmix(uint64_t x, uint64_t inv1, uint64_t inv2)
+{
+    x = bk_fuse_unxorshift(x, 31);
+    x *= inv2;
+    x = bk_fuse_unxorshift(x, 27);
+    x *= inv1;
+    return bk_fuse_unxorshift(x, 30);
+}
+
+/* hs[0..n) hold filter hashes for `seed` (bk_fuse_try leaves them so):
+ * back to the key hashes, as a set (the order is the sorted one). */
+static void bk_fuse_restore(uint64_t *hs, size_t n, uint64_t seed)
+{
+    uint64_t inv1 = bk_fuse_inv_odd(UINT64_C(0xBF58476D1CE4E5B9));
+    uint64_t inv2 = bk_fuse_inv_odd(UINT64_C(0x94D049BB133111EB));
+    for (size_t i = 0; i < n; i++)
+        hs[i] = bk_fuse_unmix(hs[i], inv1, inv2) - seed;
+}
+
+/* Sort the filter hashes by their top BK_FUSE_BLOCK_BITS bits (one
+ * counting-sort pass through tmp, then back): since p0 = mulhi(h, S L) is
+ * monotone in h, the keys then come in the order of their first slot,
+ * and the insertion walks the table front to back instead of at random
+ * (the paper's remedy for cache misses at large n: at 10^7 keys a block
+ * of keys touches a window of ~3 segments, a few hundred KiB, not the
+ * whole 100 MB of construction arrays).  Skipped for small n, where the
+ * arrays are cache-resident anyway. */
+#define BK_FUSE_BLOCK_BITS 11
+#define BK_FUSE_SORT_FROM 65536
+static void bk_fuse_block_sort(uint64_t *hs, uint64_t *tmp, size_t n)
+{
+    enum { R = 1u << BK_FUSE_BLOCK_BITS };
+    size_t start[R + 1];
+    size_t i, sum = 0;
+    memset(start, 0, sizeof start);
+    for (i = 0; i < n; i++)
+        start[hs[i] >> (64 - BK_FUSE_BLOCK_BITS)]++;
+    for (unsigned b = 0; b < R; b++) {
+        size_t cnt = start[b];
+        start[b] = sum;
+        sum += cnt;
+    }
+    for (i = 0; i < n; i++)
+        tmp[start[hs[i] >> (64 - BK_FUSE_BLOCK_BITS)]++] = hs[i];
+    memcpy(hs, tmp, n * sizeof *hs);
+}
+
 /* One attempt with shape w->shape and seed `seed`: 1 when every hash
- * peeled (w->order[0..n) is then the peel order), else 0. */
-static int bk_fuse_try(bk_fuse_work *w, const uint64_t *hs, size_t n, uint64_t seed)
+ * peeled (w->order[0..n) is then the peel order), else 0.  hs[0..n) is
+ * replaced by the filter hashes of the keys, block-sorted: the caller
+ * restores the key hashes (bk_fuse_restore) before another attempt. */
+static int bk_fuse_try(bk_fuse_work *w, uint64_t *hs, size_t n, uint64_t seed)
 {
     bk_fuse fu;
     uint64_t c = w->shape.array_length, p[4];
@@ -255,10 +326,14 @@ static int bk_fuse_try(bk_fuse_work *w, const uint64_t *hs, size_t n, uint64_t s
     uint8_t *t2c = w->t2count;
     uint32_t *q = w->order, k = w->shape.arity;
     size_t qr = 0, qw = 0, sp = 0, i;
-    uint64_t ring_h[BK_FUSE_PIPE], ring_p[BK_FUSE_PIPE][4];
+    uint64_t ring_p[BK_FUSE_PIPE][4];
     int overflow = 0;
 
     bk_fuse_view_of(&fu, &w->shape, w->f, seed);
+    for (i = 0; i < n; i++)
+        hs[i] = bk_fuse_mix(hs[i], seed);
+    if (n >= BK_FUSE_SORT_FROM)
+        bk_fuse_block_sort(hs, t2h, n); /* t2hash (c >= n slots) as scratch */
     memset(t2h, 0, (size_t)c * sizeof *t2h);
     memset(t2c, 0, (size_t)c);
     /* Insertion, software-pipelined: a key's slots are computed and their
@@ -266,16 +341,16 @@ static int bk_fuse_try(bk_fuse_work *w, const uint64_t *hs, size_t n, uint64_t s
     for (i = 0; i < n + BK_FUSE_PIPE; i++) {
         if (i >= BK_FUSE_PIPE) {
             size_t j = (i - BK_FUSE_PIPE) & (BK_FUSE_PIPE - 1);
+            uint64_t h = hs[i - BK_FUSE_PIPE];
             for (uint32_t t = 0; t < k; t++) {
                 uint64_t pt = ring_p[j][t];
-                t2h[pt] ^= ring_h[j];
+                t2h[pt] ^= h;
                 overflow |= ++t2c[pt] == 0;
             }
         }
         if (i < n) {
             size_t j = i & (BK_FUSE_PIPE - 1);
-            ring_h[j] = bk_fuse_mix(hs[i], seed);
-            bk_fuse_positions(&fu, ring_h[j], ring_p[j]);
+            bk_fuse_positions(&fu, hs[i], ring_p[j]);
             for (uint32_t t = 0; t < k; t++) {
                 bk_prefetch_w(t2h + ring_p[j][t]);
                 bk_prefetch_w(t2c + ring_p[j][t]);
@@ -352,8 +427,10 @@ bk_rc bk_fuse_peel(bk_fuse_work *w, uint64_t *hashes, size_t n, uint32_t f,
             w->fuse_seed = seed;
             w->attempts = attempt + 1;
             w->count = n;
+            bk_fuse_restore(hashes, n, seed); /* the caller's array: key hashes again */
             return BK_OK;
         }
+        bk_fuse_restore(hashes, n, seed);
         if (!deduped) {
             /* t2hash has array_length >= n slots: the sort's scratch. */
             size_t m = bk_fuse_sort_unique(hashes, w->t2hash, n);
