@@ -242,3 +242,16 @@ def test_plain_c_core(tmp_path: Path) -> None:
     out = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ))
     print(out.stdout, out.stderr)
     assert out.returncode == 0 and "test_bk_fuse: ok" in out.stdout
+
+
+def test_build_from_data_files_equals_a_build_from_the_keys(tmp_path: Path) -> None:
+    """bloomkit.build_from(kind=BinaryFuseFilter) keeps 8 bytes a key of hashes,
+    then builds: the same bytes as a build from the keys (text lines are bytes)."""
+    keys = [f"pw{i}" for i in range(5000)]
+    src = tmp_path / "k.txt"
+    src.write_text("".join(k + "\n" for k in keys + keys[:50]))
+    f = bloomkit.build_from(src, BinaryFuseFilter, error_rate=1e-4, seed=6)
+    ref = BinaryFuseFilter([k.encode() for k in keys], error_rate=1e-4, seed=6)
+    assert f.to_bytes() == ref.to_bytes() and len(f) == 5000
+    with pytest.raises(TypeError, match="no capacity"):
+        bloomkit.build_from(src, BinaryFuseFilter, 100)
