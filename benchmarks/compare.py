@@ -14,6 +14,19 @@ Peers (``pip install '.[bench]'``): abloom (its default mode and ``serializable=
 rbloom, pybloomfiltermmap3, fastbloom-rs and pyprobables.  A peer that is not installed is
 skipped with a note; pyprobables (pure Python) runs only up to ``--slow-max-n``.
 
+Static filters (issue #17): bloomkit.BinaryFuseFilter, and pyfusefilter's Fuse8 where it
+imports.  pyfusefilter needs ``xxhash<4``, so run it from a virtual environment that sees
+the rest of the system's packages:
+
+    python -m venv --system-site-packages /tmp/pff
+    /tmp/pff/bin/pip install pyfusefilter 'xxhash<4'
+    /tmp/pff/bin/python benchmarks/compare.py --n 1e6 --only bloomkit.BinaryFuseFilter \
+        pyfusefilter.Fuse8 bloomkit.BlockedBloomFilter
+
+For them "batch add" is the build from all the keys (a list, or the numpy array), "add" is
+absent, and `in` / "batch q" query the built filter.  Their ratios are to the fastest Bloom
+peer; a static peer is never the reference of a Bloom filter's ratio.
+
 What is measured, per n and key type (list of int, list of str, numpy int64 array):
   add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n (for
             n > --sample: the first --sample keys; the queries then use the batch-built
@@ -93,13 +106,24 @@ class Lib:
     name: str
     module: str                       # what must import for it to run
     make: Callable[[int, float], Any]
-    nbytes: Callable[[Any], float]
+    nbytes: Callable[[Any], float]   # of the filled filter (static kinds: the built one)
     batch_add: dict[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
     batch_query: dict[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
     per_item: tuple[str, ...] = ("int", "str")
     max_n: int | None = None          # too slow beyond this
     ours: bool = False
     note: str = ""
+    static: bool = False              # built once from all keys: batch_add is the build
+
+
+class _Static:
+    """A static filter before its build: ``batch_add`` builds ``self.built``."""
+
+    def __init__(self, build: Callable[[Any], Any]) -> None:
+        self.build_fn, self.built = build, None
+
+    def build(self, keys: Any) -> None:
+        self.built = self.build_fn(keys)
 
 
 def _libs(slow_max_n: int) -> list[Lib]:
@@ -141,8 +165,32 @@ def _libs(slow_max_n: int) -> list[Lib]:
         import probables
         return probables.BloomFilter(est_elements=n, false_positive_rate=p)
 
+    def static(name: str, module: str, build: Callable[[Any, float], Any],
+               query: bool, nbytes: Callable[[Any], float], note: str = "") -> Lib:
+        def make(n: int, p: float) -> Any:
+            return _Static(lambda keys: build(keys, p))
+        batch = {k: (lambda f, keys: f.build(keys)) for k in KINDS}
+        q = {k: (lambda f, keys: f.built.contains_many(keys)) for k in KINDS} if query else {}
+        return Lib(name, module, make, nbytes, batch, q, per_item=(),
+                   ours=name.startswith("bloomkit"), static=True, note=note)
+
+    def bk_fuse(keys: Any, p: float) -> Any:
+        import bloomkit
+        return bloomkit.BinaryFuseFilter(keys, error_rate=p)
+
+    def pff_fuse8(keys: Any, p: float) -> Any:
+        import pyfusefilter
+        return pyfusefilter.Fuse8(keys)
+
     upd = {k: (lambda f, keys: f.update(keys)) for k in KINDS}
     return [
+        static("bloomkit.BinaryFuseFilter", "bloomkit", bk_fuse, True, lambda f: f.nbytes,
+               note="static: batch add = the build; error_rate 0.01 gives 8-bit "
+                    "fingerprints (rate 2^-8 = 0.39%)"),
+        static("pyfusefilter.Fuse8", "pyfusefilter", pff_fuse8, False,
+               lambda f: f.size_in_bytes(),
+               note="static, 8-bit (2^-8); keys go through Python's hash() (str hashes "
+                    "change per process); no batch query API; needs xxhash<4"),
         bk("BlockedBloomFilter"),
         bk("BloomFilter"),
         abloom(False),
@@ -270,8 +318,14 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                             extra.setdefault(lib.name, {})[f"{kind}_error"] = repr(e)
                         else:
                             res.setdefault("batch_add", []).append(dt)
+                            if lib.static and kind in ("int", "str"):
+                                built = f.built  # `in` on the built filter itself
+                                res.setdefault("in_hit", []).append(
+                                    timed(loop_in, built, k["hits"]) / len(k["hits"]))
+                                res.setdefault("in_miss", []).append(
+                                    timed(loop_in, built, k["misses"]) / len(k["misses"]))
                             if filled is None:
-                                filled = f
+                                filled = f.built if lib.static else f
                             if kind in lib.batch_query:
                                 res.setdefault("batch_query", []).append(
                                     timed(lib.batch_query[kind], f, k["members"]) / n)
@@ -290,14 +344,15 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                     gc.collect()
             if not quiet:
                 print(f"#   repetition {rep + 1}/{reps} done", flush=True)
-        out["sizes"][str(n)] = _summarise(raw, extra, size_skips)
+        out["sizes"][str(n)] = _summarise(raw, extra, size_skips,
+                                          {lib.name for lib in active if lib.static})
         if partial is not None:
             partial(out)
     return out
 
 
-def _summarise(raw: dict[str, Any], extra: dict[str, Any], size_skips: dict[str, str]
-               ) -> dict[str, Any]:
+def _summarise(raw: dict[str, Any], extra: dict[str, Any], size_skips: dict[str, str],
+               static: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     med: dict[str, dict[str, dict[str, float]]] = {}
     for lib, per in raw.items():
         for kind, ops in per.items():
@@ -310,7 +365,7 @@ def _summarise(raw: dict[str, Any], extra: dict[str, Any], size_skips: dict[str,
     for kind in KINDS:
         for op in OPS:
             peers = [med[lib][kind][op] for lib in med if lib not in ours
-                     and op in med[lib].get(kind, {})]
+                     and lib not in static and op in med[lib].get(kind, {})]
             if peers:
                 fastest.setdefault(kind, {})[op] = min(peers)
     return {"ns_per_key": med, "fastest_peer": fastest, "space_fpr": extra,
@@ -388,6 +443,7 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
 # ---- the targets of issue #4, checked against one run's medians -----------------------
 
 BK_BLOCKED, BK_CLASSIC = "bloomkit.BlockedBloomFilter", "bloomkit.BloomFilter"
+BK_FUSE = "bloomkit.BinaryFuseFilter"
 ABLOOM, ABLOOM_SER, FLOOR = "abloom", "abloom serializable", "interpreter floor"
 
 
@@ -446,6 +502,27 @@ def targets(res: dict[str, Any]) -> list[str]:
                       f">= {want:g}",
                       ratio(upd, get(size, BK_BLOCKED, "numpy", op)),
                       lambda r, w=want: r >= w, "x")
+    fuse: list[str] = []
+    for n_str, size in res["sizes"].items():
+        n = int(n_str)
+        if n not in (10**6, 10**7):
+            continue
+        before = len(out)
+        check(f"1e{len(n_str) - 1} numpy: fuse build / blocked add_many <= 8",
+              ratio(get(size, BK_FUSE, "numpy", "batch_add"),
+                    get(size, BK_BLOCKED, "numpy", "batch_add")), lambda r: r <= 8.0, "x")
+        check(f"1e{len(n_str) - 1} numpy: fuse contains_many / blocked <= 1.5",
+              ratio(get(size, BK_FUSE, "numpy", "batch_query"),
+                    get(size, BK_BLOCKED, "numpy", "batch_query")), lambda r: r <= 1.5, "x")
+        for kind in ("int", "str"):
+            check(f"1e{len(n_str) - 1} {kind}: fuse `in` / blocked `in` <= 1.2",
+                  ratio(get(size, BK_FUSE, kind, "in_hit"), get(size, BK_BLOCKED, kind, "in_hit")),
+                  lambda r: r <= 1.2, "x")
+        bpk = size["space_fpr"].get(BK_FUSE, {}).get("bytes_per_key")
+        check(f"1e{len(n_str) - 1} space: fuse (8-bit) bits/key <= 9.1",
+              bpk * 8 if bpk is not None else None, lambda v: v <= 9.1, " bits")
+        fuse += out[before:]
+        del out[before:]
     info = res.get("machine")
     if out and info and info.get("cache_bytes"):
         for n_str, size in res["sizes"].items():
@@ -453,7 +530,8 @@ def targets(res: dict[str, Any]) -> list[str]:
             if bpk is not None and int(n_str) == 10**6:
                 out.append(f"  (per-item lines at 1e6 depend on the caches: the blocked filter "
                            f"is {machine.human(bpk * 1e6)}: {machine.fits(bpk * 1e6, info)})")
-    return (["Targets of issue #4 in this run:", *out]) if out else []
+    head = (["Targets of issue #4 in this run:", *out]) if out else []
+    return head + (["Targets of issue #17 in this run:", *fuse] if fuse else [])
 
 
 def _render(title: str, head: list[str], body: list[list[str]], markdown: bool) -> list[str]:

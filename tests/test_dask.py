@@ -148,6 +148,44 @@ def _array(rng: random.Random, arr: Any, parts: int) -> Any:
 # ---- R27: byte-identical builds ----------------------------------------------------------
 
 
+class StaticFuseBuildTests:
+    """Issue #17: BinaryFuseFilter over partitions that ship 64-bit hashes;
+    one task builds; byte-identical to a single-machine build."""
+
+    def test_bag_with_repeats_across_partitions_matches_single_build(
+        self, client: Any, rng: random.Random
+    ) -> None:
+        keys = _mixed_keys(rng, 3000)
+        ref = bloomkit.BinaryFuseFilter(keys, seed=7).to_bytes()
+        for parts in [1, rng.randint(2, 40)]:
+            f = bkd.build(_bag(rng, keys, parts), bloomkit.BinaryFuseFilter, seed=7)
+            assert f.to_bytes() == ref, f"{parts} partitions"
+
+    def test_int_array_keyed_and_key_function(self, client: Any, rng: random.Random) -> None:
+        arr = np.array([rng.randrange(-(2**62), 2**62) for _ in range(20_000)], dtype=np.int64)
+        secret = bytes(range(16))
+        ref = bloomkit.BinaryFuseFilter(arr, fingerprint_bits=16, secret=secret)
+        f = bkd.build(_array(rng, arr, 7), bloomkit.BinaryFuseFilter, error_rate=1e-4,
+                      secret=secret)
+        assert f.to_bytes() == ref.to_bytes() and f.fingerprint_bits == 16
+        words = [f"Word{i}" for i in range(500)]
+        ref = bloomkit.BinaryFuseFilter(words, key=str.lower)
+        f = bkd.build(_bag(rng, words, 5), bloomkit.BinaryFuseFilter, key=str.lower)
+        assert f.to_bytes() == ref.to_bytes() and "word7" in f
+
+    def test_capacity_and_unknown_parameters_are_refused(self, local: None) -> None:
+        bag = db.from_sequence(["a"])
+        with pytest.raises(TypeError, match="no capacity"):
+            bkd.build(bag, bloomkit.BinaryFuseFilter, 100)
+        with pytest.raises(TypeError, match="takes no width"):
+            bkd.build(bag, bloomkit.BinaryFuseFilter, width=3)
+        with pytest.raises(ValueError, match="8, 16 or 32"):
+            bkd.build(bag, bloomkit.BinaryFuseFilter, fingerprint_bits=12)
+        assert len(bkd.build(db.from_sequence([], npartitions=1),
+                             bloomkit.BinaryFuseFilter)) == 0
+
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
 class PartitionedBuildTests:
     def test_bag_of_mixed_keys_matches_single_build(

@@ -9,6 +9,8 @@ from types import ModuleType
 
 import pytest
 
+import bloomkit
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -60,6 +62,12 @@ class LeakedPasswordsTests:
         assert r["false_negatives"] == 0
         assert r["measured_fpr"] < 0.003
         assert r["bytes_per_password"] < 2.0
+        fuse = r["fuse"]  # the static filter beside it: -p 0.001 gives 16 bits, 2^-16
+        assert fuse["kind"] == "BinaryFuseFilter" and fuse["false_negatives"] == 0
+        assert fuse["target_fpr"] == 2.0**-16 and fuse["false_positives"] <= 5
+        same = r["bloom_same_rate"]  # a Bloom filter at 2^-16: larger (17% at this small n,
+        assert same["target_fpr"] == 2.0**-16  # where the fuse sizing keeps more slack)
+        assert fuse["file_bytes"] < 0.85 * same["file_bytes"]
 
     def test_build_and_check_cli(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         mod = _load("leaked_passwords")
@@ -71,6 +79,11 @@ class LeakedPasswordsTests:
         res = mod.main(["check", str(out), "hunter2", "password", "not-in-the-list-xyz"])
         assert res == {"hunter2": True, "password": True, "not-in-the-list-xyz": False}
         assert "POSSIBLY LEAKED" in capsys.readouterr().out
+        fuse_out = tmp_path / "leaked-fuse.bkf"
+        f = mod.main(["build", str(src), "-o", str(fuse_out), "--kind", "fuse"])
+        assert isinstance(f, bloomkit.BinaryFuseFilter) and len(f) == 3
+        res = mod.main(["check", str(fuse_out), "hunter2", "password", "not-in-the-list-xyz"])
+        assert res == {"hunter2": True, "password": True, "not-in-the-list-xyz": False}
 
 
 class CrawlerSeenTests:

@@ -4,7 +4,8 @@ Membership: :class:`BloomFilter` (classic), :class:`BlockedBloomFilter` (one
 cache line per key), :class:`CountingBloomFilter` (with remove),
 :class:`ScalableBloomFilter` (grows without a known capacity),
 :class:`QuotientFilter` (mergeable, resizable multiset of fingerprints),
-:class:`CuckooFilter` (deletion, small at low error rates).
+:class:`CuckooFilter` (deletion, small at low error rates),
+:class:`BinaryFuseFilter` (static set built once: smallest, no add).
 Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
@@ -34,6 +35,7 @@ from .errors import (
     UncleanFileError,
     UnsupportedFormatError,
 )
+from .fuse import KIND_BINARY_FUSE, BinaryFuseFilter
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import (
     close,
@@ -61,6 +63,7 @@ register_kind(KIND_CUCKOO, CuckooFilter)
 register_kind(KIND_QUOTIENT, QuotientFilter)
 register_kind(KIND_COUNT_MIN, CountMinSketch)
 register_kind(KIND_TINYLFU, TinyLFU)
+register_kind(KIND_BINARY_FUSE, BinaryFuseFilter)
 
 key_hash = _core.key_hash
 
@@ -68,6 +71,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncGuard",
+    "BinaryFuseFilter",
     "BlockedBloomFilter",
     "BloomFilter",
     "BloomkitError",

@@ -146,14 +146,21 @@ def _cmd_build(args: argparse.Namespace) -> int:
             capacity = max(1, total)
         else:
             total = sources.free_count(srcs)
-        f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
-        if args.layout_version is not None:
-            # a blocked file to be merged with one built before layout version 1
-            if cls.__name__ != "BlockedBloomFilter":
-                raise CliError("--layout-version applies only to the blocked layout, not "
-                               f"{cls.__name__}")
-            f = cls(capacity, f.error_rate, seed=args.seed, layout_version=args.layout_version)
-        stats = _feed_sources(f, srcs, total, args.progress, args.output)
+        if args.layout_version is not None and cls.__name__ != "BlockedBloomFilter":
+            raise CliError("--layout-version applies only to the blocked layout, not "
+                           f"{cls.__name__}")
+        if cli_kinds.is_static(cls):  # hashes first, then the filter in one call
+            builder = cli_kinds.StaticBuilder(cls, capacity, args.p, args.delta, args.seed)
+            stats = _feed_sources(builder, srcs, total, args.progress, args.output)
+            with _naming(args.output):
+                f = builder.build()
+        else:
+            f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
+            if args.layout_version is not None:
+                # a blocked file to be merged with one built before layout version 1
+                f = cls(capacity, f.error_rate, seed=args.seed,
+                        layout_version=args.layout_version)
+            stats = _feed_sources(f, srcs, total, args.progress, args.output)
     except ImportError as exc:  # pyarrow or numpy missing: the message says what to install
         raise CliError(str(exc)) from exc
     _save(f, args.output)
@@ -365,6 +372,8 @@ def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | N
 def _cmd_add(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
     cls = _file_class(args.file)
+    if cls is not None and cli_kinds.is_static(cls):
+        raise CliError(f"{args.file}: " + cli_kinds.STATIC_NO_ADD.format(name=cls.__name__))
     if cls is not None and cli_kinds.rewritten_on_add(cls):
         with _exclusive(args.file):
             f = _load(args.file, not args.no_verify, _max_bytes(args))
@@ -413,7 +422,9 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 
 _INFO_ATTRS = ("layout", "layout_version", "capacity", "error_rate", "num_bits", "num_hashes",
-               "num_blocks", "num_buckets", "bucket_size", "fingerprint_bits", "q", "r", "max_load",
+               "num_blocks", "num_buckets", "bucket_size", "fingerprint_bits", "arity",
+               "segment_length", "segment_count", "array_length", "attempts", "bits_per_key",
+               "q", "r", "max_load",
                "load_factor", "initial_capacity", "growth", "num_links", "width", "depth",
                "counter_bits", "conservative", "total", "num_counters", "sample_factor",
                "events", "resets", "seed", "keyed", "bits_set", "fill_ratio", "nbytes",
@@ -679,16 +690,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--capacity", type=_positive_int,
                    help="design capacity (default: the number of keys: Parquet/.npy "
                    "metadata, else a counting pass; files to be merged need one --capacity; "
-                   "CountMinSketch: none)")
+                   "CountMinSketch, BinaryFuseFilter: none)")
     p.add_argument("-p", type=_rate, default=None,
                    help=f"target error rate (default {cli_kinds.DEFAULT_RATE}); "
-                   "CountMinSketch: epsilon; TinyLFU: none")
+                   "CountMinSketch: epsilon; TinyLFU: none; BinaryFuseFilter: picks the "
+                   "smallest fingerprint (8, 16, 32 bits) with 2^-f <= p (default 8 bits)")
     p.add_argument("--layout", choices=("classic", "blocked"), default="blocked",
                    help="blocked: BlockedBloomFilter, one cache line per key (default); "
                    "classic: BloomFilter, a little smaller, textbook math")
     p.add_argument("--kind", type=cli_kinds.parse_kind, choices=kinds, metavar="KIND",
                    help=f"any structure, overrides --layout: {', '.join(kinds)} "
-                   "(default: from --layout)")
+                   "(default: from --layout).  BinaryFuseFilter is static: it holds the "
+                   "64-bit hash of every key in memory while building (8 bytes a key, plus "
+                   "~15 bytes a key while it solves) and cannot be added to or merged")
     p.add_argument("--layout-version", type=int, choices=(0, 1), default=None,
                    help="blocked only: how a key's bits are placed in its block; 1 (default) "
                    "or 0, the layout of blocked files built before version 1, to merge with "

@@ -16,6 +16,11 @@ four ways, each decided here so the subcommands in cli.py stay generic:
 - merging: ``union``/``intersection`` where the class has them, else its
   ``merge`` (QuotientFilter returns a new filter, CountMinSketch adds in
   place and returns itself).  TinyLFU does not merge.
+
+Static kinds (BinaryFuseFilter, ``_bk_static``) are the exception to all
+four: ``build`` collects the 64-bit hashes of every key (8 bytes a key),
+then builds the filter in one call (``-p`` picks the fingerprint width, no
+capacity); ``add`` and ``merge`` refuse with a message saying why.
 """
 
 from __future__ import annotations
@@ -73,7 +78,42 @@ def is_sketch(obj: Any) -> bool:
 
 def sized_by_keys(cls: type[Any]) -> bool:
     """Whether the default capacity (the line count) sizes this kind."""
-    return cls.__name__ != "CountMinSketch"
+    return cls.__name__ != "CountMinSketch" and not is_static(cls)
+
+
+def is_static(cls: type[Any]) -> bool:
+    """A kind built once from all its keys (no add, no merge)."""
+    return bool(getattr(cls, "_bk_static", False))
+
+
+STATIC_NO_ADD = ("{name} is static: built once from all its keys, it cannot take more; "
+                 "rebuild it with `bloomkit build --kind {name}` from the old keys plus the "
+                 "new, or use a kind that grows (BlockedBloomFilter, CuckooFilter, ...)")
+
+
+class StaticBuilder:
+    """Collects the 64-bit hashes of a static kind's keys chunk by chunk (8
+    bytes a key, not the keys), then builds the filter in one call."""
+
+    def __init__(self, cls: type[Any], capacity: int | None, rate: float | None,
+                 delta: float | None, seed: int) -> None:
+        from array import array
+
+        name = cls.__name__
+        if capacity is not None:
+            raise CliError(f"{name} has no capacity: it is built from exactly the keys given; "
+                           "drop --capacity")
+        if delta is not None:
+            raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
+        self.cls, self.rate, self.seed = cls, rate, seed
+        self.hashes = array("Q")
+
+    def add_many(self, keys: list[bytes]) -> None:
+        self.hashes.frombytes(self.cls._hash_keys(keys, seed=self.seed))
+
+    def build(self) -> Any:
+        return self.cls.from_hashes(self.hashes, error_rate=self.rate, seed=self.seed,
+                                    reuse=True)
 
 
 def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float | None,
@@ -102,6 +142,11 @@ def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float 
 
 def feed(obj: Any, keys: list[bytes]) -> int | None:
     """Add a chunk of keys; the number that were new, when the kind knows it."""
+    if isinstance(obj, StaticBuilder):
+        obj.add_many(keys)
+        return None
+    if is_static(type(obj)):
+        raise CliError(STATIC_NO_ADD.format(name=type(obj).__name__))
     if hasattr(obj, "record_many"):
         obj.record_many(keys)
         return None
@@ -122,6 +167,10 @@ def combine(objs: list[Any], intersection: bool) -> Any:
     """The union (or intersection) of loaded structures of one class."""
     first, rest = objs[0], objs[1:]
     name = type(first).__name__
+    if is_static(type(first)):
+        raise CliError(f"{name} cannot be merged: a static filter has no union (its table is "
+                       "solved for exactly its keys); build one filter from all the keys",
+                       EXIT_INCOMPATIBLE)
     if intersection:
         if not callable(getattr(first, "intersection", None)):
             raise CliError(f"{name} has no intersection (in Python either); "
@@ -182,7 +231,9 @@ def summary(obj: Any, path: str, nbytes: int, keys: int | None,
             parts.append(fmt.format(value))
     parts.append(f"{nbytes:,} bytes")
     estimate = getattr(obj, "estimate_error_rate", None)
-    if callable(estimate):
+    if is_static(type(obj)):
+        parts.append(f"{obj.bits_per_key:.2f} bits/key, false-positive rate {obj.error_rate:g}")
+    elif callable(estimate):
         rate = f"estimated rate {float(estimate()):.3g}"
         target = getattr(obj, "error_rate", None)
         parts.append(rate + (f" (target {target:g})" if target is not None else ""))

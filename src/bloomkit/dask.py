@@ -18,6 +18,11 @@ Install with ``pip install 'bloomkit[dask]'``.  Three operations:
   each worker once.  :func:`semi_join` builds the filter from the right
   side and applies it to the left side.
 
+Static kinds (:class:`bloomkit.BinaryFuseFilter`) have no union: their
+partitions ship the sorted distinct 64-bit hashes of their keys (8 bytes a
+key, never the keys) and one task builds the filter from all of them, byte
+for byte the filter a single machine builds from the same keys.
+
 Structures travel between processes only as their state bytes (the one
 format of docs/FORMAT.md), so workers with different ``PYTHONHASHSEED`` or
 on other machines agree, and keyed filters (``secret=``) work too: the
@@ -220,6 +225,53 @@ def _tree(leaves: list[Any], secret: bytes | None, split_every: int, empty: Any)
 
 # ---- End logic for the reduction tree --------------------------------------------------
 
+# ---- Begin logic for static kinds ------------------------------------------------------
+
+
+def _hash_part(part: Any, cls: type[Any], params: dict[str, Any]) -> bytes:
+    """Task: the sorted distinct 64-bit hashes of one partition's keys
+    (native-endian uint64 bytes).  Deduplicating here only shrinks what is
+    shipped: the filter depends on the set of hashes alone."""
+    import numpy as np
+
+    raw = cls._hash_keys(_batch(part), seed=params.get("seed", 0),
+                         secret=params.get("secret"), key=params.get("key"))
+    data: bytes = np.unique(np.frombuffer(raw, dtype=np.uint64)).tobytes()
+    return data
+
+
+def _static_build(parts: Sequence[bytes], cls: type[Any], params: dict[str, Any]) -> bytes:
+    """Task: the one build, from every partition's hashes (memory: the parts,
+    their concatenation, then the construction's ~15 bytes a key)."""
+    hashes = bytearray(b"".join(parts))
+    f = cls.from_hashes(memoryview(hashes).cast("Q"), reuse=True, **params)
+    data: bytes = f.to_bytes()
+    return data
+
+
+def _static_delayed(collection: Any, kind: type[Any], capacity: Any, error_rate: float | None,
+                    params: dict[str, Any]) -> Any:
+    from dask.delayed import delayed
+
+    if capacity is not None:
+        raise TypeError(f"{kind.__name__} takes no capacity: it is built from exactly its keys")
+    unknown = set(params) - {"seed", "secret", "key", "fingerprint_bits"}
+    if unknown:
+        raise TypeError(f"{kind.__name__} takes no {', '.join(sorted(unknown))}")
+    params = dict(params)
+    if error_rate is not None:
+        params["error_rate"] = error_rate
+    kind([], **params)  # bad parameters fail here, on the client, not in a task
+    hashing = {k: v for k, v in params.items() if k in ("seed", "secret", "key")}
+    part = delayed(_hash_part, pure=True)
+    ckind = _collection_kind(collection)
+    leaves = [part(p, kind, hashing) for p in _partitions(collection, ckind)]
+    build_params = {k: v for k, v in params.items() if k != "key"}
+    return delayed(_static_build, pure=True)(leaves, kind, build_params)
+
+
+# ---- End logic for static kinds --------------------------------------------------------
+
 # ---- Begin logic for capacity ----------------------------------------------------------
 
 
@@ -320,6 +372,8 @@ def build_delayed(
     Combine it with other computations to share passes over the data.
     """
     split_every = _check_split_every(split_every)
+    if getattr(kind, "_bk_static", False):
+        return _static_delayed(collection, kind, capacity, error_rate, params)
     ckind = _collection_kind(collection)
     spec = _spec_for(collection, kind, capacity, error_rate, params)
     from dask.delayed import delayed
@@ -356,6 +410,13 @@ def build(
     active).  The result equals, byte for byte, a single build of the same
     keys followed by ``_recount()`` for Bloom layouts (or by nothing, for
     structures without a count estimate).
+
+    ``kind=BinaryFuseFilter`` (static, no union): no capacity; ``error_rate``
+    or ``fingerprint_bits=`` pick the width; partitions ship their keys'
+    64-bit hashes and one task builds the filter (8 bytes a key of hashes
+    in that task, twice while they are joined, plus the construction's ~15
+    bytes a key).  Equal, byte for byte, to ``BinaryFuseFilter(keys)`` on
+    one machine.
     """
     root = build_delayed(
         collection, kind, capacity, error_rate, split_every=split_every, **params

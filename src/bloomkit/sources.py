@@ -768,6 +768,8 @@ def build_from(
         raise TypeError(f"kind must be a bloomkit structure class, not {type(kind).__name__}")
     srcs = open_sources(paths, column=column, format=format, delimiter=delimiter,
                         as_text=as_text, keyed=_keyed(params))
+    if getattr(kind, "_bk_static", False):
+        return _build_static(kind, srcs, capacity, error_rate, progress, params)
     kwargs = dict(params)
     if _accepts(kind, "capacity"):
         kwargs["capacity"] = max(1, count_keys(srcs)) if capacity is None else capacity
@@ -780,3 +782,30 @@ def build_from(
     obj = kind(**kwargs)
     feed(obj, srcs, progress)
     return obj
+
+
+class _HashCollector:
+    """Takes ``add_many`` batches and keeps only their 64-bit key hashes."""
+
+    def __init__(self, kind: type[Any], params: dict[str, Any]) -> None:
+        from array import array
+
+        self.kind, self.hashes = kind, array("Q")
+        self.hashing = {"seed": params.get("seed", 0), "secret": params.get("secret"),
+                        "key": params.get("key")}
+
+    def add_many(self, keys: Any) -> None:
+        self.hashes.frombytes(self.kind._hash_keys(keys, **self.hashing))
+
+
+def _build_static(kind: type[Any], srcs: Sequence[Source], capacity: int | None,
+                  error_rate: float | None, progress: Callable[[ReadStats], None] | None,
+                  params: dict[str, Any]) -> Any:
+    """A static kind (BinaryFuseFilter): every key's hash (8 bytes a key),
+    then the filter in one call, built in place on them."""
+    if capacity is not None:
+        raise TypeError(f"{kind.__name__} takes no capacity: it is built from exactly its keys")
+    collect = _HashCollector(kind, params)
+    feed(collect, srcs, progress)
+    return kind.from_hashes(collect.hashes, error_rate=error_rate, reuse=True, **params)
+

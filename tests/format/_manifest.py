@@ -89,6 +89,8 @@ def build(spec: dict[str, Any]) -> Any:
     kwargs = decode(spec.get("kwargs", {}))
     if spec["class"] in _LAYOUT_VERSIONED:
         kwargs.setdefault("layout_version", 0)
+    if spec.get("method") == "constructor":  # static kinds: the keys are the first argument
+        return ctor(keys(spec["keys"]), *decode(spec.get("args", [])), **kwargs)
     obj = ctor(*decode(spec.get("args", [])), **kwargs)
     getattr(obj, spec.get("method", "add_many"))(keys(spec["keys"]))
     return obj

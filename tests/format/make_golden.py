@@ -60,6 +60,20 @@ SPECS: dict[str, dict[str, Any]] = {
         "class": "CountMinSketch", "args": [200, 3],
         "kwargs": {"seed": 1, "conservative": True, "counter_bits": 64, "row_hash": 1},
         "keys": {"recipe": "int_range", "start": -150, "stop": 150}},
+    "BinaryFuseFilter_f8": {
+        "class": "BinaryFuseFilter", "method": "constructor", "kwargs": {"seed": 11},
+        "keys": {"recipe": "int_range", "start": 0, "stop": 3000}},
+    "BinaryFuseFilter_f16_str": {
+        "class": "BinaryFuseFilter", "method": "constructor",
+        "kwargs": {"fingerprint_bits": 16},
+        "keys": {"recipe": "str_format", "format": "key-{}", "start": 0, "stop": 700}},
+    "BinaryFuseFilter_f32_keyed": {
+        "class": "BinaryFuseFilter", "method": "constructor",
+        "kwargs": {"fingerprint_bits": 32, "secret": SECRET},
+        "keys": {"recipe": "bytes_format", "format": "b{}", "start": 0, "stop": 200}},
+    "BinaryFuseFilter_empty": {
+        "class": "BinaryFuseFilter", "method": "constructor", "kwargs": {},
+        "keys": {"recipe": "int_range", "start": 0, "stop": 0}},
 }
 
 # Scalable chains, in the manifest form tests/test_scalable.py reads (keys
@@ -101,7 +115,8 @@ def main() -> None:
             "load_kwargs": load_kw,
             "sha256": hashlib.sha256(data).hexdigest(),
             "members": [m.hex() if isinstance(m, bytes) else m for m in members[:: 37]]
-            if not isinstance(members[0], bytes) else [{"hex": m.hex()} for m in members[::37]],
+            if not (members and isinstance(members[0], bytes))
+            else [{"hex": m.hex()} for m in members[::37]],
             "probes": {**PROBES, "false_positives": positives(obj, probes)},
         }
         assert bloomkit.loads(data, **decode(load_kw)) == obj

@@ -18,6 +18,9 @@
 
 #include "bk_bloom.h"
 #include "bk_format.h"
+#ifdef BK_HAVE_FUSE
+#include "bk_fuse.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,6 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)bk_bloom_popcount(&b);
         bk_format_seal(buf, (uint64_t)size);
     }
+#ifdef BK_HAVE_FUSE
+    if (rc == BK_OK && h.kind == BK_KIND_BINARY_FUSE) {
+        /* every slot a query can reach must be inside the payload */
+        bk_fuse fu;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL};
+        uint8_t out[4];
+        bk_fuse_attach(&fu, buf);
+        bk_fuse_contains_many(&fu, hs, 4, out);
+        (void)bk_fuse_contains(&fu, 42);
+    }
+#endif
     free(buf);
     return 0;
 }

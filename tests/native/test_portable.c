@@ -40,6 +40,9 @@
 #include "bk_cuckoo.h"
 #include "bk_endian.h"
 #include "bk_format.h"
+#ifdef BK_HAVE_FUSE
+#include "bk_fuse.h"
+#endif
 #include "bk_keys.h"
 #include "bk_quotient.h"
 #include "bk_scalable.h"
@@ -79,6 +82,9 @@ typedef struct {
     bk_bloom bloom;
     bk_counting counting;
     bk_cuckoo cuckoo;
+#ifdef BK_HAVE_FUSE
+    bk_fuse fuse;
+#endif
     bk_qf qf;
     bk_cms cms;
     bk_tlfu tlfu;
@@ -132,6 +138,11 @@ static void tp_attach(tp_case *c)
     case BK_KIND_CUCKOO:
         bk_cuckoo_attach(&c->cuckoo, c->buf);
         break;
+#ifdef BK_HAVE_FUSE
+    case BK_KIND_BINARY_FUSE:
+        bk_fuse_attach(&c->fuse, c->buf);
+        break;
+#endif
     case BK_KIND_QUOTIENT:
         bk_qf_attach(&c->qf, c->buf);
         break;
@@ -238,6 +249,10 @@ static int tp_contains(const tp_case *c, uint64_t h)
         return bk_counting_contains(&c->counting, h);
     case BK_KIND_CUCKOO:
         return bk_cuckoo_contains(&c->cuckoo, h);
+#ifdef BK_HAVE_FUSE
+    case BK_KIND_BINARY_FUSE:
+        return bk_fuse_contains(&c->fuse, h);
+#endif
     case BK_KIND_QUOTIENT:
         return bk_qf_contains(&c->qf, h);
     case BK_KIND_COUNT_MIN:

@@ -69,6 +69,9 @@
 #ifdef BK_HAVE_SKETCH
 #include "bk_sketch.h"
 #endif
+#ifdef BK_HAVE_FUSE
+#include "bk_fuse.h"
+#endif
 
 typedef struct {
     const char *name;
@@ -108,6 +111,11 @@ static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
     [BK_KIND_TINYLFU] = {"TinyLFU", NULL},
 #endif
     [BK_KIND_SCALABLE_CUCKOO] = {"ScalableCuckooFilter", NULL},
+#ifdef BK_HAVE_FUSE
+    [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", bk_fuse_validate},
+#else
+    [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", NULL},
+#endif
 };
 
 const char *bk_kind_name(unsigned kind)

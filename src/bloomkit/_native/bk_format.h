@@ -45,7 +45,8 @@ typedef enum {
     BK_KIND_COUNT_MIN = 7,
     BK_KIND_TINYLFU = 8,
     BK_KIND_SCALABLE_CUCKOO = 9,
-    BK_KIND_MAX_ = 10
+    BK_KIND_BINARY_FUSE = 10,
+    BK_KIND_MAX_ = 11
 } bk_kind;
 
 /* Hash algorithms. */

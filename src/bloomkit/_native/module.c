@@ -32,6 +32,9 @@ int bkpy_init_quotient(PyObject *m);
 #ifdef BK_HAVE_SKETCH
 int bkpy_init_sketch(PyObject *m);
 #endif
+#ifdef BK_HAVE_FUSE
+int bkpy_init_fuse(PyObject *m);
+#endif
 
 typedef int (*bkpy_init_fn)(PyObject *m);
 
@@ -52,6 +55,9 @@ static const bkpy_init_fn bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_SKETCH
     bkpy_init_sketch,
+#endif
+#ifdef BK_HAVE_FUSE
+    bkpy_init_fuse,
 #endif
 };
 

@@ -1,0 +1,491 @@
+/*
+ * py_fuse.c -- CPython type for the binary fuse filter (static set).
+ *
+ * bloomkit._core.BinaryFuseBase is built once from all its keys: the keys
+ * are hashed (the batch key paths of py_common.c, GIL released over
+ * buffers) into one array of 64-bit hashes, the core peels them without
+ * the GIL (bk_fuse.c), the state buffer is allocated once the shape is
+ * known and the fingerprints are written straight into it.  Afterwards the
+ * object is read-only: only lookups, serialization and the common object
+ * contract (py_common.h) remain.  The facade bloomkit.BinaryFuseFilter
+ * (fuse.py) picks the fingerprint width and refuses add().
+ *
+ * Build memory: 8 bytes a key of hashes and the core's 13 bytes a slot
+ * while it peels; the hashes are freed before the state is allocated.
+ */
+#include "py_common.h"
+
+#include <stdlib.h>
+
+#include "bk_endian.h"
+#include "bk_fuse.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    bk_fuse fu;
+    PyObject *weakreflist;
+} BKFuse;
+
+static PyTypeObject BKFuse_Type;
+
+/* ---- Begin logic for construction ------------------------------------- */
+
+/* The key hashes, collected chunk by chunk (plain malloc: the chunks of a
+ * buffer input run without the GIL). */
+typedef struct {
+    uint64_t *hs;
+    size_t n, cap;
+    int nomem;
+} bkfuse_collect;
+
+static int bkfuse_reserve(bkfuse_collect *c, size_t want)
+{
+    uint64_t *p;
+    if (want <= c->cap)
+        return 0;
+    if (want > SIZE_MAX / sizeof(uint64_t))
+        return -1;
+    p = (uint64_t *)realloc(c->hs, want * sizeof(uint64_t));
+    if (p == NULL)
+        return -1;
+    c->hs = p;
+    c->cap = want;
+    return 0;
+}
+
+static int bkfuse_collect_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkfuse_collect *c = (bkfuse_collect *)vctx;
+    (void)from_buffer;
+    if (n > 0 && bkfuse_reserve(c, (size_t)n) < 0) {
+        bkpy_raise_nomem((uint64_t)n * 8, "the key hashes of a binary fuse build (8 bytes a key)",
+                         "build from fewer keys or free memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void bkfuse_collect_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkfuse_collect *c = (bkfuse_collect *)vctx;
+    (void)offset;
+    if (c->nomem)
+        return;
+    if (c->n + n > c->cap) {
+        size_t want = c->cap < 1024 ? 1024 : c->cap + c->cap / 2;
+        if (want < c->n + n)
+            want = c->n + n;
+        if (bkfuse_reserve(c, want) < 0) {
+            c->nomem = 1;
+            return;
+        }
+    }
+    memcpy(c->hs + c->n, hs, n * sizeof *hs);
+    c->n += n;
+}
+
+/* Peel hs[0..n) (reordered in place), allocate the object, assign.  When
+ * `owned` is set, hs is ours and is freed as soon as the peel is done (the
+ * peel's arrays hold every key from then on), so the hashes and the new
+ * state are never in memory together: peak 8 n + 13 c bytes, not + c f/8. */
+static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsigned f,
+                              const bkpy_ctor_args *a, PyObject *key, int owned)
+{
+    bk_fuse_work w;
+    const char *reason = NULL;
+    bk_rc rc;
+    BKFuse *self;
+
+    Py_BEGIN_ALLOW_THREADS
+    rc = bk_fuse_peel(&w, hs, n, f, &reason);
+    if (owned)
+        free(hs);
+    Py_END_ALLOW_THREADS
+    if (rc != BK_OK) {
+        bk_fuse_work_free(&w);
+        if (rc == BK_ERR_NOMEM)
+            bkpy_raise_nomem((uint64_t)n * 15, reason, "build from fewer keys or free memory");
+        else if (rc == BK_ERR_CAPACITY)
+            PyErr_SetString(bkpy_CapacityError, reason);
+        else
+            PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    self = bkpy_obj_new(type, BK_FUSE_HEADER_LEN + bk_fuse_payload_len(&w), a, key);
+    if (self == NULL) {
+        bk_fuse_work_free(&w);
+        return NULL;
+    }
+    bk_fuse_init_state(self->st.buf, &w, a->seed, a->keyed,
+                       bk_hasher_key_check(&self->st.hasher));
+    Py_BEGIN_ALLOW_THREADS
+    bk_fuse_assign(&w, self->st.buf + BK_FUSE_HEADER_LEN);
+    bk_fuse_work_free(&w);
+    Py_END_ALLOW_THREADS
+    bk_fuse_attach(&self->fu, self->st.buf);
+    return (PyObject *)self;
+}
+
+static int bkfuse_parse_f(unsigned f)
+{
+    if (f != 8 && f != 16 && f != 32) {
+        PyErr_Format(PyExc_ValueError, "fingerprint_bits must be 8, 16 or 32, got %u", f);
+        return -1;
+    }
+    return 0;
+}
+
+/* BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None) */
+static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"keys", "fingerprint_bits", "seed", "secret", "key", NULL};
+    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    unsigned int f = 8;
+    bkpy_ctor_args a;
+    bk_hasher hasher;
+    bkfuse_collect c;
+    bkpy_batch_info info;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOO:BinaryFuseBase", kwlist, &keys, &f,
+                                     &seed_obj, &secret, &key))
+        return NULL;
+    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+        return NULL;
+    bk_hasher_init(&hasher, a.seed, a.keyed ? a.secret16 : NULL);
+    memset(&c, 0, sizeof c);
+    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
+                            bkfuse_collect_size, &c, 1, &info) < 0) {
+        free(c.hs);
+        return NULL;
+    }
+    if (c.nomem) {
+        free(c.hs);
+        bkpy_raise_nomem((uint64_t)(c.cap + c.cap / 2) * 8,
+                         "the key hashes of a binary fuse build (8 bytes a key)",
+                         "build from fewer keys or free memory");
+        return NULL;
+    }
+    return bkfuse_build(type, c.hs, c.n, f, &a, key, 1);
+}
+
+/* _from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None):
+ * build from 64-bit key hashes already computed with this seed/secret (a
+ * 1-d uint64 buffer; bloomkit.dask ships these instead of keys). */
+static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"hashes", "fingerprint_bits", "seed", "secret", "key", "reuse",
+                             NULL};
+    PyObject *obj, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
+    unsigned int f = 8;
+    int reuse = 0;
+    bkpy_ctor_args a;
+    Py_buffer view;
+    uint64_t *hs;
+    size_t n;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOOp:_from_hashes", kwlist, &obj, &f,
+                                     &seed_obj, &secret, &key, &reuse))
+        return NULL;
+    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(obj, &view,
+                           PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (reuse ? PyBUF_WRITABLE : 0)) < 0)
+        return NULL;
+    if (view.itemsize != 8 || view.ndim != 1 || view.format == NULL ||
+        (strcmp(view.format, "Q") != 0 && strcmp(view.format, "<Q") != 0 &&
+         strcmp(view.format, "=Q") != 0 && strcmp(view.format, "L") != 0)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "_from_hashes needs a 1-d C-contiguous uint64 array");
+        return NULL;
+    }
+    n = (size_t)(view.len / 8);
+    if (reuse) { /* the caller's array is reordered and deduplicated in place: no copy */
+        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, key, 0);
+        PyBuffer_Release(&view);
+        return res;
+    }
+    hs = (uint64_t *)malloc(n ? n * 8 : 1); /* the core reorders it: a private copy */
+    if (hs == NULL) {
+        PyBuffer_Release(&view);
+        bkpy_raise_nomem((uint64_t)n * 8, "a copy of the key hashes", "free memory");
+        return NULL;
+    }
+    memcpy(hs, view.buf, n * 8);
+    PyBuffer_Release(&view);
+    return bkfuse_build(type, hs, n, f, &a, key, 1);
+}
+
+/* _hash_keys(keys, *, seed=0, secret=None, key=None) -> bytes: the 64-bit
+ * key hashes (native-endian uint64s) of a batch, as a filter built with the
+ * same options hashes them: what the CLI and bloomkit.dask collect, chunk
+ * by chunk, instead of the keys (8 bytes a key). */
+static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"keys", "seed", "secret", "key", NULL};
+    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
+    bkpy_ctor_args a;
+    bk_hasher hasher;
+    bkfuse_collect c;
+    bkpy_batch_info info;
+    (void)type;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:_hash_keys", kwlist, &keys,
+                                     &seed_obj, &secret, &key))
+        return NULL;
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+        return NULL;
+    bk_hasher_init(&hasher, a.seed, a.keyed ? a.secret16 : NULL);
+    memset(&c, 0, sizeof c);
+    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
+                            bkfuse_collect_size, &c, 1, &info) < 0) {
+        free(c.hs);
+        return NULL;
+    }
+    if (c.nomem) {
+        free(c.hs);
+        return PyErr_NoMemory();
+    }
+    res = PyBytes_FromStringAndSize((const char *)c.hs, (Py_ssize_t)(c.n * 8));
+    free(c.hs);
+    return res;
+}
+
+/* ---- End logic for construction --------------------------------------- */
+
+/* ---- Begin logic for lookups ------------------------------------------ */
+
+static int bkfuse_contains(BKFuse *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    return bk_fuse_contains(&self->fu, h);
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const bk_fuse *fu;
+} bkfuse_query_ctx;
+
+static void bkfuse_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkfuse_query_ctx *ctx = (bkfuse_query_ctx *)vctx;
+    bk_fuse_contains_many(ctx->fu, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+static PyObject *bkfuse_contains_many(BKFuse *self, PyObject *keys)
+{
+    bkfuse_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.fu = &self->fu;
+    /* Read-only state: the lookups run without the GIL over buffers. */
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkfuse_query_chunk,
+                            bkpy_bools_size, &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+static PyObject *bkfuse_key_hash(BKFuse *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* ---- End logic for lookups -------------------------------------------- */
+
+/* ---- Begin logic for the object contract ------------------------------ */
+
+static PyObject *bkfuse_load(PyTypeObject *type, const bkpy_load_args *a)
+{
+    BKFuse *self = (BKFuse *)bkpy_obj_load(type, a, 1u << BK_KIND_BINARY_FUSE);
+    if (self != NULL)
+        bk_fuse_attach(&self->fu, self->st.buf);
+    return (PyObject *)self;
+}
+
+static PyObject *bkfuse_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    bkpy_load_args a;
+    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkfuse_load(type, &a);
+}
+
+static PyObject *bkfuse_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    bkpy_load_args a;
+    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkfuse_load(type, &a);
+}
+
+/* Release a borrowed buffer (mmap close); the object becomes an empty set. */
+static PyObject *bkfuse_detach(BKFuse *self, PyObject *Py_UNUSED(ignored))
+{
+    bk_fuse_work w;
+    const char *reason = NULL;
+    if (self->st.view.obj == NULL)
+        Py_RETURN_NONE;
+    PyBuffer_Release(&self->st.view);
+    self->st.buf = NULL;
+    self->st.len = 0;
+    (void)bk_fuse_peel(&w, NULL, 0, 8, &reason); /* the empty set's shape */
+    if (bkpy_state_alloc(&self->st, BK_FUSE_HEADER_LEN) < 0)
+        return NULL;
+    bk_fuse_init_state(self->st.buf, &w, 0, 0, 0);
+    bk_fuse_work_free(&w);
+    bk_fuse_attach(&self->fu, self->st.buf);
+    self->st.writable = 0;
+    self->st.shared = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *bkfuse_copy(BKFuse *self, PyObject *Py_UNUSED(ignored))
+{
+    BKFuse *c = bkpy_obj_copy(Py_TYPE(self), &self->st);
+    if (c != NULL)
+        bk_fuse_attach(&c->fu, c->st.buf);
+    return (PyObject *)c;
+}
+
+static PyObject *bkfuse_richcompare(PyObject *a, PyObject *b, int op)
+{
+    BKFuse *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKFuse_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = (BKFuse *)a;
+    y = (BKFuse *)b;
+    /* Same filter: hashing, parameters and fingerprints. */
+    eq = x->st.len == y->st.len &&
+         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
+         memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS, BK_FUSE_PARAMS_LEN) == 0 &&
+         memcmp(x->fu.fps, y->fu.fps, (size_t)(x->fu.array_length * (x->fu.f / 8))) == 0;
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+static PyObject *bkfuse_sizeof(BKFuse *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
+    return PyLong_FromSize_t(sizeof(BKFuse) + own);
+}
+
+static Py_ssize_t bkfuse_len(BKFuse *self)
+{
+    uint64_t c = self->fu.count;
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+#define BKFUSE_GETTER(name, expr)                                 \
+    static PyObject *bkfuse_get_##name(BKFuse *self, void *c)     \
+    {                                                             \
+        (void)c;                                                  \
+        return expr;                                              \
+    }
+BKFUSE_GETTER(fingerprint_bits, PyLong_FromUnsignedLong(self->fu.f))
+BKFUSE_GETTER(arity, PyLong_FromUnsignedLong(self->fu.arity))
+BKFUSE_GETTER(segment_length, PyLong_FromUnsignedLong(self->fu.segment_length))
+BKFUSE_GETTER(segment_count, PyLong_FromUnsignedLong(self->fu.segment_count))
+BKFUSE_GETTER(array_length, PyLong_FromUnsignedLongLong(self->fu.array_length))
+BKFUSE_GETTER(fuse_seed, PyLong_FromUnsignedLongLong(self->fu.fuse_seed))
+BKFUSE_GETTER(attempts, PyLong_FromUnsignedLong(
+                            bk_load_u32le(self->st.buf + BK_OFF_PARAMS + BK_FUSE_P_ATTEMPTS)))
+BKFUSE_GETTER(nbytes, PyLong_FromUnsignedLongLong(self->fu.array_length * (self->fu.f / 8)))
+BKFUSE_GETTER(error_rate, PyFloat_FromDouble(1.0 / (double)(1ULL << self->fu.f)))
+
+static PyGetSetDef bkfuse_getset[] = {
+    {"fingerprint_bits", (getter)bkfuse_get_fingerprint_bits, NULL, "f, bits per fingerprint (8, 16 or 32).", NULL},
+    {"arity", (getter)bkfuse_get_arity, NULL, "Slots a key reads: 3 or 4 (by size, see docs/fuse.md).", NULL},
+    {"segment_length", (getter)bkfuse_get_segment_length, NULL, "L, slots a segment.", NULL},
+    {"segment_count", (getter)bkfuse_get_segment_count, NULL, "S, segments a first slot may fall in.", NULL},
+    {"array_length", (getter)bkfuse_get_array_length, NULL, "Fingerprint slots, (S + arity - 1) L.", NULL},
+    {"fuse_seed", (getter)bkfuse_get_fuse_seed, NULL, "The internal seed the construction settled on.", NULL},
+    {"attempts", (getter)bkfuse_get_attempts, NULL, "Seeds the construction tried.", NULL},
+    {"nbytes", (getter)bkfuse_get_nbytes, NULL, "Bytes of the fingerprint table (payload).", NULL},
+    {"error_rate", (getter)bkfuse_get_error_rate, NULL, "The false-positive rate, 2**-fingerprint_bits.", NULL},
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
+    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only (no method writes the fingerprints).", NULL},
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bkfuse_methods[] = {
+    {"contains_many", (PyCFunction)bkfuse_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
+     "bool array for array input (looked up without the GIL)."},
+    {"copy", (PyCFunction)bkfuse_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
+    {"__copy__", (PyCFunction)bkfuse_copy, METH_NOARGS, NULL},
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
+    {"from_bytes", (PyCFunction)(void (*)(void))bkfuse_from_bytes,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
+     "to_bytes() output; corrupt input raises FormatError."},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkfuse_from_buffer,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"_from_hashes", (PyCFunction)(void (*)(void))bkfuse_from_hashes,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
+     "Build from a uint64 array of key hashes made with the same seed/secret (reuse=True: "
+     "a writable array that may be reordered and deduplicated in place)."},
+    {"_hash_keys", (PyCFunction)(void (*)(void))bkfuse_hash_keys,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "_hash_keys(keys, *, seed=0, secret=None, key=None)\n--\n\n"
+     "The 64-bit key hashes of a batch as native-endian uint64 bytes."},
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
+    {"_detach", (PyCFunction)bkfuse_detach, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bkfuse_key_hash, METH_O, NULL},
+    {"__sizeof__", (PyCFunction)bkfuse_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bkfuse_as_sequence = {
+    .sq_length = (lenfunc)bkfuse_len,
+    .sq_contains = (objobjproc)bkfuse_contains,
+};
+
+static PyTypeObject BKFuse_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.BinaryFuseBase",
+    .tp_basicsize = sizeof(BKFuse),
+    .tp_dealloc = (destructor)bkpy_obj_dealloc,
+    .tp_as_sequence = &bkfuse_as_sequence,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
+              "C core of BinaryFuseFilter.",
+    .tp_traverse = (traverseproc)bkpy_obj_traverse,
+    .tp_clear = (inquiry)bkpy_obj_clear,
+    .tp_richcompare = bkfuse_richcompare,
+    .tp_weaklistoffset = offsetof(BKFuse, weakreflist),
+    .tp_methods = bkfuse_methods,
+    .tp_getset = bkfuse_getset,
+    .tp_new = bkfuse_new,
+};
+
+/* ---- End logic for the object contract -------------------------------- */
+
+int bkpy_init_fuse(PyObject *m)
+{
+    if (PyType_Ready(&BKFuse_Type) < 0)
+        return -1;
+    Py_INCREF(&BKFuse_Type);
+    if (PyModule_AddObject(m, "BinaryFuseBase", (PyObject *)&BKFuse_Type) < 0) {
+        Py_DECREF(&BKFuse_Type);
+        return -1;
+    }
+    return 0;
+}
