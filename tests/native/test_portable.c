@@ -368,6 +368,9 @@ static int tp_apply(tp_case *r, char *op)
         case BK_KIND_QUOTIENT:
             return bk_qf_insert_fp(&r->qf, bk_qf_fingerprint(&r->qf, h), &was_new) == BK_OK
                        ? 0 : -1;
+        case BK_KIND_COUNT_MIN: /* add_many of keys: a count of 1 each */
+            bk_cms_add(&r->cms, h, 1, 0);
+            return 0;
         default:
             return -1;
         }
