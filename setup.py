@@ -34,7 +34,11 @@ def _extension() -> Extension:
     link_args: list[str] = []
     if sys.platform != "win32":
         compile_args += ["-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wno-unused-parameter",
-                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"]
+                         "-Wno-missing-field-initializers", "-Wno-cast-function-type",
+                         # Only PyInit__core (PyMODINIT_FUNC marks it default) leaves the
+                         # shared object; every other symbol stays internal
+                         # (tests/test_source_lint.py checks nm -D).
+                         "-fvisibility=hidden"]
         if _flag("BLOOMKIT_DEBUG"):
             compile_args += ["-O0", "-g3", "-UNDEBUG"]
         else:

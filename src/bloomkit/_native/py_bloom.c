@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "bk_bloom.h"
+#include "bk_atomic.h"
 #include "bk_endian.h"
 
 typedef struct {
@@ -38,13 +39,10 @@ static void bkbloom_add_count(BKBloom *self, uint64_t n, int atomic)
     uint8_t *p = BKBLOOM_COUNT_PTR(self);
     if (n == 0)
         return;
-#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
-    if (atomic) {
-        __atomic_fetch_add((uint64_t *)(void *)p, n, __ATOMIC_RELAXED);
+    if (BK_HAVE_ATOMICS && atomic) {
+        bk_atomic_add_u64le(p, n);
         return;
     }
-#endif
-    (void)atomic;
     bk_store_u64le(p, bk_load_u64le(p) + n);
 }
 
@@ -253,7 +251,7 @@ static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char 
     (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
     if (ha.kind != hb.kind) {
         PyErr_Format(bkpy_IncompatibleFiltersError, "cannot %s a %s with a %s: layouts differ",
-                     op, bk_kind_name(ha.kind), bk_kind_name(hb.kind));
+                     op, bk_format_kind_name(ha.kind), bk_format_kind_name(hb.kind));
         return -1;
     }
     if (a->bloom.num_bits != b->bloom.num_bits) {
@@ -779,7 +777,7 @@ static PyTypeObject BKBloom_Type = {
     .tp_new = bkbloom_new,
 };
 
-int bkpy_init_bloom(PyObject *m)
+int bkbloom_init(PyObject *m)
 {
     bk_simd_init();
     if (PyType_Ready(&BKBloom_Type) < 0)

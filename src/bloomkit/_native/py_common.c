@@ -483,8 +483,8 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
     }
     /* Arrow string/binary columns: hashed as bytes, without the GIL.  (With
      * a key= function a ByteKeys is iterated below, as bytes objects.) */
-    if (keyfunc == NULL && bkpy_bytekeys_check(keys)) {
-        Py_ssize_t total = bkpy_bytekeys_len(keys);
+    if (keyfunc == NULL && bkbytekeys_api_check(keys)) {
+        Py_ssize_t total = bkbytekeys_api_len(keys);
         PyThreadState *ts;
         info->from_buffer = 1;
         info->count = total;
@@ -496,7 +496,7 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         ts = nogil ? PyEval_SaveThread() : NULL;
         for (Py_ssize_t i = 0; i < total; i += BKPY_CHUNK) {
             size_t n = (size_t)(total - i < BKPY_CHUNK ? total - i : BKPY_CHUNK);
-            bkpy_bytekeys_hash(keys, i, n, hs, hbuf);
+            bkbytekeys_api_hash(keys, i, n, hs, hbuf);
             fn(ctx, hbuf, n, (size_t)i);
         }
         if (ts != NULL)
@@ -977,7 +977,7 @@ int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int 
     }
     if (!(kind_mask & (1u << h->kind))) {
         PyErr_Format(bkpy_FormatError, "this data holds a %s, not the expected structure "
-                     "(use bloomkit.loads() to load any kind)", bk_kind_name(h->kind));
+                     "(use bloomkit.loads() to load any kind)", bk_format_kind_name(h->kind));
         PyBuffer_Release(&v);
         return -1;
     }
@@ -1239,7 +1239,7 @@ static int bkpy_write_all(int fd, const uint8_t *p, size_t n)
 PyObject *bkpy_obj_write_state(PyObject *self, PyObject *fd_obj)
 {
     bkpy_state *st = BKPY_ST(self);
-    bk_xxh3_stream xs;
+    bk_hash_xxh3_stream xs;
     bk_header h;
     const char *reason = "invalid";
     uint8_t *chunk;
@@ -1279,13 +1279,13 @@ PyObject *bkpy_obj_write_state(PyObject *self, PyObject *fd_obj)
             goto fail;
         }
         memcpy(chunk, st->buf + off, n);
-        bk_xxh3_stream_update(&xs, chunk, n);
+        bk_hash_xxh3_stream_update(&xs, chunk, n);
         if (bkpy_write_all(fd, chunk, n) < 0)
             goto fail;
         off += n;
     }
     PyMem_Free(chunk);
-    return PyLong_FromUnsignedLongLong(bk_xxh3_stream_digest(&xs));
+    return PyLong_FromUnsignedLongLong(bk_hash_xxh3_stream_digest(&xs));
 fail:
     PyMem_Free(chunk);
     return NULL;

@@ -165,9 +165,9 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
  * Arrow's offsets + data layout, hashed like bytes objects.  check: is
  * `o` one; len: its number of keys; hash: keys start..start+n-1 into out,
  * with no Python API (may run without the GIL; the caller holds `o`). */
-int bkpy_bytekeys_check(PyObject *o);
-Py_ssize_t bkpy_bytekeys_len(PyObject *o);
-void bkpy_bytekeys_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
+int bkbytekeys_api_check(PyObject *o);
+Py_ssize_t bkbytekeys_api_len(PyObject *o);
+void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out);
 
 /* Results of a contains_many: a list of bools, or for buffer input a numpy
@@ -225,7 +225,7 @@ static inline int bkpy_state_atomic(const bkpy_state *st)
  * garbage collector's finalizers) between reading shared state and using
  * it, because Python code lets other threads run.  Code that must call
  * Python (growth of a scalable chain sizes its link with design.py) calls
- * it first and re-reads the state after (py_scalable.c, bks_add_full).
+ * it first and re-reads the state after (py_scalable.c, bkscalable_add_full).
  *
  * GIL-free batches come in two kinds:
  *   - every one PINS the state (bkpy_for_each_chunk_pinned): a count of

@@ -589,7 +589,7 @@ static PyTypeObject BKCuckoo_Type = {
     .tp_new = bkcuckoo_new,
 };
 
-int bkpy_init_cuckoo(PyObject *m)
+int bkcuckoo_init(PyObject *m)
 {
     if (PyType_Ready(&BKCuckoo_Type) < 0)
         return -1;
