@@ -28,7 +28,7 @@ def _extension() -> Extension:
     macros = [
         (f"BK_HAVE_{p.stem[3:].upper()}", "1")
         for p in sorted(NATIVE.glob("py_*.c"))
-        if p.stem != "py_common"
+        if not p.stem.startswith("py_common")  # shared glue (py_common*.c), not a structure
     ]
     compile_args: list[str] = []
     link_args: list[str] = []

@@ -131,6 +131,60 @@ static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hashe
     return bkpy_hash_key_slow(key, keyfunc, hs, out);
 }
 
+/* One element of a 1-d buffer as a key (py_common_keys.c, R34): the batch
+ * path and a numpy scalar's 0-d view go through the same code, so an
+ * element and the array it came from never take different key domains. */
+typedef enum { BKPY_BUF_SIGNED, BKPY_BUF_UNSIGNED, BKPY_BUF_BOOL, BKPY_BUF_BYTES } bkpy_buf_kind;
+
+typedef struct {
+    const char *base;
+    Py_ssize_t n, stride, itemsize;
+    bkpy_buf_kind kind;
+} bkpy_buf_iter;
+
+/* The element kind of a buffer's format; -1 with TypeError if unsupported. */
+int bkpy_buffer_kind(const Py_buffer *v, bkpy_buf_kind *kind);
+/* Inline: the batch loop over a numpy array calls it per element. */
+static inline uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
+                                             const bk_hasher *hs)
+{
+    const char *p = it->base + i * it->stride;
+    switch (it->kind) {
+    case BKPY_BUF_SIGNED: {
+        int64_t v;
+        switch (it->itemsize) {
+        case 1: { int8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { int16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { int32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { int64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_fastkey_int64(hs, v);
+    }
+    case BKPY_BUF_UNSIGNED: {
+        uint64_t v;
+        switch (it->itemsize) {
+        case 1: { uint8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { uint64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_fastkey_uint64(hs, v);
+    }
+    case BKPY_BUF_BOOL:
+        /* A bool array viewed from uint8 may hold 2..255; numpy reads every
+         * non-zero byte as True, and True is the int 1. */
+        return bk_fastkey_int64(hs, *p != 0);
+    default: {
+        /* numpy's bytes_ drops trailing NULs: so do we, so that arr[i] and
+         * the array itself give the same keys. */
+        Py_ssize_t n = it->itemsize;
+        while (n > 0 && p[n - 1] == '\0')
+            n--;
+        return bk_fastkey_bytes(hs, p, (size_t)n);
+    }
+    }
+}
+
 /* ---- End logic for key hashing ---------------------------------------- */
 
 /* ---- Begin logic for batches ------------------------------------------ */
