@@ -418,3 +418,215 @@ PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned ki
 }
 
 /* ---- End logic for the common object contract ------------------------- */
+
+/* ---- Begin logic for the generic contract (type descriptors) ---------- */
+
+/* Registered descriptors: one per structure type, a handful in all. */
+#define BKPY_MAX_TYPES 16
+static const bkpy_desc *bkpy_descs[BKPY_MAX_TYPES];
+static int bkpy_ndescs;
+
+int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d)
+{
+    if (bkpy_ndescs == BKPY_MAX_TYPES) {
+        PyErr_SetString(PyExc_RuntimeError, "bloomkit: too many registered types");
+        return -1;
+    }
+    if (PyType_Ready(d->type) < 0)
+        return -1;
+    Py_INCREF(d->type);
+    if (PyModule_AddObject(module, name, (PyObject *)d->type) < 0) {
+        Py_DECREF(d->type);
+        return -1;
+    }
+    bkpy_descs[bkpy_ndescs++] = d;
+    return 0;
+}
+
+/* The descriptor of `type` or of the registered base it derives from;
+ * NULL (nothing raised) for any other type.  Cold paths only: a walk of
+ * at most a few bases over a table of a few entries. */
+static const bkpy_desc *bkpy_desc_of(PyTypeObject *type)
+{
+    for (PyTypeObject *t = type; t != NULL; t = t->tp_base)
+        for (int i = 0; i < bkpy_ndescs; i++)
+            if (bkpy_descs[i]->type == t)
+                return bkpy_descs[i];
+    return NULL;
+}
+
+static PyObject *bkpy_obj_load_desc(PyTypeObject *type, const bkpy_load_args *a)
+{
+    const bkpy_desc *d = bkpy_desc_of(type);
+    PyObject *self;
+    unsigned kinds;
+    if (d == NULL) {
+        PyErr_Format(PyExc_TypeError, "%.50s is not a bloomkit type", type->tp_name);
+        return NULL;
+    }
+    kinds = d->kind_mask != NULL ? d->kind_mask(type) : d->kinds;
+    self = bkpy_obj_load(type, a, kinds);
+    if (self != NULL && d->attach(self) < 0)
+        Py_CLEAR(self);
+    return self;
+}
+
+PyObject *bkpy_obj_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    bkpy_load_args a;
+    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkpy_obj_load_desc(type, &a);
+}
+
+/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
+ * the exporter alive. */
+PyObject *bkpy_obj_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    bkpy_load_args a;
+    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkpy_obj_load_desc(type, &a);
+}
+
+/* _detach(): release a borrowed buffer (mmap close).  A small owned,
+ * empty, read-only state of the same type stays behind, so nothing
+ * dangles and every method still answers. */
+PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
+{
+    bkpy_state *st = BKPY_ST(self);
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    (void)unused;
+    if (st->view.obj == NULL)
+        Py_RETURN_NONE;
+    bkpy_state_wait_pins(st); /* no GIL-free batch still reads the map */
+    if (st->view.obj == NULL)
+        Py_RETURN_NONE; /* detached by another thread meanwhile */
+    PyBuffer_Release(&st->view);
+    st->buf = NULL;
+    st->len = 0;
+    if (d->empty(self) < 0)
+        return NULL;
+    st->writable = 0;
+    st->shared = 0;
+    Py_RETURN_NONE;
+}
+
+PyObject *bkpy_obj_copy_of(PyObject *self)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    PyObject *c = bkpy_obj_copy(Py_TYPE(self), BKPY_ST(self));
+    if (c != NULL && d->attach(c) < 0)
+        Py_CLEAR(c);
+    return c;
+}
+
+PyObject *bkpy_obj_copy_meth(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return bkpy_obj_copy_of(self);
+}
+
+/* The object and the state it owns (a borrowed map is not ours). */
+PyObject *bkpy_obj_sizeof(PyObject *self, PyObject *unused)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    const bkpy_state *st = BKPY_ST(self);
+    size_t own = st->alloc ? (size_t)st->len + BK_ALIGN : 0;
+    (void)unused;
+    return PyLong_FromSize_t((size_t)d->type->tp_basicsize + own);
+}
+
+/* == and !=: the header fields that define the structure (not the count,
+ * the flags or the checksum), then the type's own comparison. */
+PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(a));
+    const bkpy_state *x, *y;
+    int eq;
+    if ((op != Py_EQ && op != Py_NE) || d == NULL || !PyObject_TypeCheck(b, d->type))
+        Py_RETURN_NOTIMPLEMENTED;
+    x = BKPY_ST(a);
+    y = BKPY_ST(b);
+    eq = x->len == y->len &&
+         memcmp(x->buf + BK_OFF_KIND, y->buf + BK_OFF_KIND, 2) == 0 &&
+         memcmp(x->buf + BK_OFF_HASH, y->buf + BK_OFF_HASH, 2) == 0 &&
+         memcmp(x->buf + BK_OFF_SEED, y->buf + BK_OFF_SEED, 8) == 0 &&
+         memcmp(x->buf + BK_OFF_KEY_CHECK, y->buf + BK_OFF_KEY_CHECK, 8) == 0 && d->equal(a, b);
+    if (op == Py_NE)
+        eq = !eq;
+    return PyBool_FromLong(eq);
+}
+
+/* union(*others) / intersection(*others): every operand checked first,
+ * then a copy of self folded with each in turn by the type's in-place
+ * operation. */
+static PyObject *bkpy_obj_setop(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                int is_union)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    const char *op = is_union ? "union" : "intersect";
+    PyObject *acc;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (d->compatible(self, args[i], op) < 0)
+            return NULL;
+    acc = bkpy_obj_copy_of(self);
+    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
+        PyObject *r = d->inplace(acc, args[i], is_union);
+        Py_DECREF(acc);
+        acc = r;
+    }
+    return acc;
+}
+
+PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return bkpy_obj_setop(self, args, nargs, 1);
+}
+
+PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return bkpy_obj_setop(self, args, nargs, 0);
+}
+
+/* The operators: NotImplemented unless both sides are of one registered
+ * type (either may be the reflected operand). */
+static PyObject *bkpy_obj_binop(PyObject *a, PyObject *b, int is_union, int inplace)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(a));
+    if (d == NULL || d->inplace == NULL || !PyObject_TypeCheck(b, d->type))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (inplace)
+        return d->inplace(a, b, is_union);
+    return bkpy_obj_setop(a, &b, 1, is_union);
+}
+
+PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b)
+{
+    return bkpy_obj_binop(a, b, 1, 0);
+}
+
+PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b)
+{
+    return bkpy_obj_binop(a, b, 0, 0);
+}
+
+PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b)
+{
+    return bkpy_obj_binop(a, b, 1, 1);
+}
+
+PyObject *bkpy_obj_nb_iand(PyObject *a, PyObject *b)
+{
+    return bkpy_obj_binop(a, b, 0, 1);
+}
+
+PyNumberMethods bkpy_obj_as_number_union = {
+    .nb_or = bkpy_obj_nb_or,
+    .nb_inplace_or = bkpy_obj_nb_ior,
+};
+
+PyNumberMethods bkpy_obj_as_number_setops = {
+    .nb_or = bkpy_obj_nb_or,
+    .nb_inplace_or = bkpy_obj_nb_ior,
+    .nb_and = bkpy_obj_nb_and,
+    .nb_inplace_and = bkpy_obj_nb_iand,
+};
+
+/* ---- End logic for the generic contract ------------------------------- */

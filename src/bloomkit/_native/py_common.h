@@ -460,6 +460,101 @@ int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
  * set; the caller attaches its structure's view of the state. */
 PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
 
+/* ---- The type descriptor: what the generic contract needs to know ---- */
+
+/* One per structure type (py_<structure>.c), registered at init with
+ * bkpy_register_type.  The generic cold methods below find it from the
+ * object's type (or a facade subclass of it) and call back for the few
+ * things that differ; the per-key and batch hot paths stay in the
+ * structure files with their inline fast paths. */
+typedef struct bkpy_desc {
+    PyTypeObject *type;       /* the base type (facades subclass it) */
+    unsigned kinds;           /* bit per kind from_bytes accepts */
+    /* The kinds a (sub)type accepts, when that depends on the type
+     * (bloom: a facade's _bk_kind); NULL: `kinds`. */
+    unsigned (*kind_mask)(PyTypeObject *type);
+    /* Point the structure's view at st.buf (after a load, copy, detach);
+     * 0 or -1 with an exception set. */
+    int (*attach)(PyObject *self);
+    /* Give a detached object (st.buf NULL) a small owned empty state and
+     * attach it: what stays behind when a mapped file is closed. */
+    int (*empty)(PyObject *self);
+    /* Equality beyond the identity fields of the header (kind, hash, seed,
+     * key check, state length), which the generic compare checks first. */
+    int (*equal)(PyObject *a, PyObject *b);
+    /* Set operations (NULL: the type has none).  compatible raises
+     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect");
+     * inplace is the type's own |= (is_union 1) or &= (0), which returns a
+     * new reference to self or NULL. */
+    int (*compatible)(PyObject *self, PyObject *other, const char *op);
+    PyObject *(*inplace)(PyObject *self, PyObject *other, int is_union);
+} bkpy_desc;
+
+int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
+
+/* The generic methods (shared by every registered type). */
+PyObject *bkpy_obj_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+PyObject *bkpy_obj_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_copy_meth(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_sizeof(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op);
+PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_iand(PyObject *a, PyObject *b);
+extern PyNumberMethods bkpy_obj_as_number_union;   /* | and |= */
+extern PyNumberMethods bkpy_obj_as_number_setops;  /* | |= & &= */
+
+/* A private copy of self (same type), attached; NULL with an exception. */
+PyObject *bkpy_obj_copy_of(PyObject *self);
+
+/* The method and getter entries every type shares: put them at the end of
+ * its tables, before the sentinel. */
+#define BKPY_OBJ_METHODS                                                                    \
+    {"copy", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS,                                  \
+     "copy($self, /)\n--\n\nAn independent in-memory copy."},                               \
+    {"__copy__", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS, NULL},                       \
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,                               \
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},     \
+    {"from_bytes", (PyCFunction)(void (*)(void))bkpy_obj_from_bytes,                        \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                             \
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild from "         \
+     "to_bytes() output; corrupt input raises FormatError."},                               \
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkpy_obj_from_buffer,                     \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                      \
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                        \
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                               \
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                      \
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                          \
+    {"_detach", (PyCFunction)bkpy_obj_detach, METH_NOARGS, NULL},                           \
+    {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
+
+#define BKPY_OBJ_GETSET                                                                     \
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                      \
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL,                               \
+     "Bytes of the whole state (header + payload), the serialized size.", NULL},            \
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL,                                             \
+     "True when hashed with SipHash under a secret.", NULL},                                \
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},           \
+    {"writable", (getter)bkpy_obj_get_writable, NULL,                                       \
+     "False for structures opened read-only.", NULL},                                       \
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL,                                           \
+     "True when the state lives in a borrowed buffer (mmap).", NULL},                       \
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
+     "True when the state is marked open for writing.", NULL}
+
+/* The slots every type shares, for its PyTypeObject initializer. */
+#define BKPY_OBJ_SLOTS(Struct)                                                              \
+    .tp_basicsize = sizeof(Struct), .tp_dealloc = (destructor)bkpy_obj_dealloc,             \
+    .tp_hash = PyObject_HashNotImplemented,                                                 \
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,              \
+    .tp_traverse = (traverseproc)bkpy_obj_traverse, .tp_clear = (inquiry)bkpy_obj_clear,   \
+    .tp_richcompare = bkpy_obj_richcompare,                                                 \
+    .tp_weaklistoffset = offsetof(Struct, weakreflist)
+
 /* ---- End logic for the common object contract ------------------------- */
 
 #endif /* BK_PY_COMMON_H */
