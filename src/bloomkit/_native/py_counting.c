@@ -283,9 +283,9 @@ static PyObject *bkcounting_remove_many(BKCounting *self, PyObject *keys)
 
 /* ---- Begin logic for set operations ----------------------------------- */
 
-static int bkcounting_check_compatible(BKCounting *a, PyObject *other_obj, const char *op)
+static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
-    BKCounting *b;
+    BKCounting *a = (BKCounting *)a_obj, *b;
     if (!PyObject_TypeCheck(other_obj, &BKCounting_Type)) {
         PyErr_Format(PyExc_TypeError, "%s needs another CountingBloomFilter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
@@ -311,19 +311,6 @@ static int bkcounting_check_compatible(BKCounting *a, PyObject *other_obj, const
         return -1;
     }
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
-}
-
-static BKCounting *bkcounting_copy_impl(BKCounting *self, PyTypeObject *type)
-{
-    BKCounting *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_counting_attach(&c->c, c->st.buf);
-    return c;
-}
-
-static PyObject *bkcounting_copy(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkcounting_copy_impl(self, Py_TYPE(self));
 }
 
 /* Swamidass-Baldi estimate of the distinct keys from the nonzero counters,
@@ -377,11 +364,14 @@ static PyObject *bkcounting_recount_total_meth(BKCounting *self, PyObject *Py_UN
     Py_RETURN_TRUE;
 }
 
-static PyObject *bkcounting_inplace_union(BKCounting *self, PyObject *other)
+/* |=: counters added, saturating (counting filters have no intersection:
+ * is_union is always 1). */
+static PyObject *bkcounting_inplace_union(PyObject *self_obj, PyObject *other, int is_union)
 {
-    BKCounting *o;
+    BKCounting *self = (BKCounting *)self_obj, *o;
     uint64_t a, b, s;
-    if (bkcounting_check_compatible(self, other, "union") < 0 ||
+    (void)is_union;
+    if (bkcounting_check_compatible(self_obj, other, "union") < 0 ||
         bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     if (self->st.shared) {
@@ -401,54 +391,12 @@ static PyObject *bkcounting_inplace_union(BKCounting *self, PyObject *other)
     return (PyObject *)self;
 }
 
-static PyObject *bkcounting_union_meth(BKCounting *self, PyObject *const *args, Py_ssize_t nargs)
+/* Beyond the header's identity: the shape and the counters. */
+static int bkcounting_equal(PyObject *a, PyObject *b)
 {
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkcounting_check_compatible(self, args[i], "union") < 0)
-            return NULL;
-    acc = (PyObject *)bkcounting_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkcounting_inplace_union((BKCounting *)acc, args[i]);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-static PyObject *bkcounting_nb_or(PyObject *a, PyObject *b)
-{
-    PyObject *args[1];
-    if (!PyObject_TypeCheck(a, &BKCounting_Type) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    args[0] = b;
-    return bkcounting_union_meth((BKCounting *)a, args, 1);
-}
-
-static PyObject *bkcounting_nb_ior(PyObject *a, PyObject *b)
-{
-    if (!PyObject_TypeCheck(a, &BKCounting_Type) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    return bkcounting_inplace_union((BKCounting *)a, b);
-}
-
-static PyObject *bkcounting_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKCounting *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKCounting *)a;
-    y = (BKCounting *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         x->c.m == y->c.m && x->c.k == y->c.k && x->c.bits == y->c.bits &&
-         memcmp(x->c.bytes, y->c.bytes, (size_t)x->c.nbytes) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    BKCounting *x = (BKCounting *)a, *y = (BKCounting *)b;
+    return x->c.m == y->c.m && x->c.k == y->c.k && x->c.bits == y->c.bits &&
+           memcmp(x->c.bytes, y->c.bytes, (size_t)x->c.nbytes) == 0;
 }
 
 /* ---- End logic for set operations ------------------------------------- */
@@ -463,44 +411,20 @@ static PyObject *bkcounting_clear(BKCounting *self, PyObject *Py_UNUSED(ignored)
     Py_RETURN_NONE;
 }
 
-static PyObject *bkcounting_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkcounting_attach(PyObject *self)
 {
-    BKCounting *self = (BKCounting *)bkpy_obj_load(type, a, 1u << BK_KIND_COUNTING_BLOOM);
-    if (self != NULL)
-        bk_counting_attach(&self->c, self->st.buf);
-    return (PyObject *)self;
+    bk_counting_attach(&((BKCounting *)self)->c, ((BKCounting *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkcounting_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: one 4-bit counter. */
+static int bkcounting_empty(PyObject *self)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkcounting_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkcounting_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkcounting_load(type, &a);
-}
-static PyObject *bkcounting_detach(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still reads the map */
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
-    if (bkpy_state_alloc(&self->st, BK_COUNTING_HEADER_LEN + 8) < 0)
-        return NULL;
-    bk_counting_init_state(self->st.buf, 1, 1, 4, 1, 0.5, 0, 0, 0);
-    bk_counting_attach(&self->c, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
+    bkpy_state *st = &((BKCounting *)self)->st;
+    if (bkpy_state_alloc(st, BK_COUNTING_HEADER_LEN + 8) < 0)
+        return -1;
+    bk_counting_init_state(st->buf, 1, 1, 4, 1, 0.5, 0, 0, 0);
+    return bkcounting_attach(self);
 }
 
 static PyObject *bkcounting_counter_positions(BKCounting *self, PyObject *key)
@@ -595,12 +519,6 @@ static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_U
     return PyFloat_FromDouble(pow(fill, (double)self->c.k));
 }
 
-static PyObject *bkcounting_sizeof(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKCounting) + own);
-}
-
 static Py_ssize_t bkcounting_len(BKCounting *self)
 {
     uint64_t c = bkcounting_u64(self, BK_COUNTING_P_COUNT);
@@ -635,16 +553,10 @@ static PyGetSetDef bkcounting_getset[] = {
     {"counter_max", (getter)bkcounting_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
     {"capacity", (getter)bkcounting_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkcounting_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkcounting_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"counters_set", (getter)bkcounting_get_counters_set, NULL, "Number of nonzero counters.", NULL},
     {"fill_ratio", (getter)bkcounting_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -668,27 +580,14 @@ static PyMethodDef bkcounting_methods[] = {
     {"remove_many", (PyCFunction)bkcounting_remove_many, METH_O,
      "remove_many($self, keys, /)\n--\n\nRemove keys in order; return how many.  At the first "
      "surely-absent key, stop and raise KeyError (the keys before it stay removed)."},
-    {"union", (PyCFunction)(void (*)(void))bkcounting_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nA new filter whose counters are the saturating sums."},
-    {"copy", (PyCFunction)bkcounting_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkcounting_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkcounting_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkcounting_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkcounting_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkcounting_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the distinct keys held, from "
      "the nonzero counters."},
     {"estimate_error_rate", (PyCFunction)bkcounting_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nfill_ratio ** num_hashes."},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkcounting_detach, METH_NOARGS, NULL},
     {"_counter_positions", (PyCFunction)bkcounting_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nThe counter indices a key probes, in probe order "
      "(the classic Bloom probe sequence over num_counters)."},
@@ -700,7 +599,7 @@ static PyMethodDef bkcounting_methods[] = {
     {"_recount", (PyCFunction)bkcounting_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the distinct-key count to the estimate from the counters "
      "(as a union does), so that it no longer depends on the order of the adds."},
-    {"__sizeof__", (PyCFunction)bkcounting_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -709,39 +608,30 @@ static PySequenceMethods bkcounting_as_sequence = {
     .sq_contains = (objobjproc)bkcounting_contains,
 };
 
-static PyNumberMethods bkcounting_as_number = {
-    .nb_or = bkcounting_nb_or,
-    .nb_inplace_or = bkcounting_nb_ior,
-};
-
 static PyTypeObject BKCounting_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountingBase",
-    .tp_basicsize = sizeof(BKCounting),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkcounting_as_number,
+    BKPY_OBJ_SLOTS(BKCounting),
+    .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcounting_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CountingBloomFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkcounting_richcompare,
-    .tp_weaklistoffset = offsetof(BKCounting, weakreflist),
     .tp_methods = bkcounting_methods,
     .tp_getset = bkcounting_getset,
     .tp_new = bkcounting_new,
 };
 
+static const bkpy_desc bkcounting_desc = {
+    .type = &BKCounting_Type,
+    .kinds = 1u << BK_KIND_COUNTING_BLOOM,
+    .attach = bkcounting_attach,
+    .empty = bkcounting_empty,
+    .equal = bkcounting_equal,
+    .compatible = bkcounting_check_compatible,
+    .inplace = bkcounting_inplace_union,
+};
+
 int bkcounting_init(PyObject *m)
 {
-    if (PyType_Ready(&BKCounting_Type) < 0)
-        return -1;
-    Py_INCREF(&BKCounting_Type);
-    if (PyModule_AddObject(m, "CountingBase", (PyObject *)&BKCounting_Type) < 0) {
-        Py_DECREF(&BKCounting_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "CountingBase", &bkcounting_desc);
 }

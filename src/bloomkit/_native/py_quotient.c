@@ -533,36 +533,12 @@ static PyObject *bkquotient_check_merge(BKQuotient *self, PyObject *other)
 
 /* ---- End logic for merge and resize ----------------------------------- */
 
-static BKQuotient *bkquotient_copy_impl(BKQuotient *self, PyTypeObject *type)
+/* Beyond the header's identity: the shape and the slots. */
+static int bkquotient_equal(PyObject *a, PyObject *b)
 {
-    BKQuotient *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_quotient_attach(&c->qf, c->st.buf);
-    return c;
-}
-
-static PyObject *bkquotient_copy(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkquotient_copy_impl(self, Py_TYPE(self));
-}
-
-static PyObject *bkquotient_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKQuotient *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKQuotient_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKQuotient *)a;
-    y = (BKQuotient *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         x->qf.q == y->qf.q && x->qf.r == y->qf.r &&
-         memcmp(x->qf.words, y->qf.words, (size_t)x->qf.num_words * 8) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    BKQuotient *x = (BKQuotient *)a, *y = (BKQuotient *)b;
+    return x->qf.q == y->qf.q && x->qf.r == y->qf.r &&
+           memcmp(x->qf.words, y->qf.words, (size_t)x->qf.num_words * 8) == 0;
 }
 
 static PyObject *bkquotient_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
@@ -600,51 +576,22 @@ static PyObject *bkquotient_validate(BKQuotient *self, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
-static PyObject *bkquotient_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkquotient_attach(PyObject *self)
 {
-    BKQuotient *self = (BKQuotient *)bkpy_obj_load(type, a, 1u << BK_KIND_QUOTIENT);
-    if (self != NULL)
-        bk_quotient_attach(&self->qf, self->st.buf);
-    return (PyObject *)self;
+    bk_quotient_attach(&((BKQuotient *)self)->qf, ((BKQuotient *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkquotient_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: q = r = 1. */
+static int bkquotient_empty(PyObject *self_obj)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkquotient_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkquotient_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkquotient_load(type, &a);
-}
-/* Release a borrowed buffer (mmap close); the object becomes an empty,
- * read-only filter so nothing dangles. */
-static PyObject *bkquotient_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
+    BKQuotient *self = (BKQuotient *)self_obj;
     if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + 8) < 0)
-        return NULL;
+        return -1;
     bk_quotient_init_state(self->st.buf, 1, 1, 1, 0.5, 0.9, 0, 0, 0);
-    bk_quotient_attach(&self->qf, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
     self->version++;
     self->clears++; /* an add_many's log holds fingerprints of the old shape */
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkquotient_sizeof(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKQuotient) + own);
+    return bkquotient_attach(self_obj);
 }
 
 static Py_ssize_t bkquotient_len(BKQuotient *self)
@@ -689,15 +636,9 @@ static PyGetSetDef bkquotient_getset[] = {
     {"capacity", (getter)bkquotient_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkquotient_get_error_rate, NULL, "The design false-positive rate p.", NULL},
     {"max_load", (getter)bkquotient_get_max_load, NULL, "The load factor the table was sized for.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkquotient_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"load_factor", (getter)bkquotient_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -726,25 +667,12 @@ static PyMethodDef bkquotient_methods[] = {
     {"_merge", (PyCFunction)bkquotient_merge, METH_VARARGS, NULL},
     {"_check_merge", (PyCFunction)bkquotient_check_merge, METH_O, NULL},
     {"_rebuild", (PyCFunction)bkquotient_rebuild, METH_VARARGS, NULL},
-    {"copy", (PyCFunction)bkquotient_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkquotient_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkquotient_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove everything."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkquotient_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkquotient_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_recount", (PyCFunction)bkquotient_recount, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkquotient_detach, METH_NOARGS, NULL},
     {"_fingerprint", (PyCFunction)bkquotient_fingerprint, METH_O,
      "_fingerprint($self, key, /)\n--\n\nThe key's (q + r)-bit fingerprint."},
     {"_key_hash", (PyCFunction)bkquotient_key_hash, METH_O, NULL},
-    {"__sizeof__", (PyCFunction)bkquotient_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -756,31 +684,27 @@ static PySequenceMethods bkquotient_as_sequence = {
 static PyTypeObject BKQuotient_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientBase",
-    .tp_basicsize = sizeof(BKQuotient),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
+    BKPY_OBJ_SLOTS(BKQuotient),
     .tp_as_sequence = &bkquotient_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
               "key=None)\n--\n\nC core of QuotientFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkquotient_richcompare,
-    .tp_weaklistoffset = offsetof(BKQuotient, weakreflist),
     .tp_iter = (getiterfunc)bkquotient_iter,
     .tp_methods = bkquotient_methods,
     .tp_getset = bkquotient_getset,
     .tp_new = bkquotient_new,
 };
 
+static const bkpy_desc bkquotient_desc = {
+    .type = &BKQuotient_Type,
+    .kinds = 1u << BK_KIND_QUOTIENT,
+    .attach = bkquotient_attach,
+    .empty = bkquotient_empty,
+    .equal = bkquotient_equal,
+};
+
 int bkquotient_init(PyObject *m)
 {
-    if (PyType_Ready(&BKQuotient_Type) < 0 || PyType_Ready(&BKQuotientIter_Type) < 0)
+    if (PyType_Ready(&BKQuotientIter_Type) < 0)
         return -1;
-    Py_INCREF(&BKQuotient_Type);
-    if (PyModule_AddObject(m, "QuotientBase", (PyObject *)&BKQuotient_Type) < 0) {
-        Py_DECREF(&BKQuotient_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "QuotientBase", &bkquotient_desc);
 }
