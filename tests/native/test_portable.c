@@ -369,7 +369,7 @@ static int tp_apply(tp_case *r, char *op)
             return bk_quotient_insert_fp(&r->qf, bk_quotient_fingerprint(&r->qf, h), &was_new) == BK_OK
                        ? 0 : -1;
         case BK_KIND_COUNT_MIN: /* add_many of keys: a count of 1 each */
-            bk_cms_add(&r->cms, h, 1, 0);
+            bk_sketch_cms_add(&r->cms, h, 1, 0);
             return 0;
         default:
             return -1;

@@ -33,7 +33,7 @@ int bkquotient_init(PyObject *m);
 int bksketch_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_FUSE
-int bkpy_init_fuse(PyObject *m);
+int bkfuse_init(PyObject *m);
 #endif
 
 typedef int (*bkfn_init)(PyObject *m);
@@ -57,7 +57,7 @@ static const bkfn_init bkpy_inits[] = {
     bksketch_init,
 #endif
 #ifdef BK_HAVE_FUSE
-    bkpy_init_fuse,
+    bkfuse_init,
 #endif
 };
 

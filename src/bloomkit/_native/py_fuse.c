@@ -478,7 +478,7 @@ static PyTypeObject BKFuse_Type = {
 
 /* ---- End logic for the object contract -------------------------------- */
 
-int bkpy_init_fuse(PyObject *m)
+int bkfuse_init(PyObject *m)
 {
     if (PyType_Ready(&BKFuse_Type) < 0)
         return -1;
