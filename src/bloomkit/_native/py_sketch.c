@@ -116,92 +116,38 @@ static void bksketch_set_keyfunc(BKSk *self, PyObject *key)
     }
 }
 
-typedef void (*bksketch_attach_fn)(BKSk *self);
-
-static void bksketch_attach_cms(BKSk *self)
+static int bksketch_attach_cms(PyObject *self)
 {
-    bk_sketch_cms_attach(&((BKCms *)self)->cms, self->st.buf);
+    bk_sketch_cms_attach(&((BKCms *)self)->cms, ((BKSk *)self)->st.buf);
+    return 0;
 }
 
-static void bksketch_attach_tlfu(BKSk *self)
+static int bksketch_attach_tlfu(PyObject *self)
 {
-    bk_sketch_tlfu_attach(&((BKTlfu *)self)->t, self->st.buf);
+    bk_sketch_tlfu_attach(&((BKTlfu *)self)->t, ((BKSk *)self)->st.buf);
+    return 0;
 }
 
-static bksketch_attach_fn bksketch_attacher(PyTypeObject *type)
+/* What a closed mapped sketch keeps: the smallest of its kind. */
+static int bksketch_empty_cms(PyObject *self)
 {
-    return PyType_IsSubtype(type, &BKCms_Type) ? bksketch_attach_cms : bksketch_attach_tlfu;
+    bkpy_state *st = &((BKSk *)self)->st;
+    if (bkpy_state_alloc(st, BK_CMS_HEADER_LEN + 4) < 0)
+        return -1;
+    bk_sketch_cms_init_state(st->buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
+    return bksketch_attach_cms(self);
 }
 
-static unsigned bksketch_kind(PyTypeObject *type)
+static int bksketch_empty_tlfu(PyObject *self)
 {
-    return PyType_IsSubtype(type, &BKCms_Type) ? BK_KIND_COUNT_MIN : BK_KIND_TINYLFU;
-}
-
-static PyObject *bksketch_load(PyTypeObject *type, const bkpy_load_args *a)
-{
-    BKSk *self = (BKSk *)bkpy_obj_load(type, a, 1u << bksketch_kind(type));
-    if (self != NULL)
-        bksketch_attacher(type)(self);
-    return (PyObject *)self;
-}
-
-static PyObject *bksketch_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bksketch_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bksketch_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bksketch_load(type, &a);
-}
-static BKSk *bksketch_copy_impl(BKSk *self)
-{
-    BKSk *c = bkpy_obj_copy(Py_TYPE(self), &self->st);
-    if (c != NULL)
-        bksketch_attacher(Py_TYPE(self))(c);
-    return c;
-}
-
-static PyObject *bksketch_copy(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bksketch_copy_impl(self);
-}
-
-/* Release a borrowed buffer (mmap close): a tiny owned, read-only empty
- * state is left behind so that nothing dangles. */
-static PyObject *bksketch_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    uint64_t len;
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still uses the map */
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
-    if (bksketch_kind(Py_TYPE(self)) == BK_KIND_COUNT_MIN) {
-        len = BK_CMS_HEADER_LEN + 4;
-        if (bkpy_state_alloc(&self->st, len) < 0)
-            return NULL;
-        bk_sketch_cms_init_state(self->st.buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
-    } else {
-        uint64_t nb, db, pl = 0;
-        const char *reason;
-        (void)bk_sketch_tlfu_shape(1, 1, &nb, &db, &pl, &reason);
-        if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + pl) < 0)
-            return NULL;
-        bk_sketch_tlfu_init_state(self->st.buf, 1, 1, 0, 0, 0);
-    }
-    bksketch_attacher(Py_TYPE(self))(self);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
+    bkpy_state *st = &((BKSk *)self)->st;
+    uint64_t nb, db, pl = 0;
+    const char *reason;
+    (void)bk_sketch_tlfu_shape(1, 1, &nb, &db, &pl, &reason);
+    if (bkpy_state_alloc(st, BK_TLFU_HEADER_LEN + pl) < 0)
+        return -1;
+    bk_sketch_tlfu_init_state(st->buf, 1, 1, 0, 0, 0);
+    return bksketch_attach_tlfu(self);
 }
 
 static PyObject *bksketch_key_hash(BKSk *self, PyObject *key)
@@ -212,32 +158,13 @@ static PyObject *bksketch_key_hash(BKSk *self, PyObject *key)
     return PyLong_FromUnsignedLongLong(h);
 }
 
-static PyObject *bksketch_sizeof(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t((size_t)Py_TYPE(self)->tp_basicsize + own);
-}
-
-/* Equal: same kind, hashing, seed, parameters and payload (DIRTY and the
+/* Beyond the header's identity: parameters and payload (DIRTY and the
  * checksum field are not part of a sketch's value). */
-static PyObject *bksketch_richcompare(PyObject *a, PyObject *b, int op)
+static int bksketch_equal(PyObject *a, PyObject *b)
 {
-    BKSk *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b)->tp_richcompare != Py_TYPE(a)->tp_richcompare)
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKSk *)a;
-    y = (BKSk *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS,
-                (size_t)(x->st.len - BK_OFF_PARAMS)) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    const bkpy_state *x = &((BKSk *)a)->st, *y = &((BKSk *)b)->st;
+    return memcmp(x->buf + BK_OFF_PARAMS, y->buf + BK_OFF_PARAMS,
+                  (size_t)(x->len - BK_OFF_PARAMS)) == 0;
 }
 
 static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
@@ -248,37 +175,12 @@ static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
 }
 
 #define BKSK_COMMON_GETSET                                                                     \
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                             \
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.",   \
-     NULL},                                                                                    \
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},                  \
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False when opened read-only.", NULL},       \
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed "       \
-     "buffer (mmap).", NULL},                                                                  \
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when marked open for writing.", NULL},       \
-    {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},                  \
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state "          \
-     "(the serialized size).", NULL}
+    {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},              \
+    BKPY_OBJ_GETSET
 
 #define BKSK_COMMON_METHODS                                                                    \
-    {"copy", (PyCFunction)bksketch_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent "      \
-     "in-memory copy."},                                                                       \
-    {"__copy__", (PyCFunction)bksketch_copy, METH_NOARGS, NULL},                                   \
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,                                      \
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},        \
-    {"from_bytes", (PyCFunction)(void (*)(void))bksketch_from_bytes,                               \
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                                \
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild from "           \
-     "to_bytes() output; corrupt input raises FormatError."},                                  \
-    {"_from_buffer", (PyCFunction)(void (*)(void))bksketch_from_buffer,                            \
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                               \
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                                      \
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                             \
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                                 \
-    {"_detach", (PyCFunction)bksketch_detach, METH_NOARGS, NULL},                                  \
-    {"_key_hash", (PyCFunction)bksketch_key_hash, METH_O, NULL},                                   \
-    {"__sizeof__", (PyCFunction)bksketch_sizeof, METH_NOARGS, NULL}
+    {"_key_hash", (PyCFunction)bksketch_key_hash, METH_O, NULL},                               \
+    BKPY_OBJ_METHODS
 
 /* ---- End logic for shared state methods ------------------------------- */
 
@@ -731,19 +633,19 @@ static PyObject *bksketch_cms_merge(BKCms *self, PyObject *args, PyObject *kwarg
 
 static PyObject *bksketch_cms_nb_add(PyObject *a, PyObject *b)
 {
-    BKSk *c;
+    PyObject *c;
     if (!PyObject_TypeCheck(a, &BKCms_Type) || !PyObject_TypeCheck(b, &BKCms_Type))
         Py_RETURN_NOTIMPLEMENTED;
     if (bksketch_cms_check_compatible((BKCms *)a, b, "add") < 0)
         return NULL;
-    c = bksketch_copy_impl((BKSk *)a);
+    c = bkpy_obj_copy_of(a);
     if (c == NULL)
         return NULL;
     if (bksketch_cms_merge_into((BKCms *)c, b, 0) < 0) {
         Py_DECREF(c);
         return NULL;
     }
-    return (PyObject *)c;
+    return c;
 }
 
 static PyObject *bksketch_cms_nb_iadd(PyObject *a, PyObject *b)
@@ -875,18 +777,11 @@ static PyNumberMethods bksketch_cms_as_number = {
 static PyTypeObject BKCms_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountMinBase",
-    .tp_basicsize = sizeof(BKCms),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
+    BKPY_OBJ_SLOTS(BKCms),
     .tp_as_number = &bksketch_cms_as_number,
     .tp_as_sequence = &bksketch_cms_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
               "counter_bits=32)\n--\n\nC core of CountMinSketch.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bksketch_richcompare,
-    .tp_weaklistoffset = offsetof(BKCms, weakreflist),
     .tp_methods = bksketch_cms_methods,
     .tp_getset = bksketch_cms_getset,
     .tp_new = bksketch_cms_new,
@@ -1096,16 +991,9 @@ static PyMethodDef bksketch_tlfu_methods[] = {
 static PyTypeObject BKTlfu_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.TinyLFUBase",
-    .tp_basicsize = sizeof(BKTlfu),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    BKPY_OBJ_SLOTS(BKTlfu),
     .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
               "C core of TinyLFU.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bksketch_richcompare,
-    .tp_weaklistoffset = offsetof(BKTlfu, weakreflist),
     .tp_methods = bksketch_tlfu_methods,
     .tp_getset = bksketch_tlfu_getset,
     .tp_new = bksketch_tlfu_new,
@@ -1113,18 +1001,25 @@ static PyTypeObject BKTlfu_Type = {
 
 /* ---- End logic for TinyLFU -------------------------------------------- */
 
+static const bkpy_desc bksketch_cms_desc = {
+    .type = &BKCms_Type,
+    .kinds = 1u << BK_KIND_COUNT_MIN,
+    .attach = bksketch_attach_cms,
+    .empty = bksketch_empty_cms,
+    .equal = bksketch_equal,
+};
+
+static const bkpy_desc bksketch_tlfu_desc = {
+    .type = &BKTlfu_Type,
+    .kinds = 1u << BK_KIND_TINYLFU,
+    .attach = bksketch_attach_tlfu,
+    .empty = bksketch_empty_tlfu,
+    .equal = bksketch_equal,
+};
+
 int bksketch_init(PyObject *m)
 {
-    PyTypeObject *types[2] = {&BKCms_Type, &BKTlfu_Type};
-    const char *names[2] = {"CountMinBase", "TinyLFUBase"};
-    for (int i = 0; i < 2; i++) {
-        if (PyType_Ready(types[i]) < 0)
-            return -1;
-        Py_INCREF(types[i]);
-        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {
-            Py_DECREF(types[i]);
-            return -1;
-        }
-    }
-    return 0;
+    if (bkpy_register_type(m, "CountMinBase", &bksketch_cms_desc) < 0)
+        return -1;
+    return bkpy_register_type(m, "TinyLFUBase", &bksketch_tlfu_desc);
 }
