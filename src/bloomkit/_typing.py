@@ -10,11 +10,18 @@ checkers (``BloomFilter[str]`` at run time is a plain ``types.GenericAlias``).
 
 from __future__ import annotations
 
-from typing import SupportsIndex, TypeAlias
+from typing import TYPE_CHECKING, SupportsIndex, TypeAlias
 
 __all__ = ["Key"]
 
-Key: TypeAlias = str | bytes | bytearray | memoryview | SupportsIndex
-"""What the key encoding accepts: str (UTF-8), bytes-like, and int or any object
-with ``__index__`` (bool, numpy integer scalars).  Floats, None and other
-objects are refused with TypeError unless the structure was built with ``key=``."""
+# What the key encoding accepts: str (UTF-8), anything with a buffer (bytes,
+# bytearray, memoryview, mmap, array.array, numpy arrays and scalars: their raw
+# bytes), and int or any object with __index__ (bool, numpy integer scalars).
+# Floats, None and other objects are refused with TypeError unless the structure
+# was built with key=.
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # PEP 688
+
+    Key: TypeAlias = str | Buffer | SupportsIndex
+else:  # for annotations evaluated at run time, where Buffer (3.12+) may be missing
+    Key: TypeAlias = str | bytes | bytearray | memoryview | SupportsIndex

@@ -3,12 +3,13 @@
 A trailing ``# N: <type>`` says mypy must reveal exactly that type on the
 line; ``# E: <code>`` says mypy must report an error with that code there.
 Any other note or error fails the test.  The key type shows as ``K`` below:
-``str | bytes | bytearray | memoryview[int] | typing.SupportsIndex``
-(bloomkit.Key, docs/keys.md).
+``str | typing_extensions.Buffer | typing.SupportsIndex`` (bloomkit.Key,
+docs/keys.md: str, anything with a buffer, int or anything with __index__).
 """
 
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,7 @@ f.add("text")
 f.add(b"raw")
 f.add(bytearray(b"raw"))
 f.add(memoryview(b"raw"))
+f.add(array.array("q", [1, 2]))
 f.add(7)
 f.add(True)
 f.add(np.int64(7))
