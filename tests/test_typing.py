@@ -20,7 +20,7 @@ mypy_api = pytest.importorskip("mypy.api", reason="the typing tests need mypy (t
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((ROOT / "tests" / "typing").glob("check_*.py"))
-KEY = "str | typing_extensions.Buffer | typing.SupportsIndex"
+KEY = "str | bytes | bytearray | memoryview[int] | typing.SupportsIndex"
 _MARK = re.compile(r"\S  # ([NE]): (.+?)\s*$")  # an inline comment after code
 _OUT = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): (?P<kind>error|note): (?P<text>.*)$")
 

@@ -10,18 +10,14 @@ checkers (``BloomFilter[str]`` at run time is a plain ``types.GenericAlias``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, SupportsIndex, TypeAlias
+from typing import SupportsIndex, TypeAlias
 
 __all__ = ["Key"]
 
-# What the key encoding accepts: str (UTF-8), anything with a buffer (bytes,
-# bytearray, memoryview, mmap, array.array, numpy arrays and scalars: their raw
-# bytes), and int or any object with __index__ (bool, numpy integer scalars).
-# Floats, None and other objects are refused with TypeError unless the structure
-# was built with key=.
-if TYPE_CHECKING:
-    from typing_extensions import Buffer  # PEP 688
-
-    Key: TypeAlias = str | Buffer | SupportsIndex
-else:  # for annotations evaluated at run time, where Buffer (3.12+) may be missing
-    Key: TypeAlias = str | bytes | bytearray | memoryview | SupportsIndex
+# What the key encoding accepts (docs/keys.md): str (UTF-8), bytes-like objects
+# (their raw bytes), and int or any object with __index__ (bool, numpy integer
+# and bool scalars).  Floats, None and other objects are refused with TypeError
+# unless the structure was built with key=.  (A 1-d buffer of bytes other than
+# these three, such as a numpy S1/uint8 array, is a key at run time too; annotate
+# it as memoryview(arr) to pass the checker.)
+Key: TypeAlias = str | bytes | bytearray | memoryview | SupportsIndex

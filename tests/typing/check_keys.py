@@ -3,8 +3,8 @@
 A trailing ``# N: <type>`` says mypy must reveal exactly that type on the
 line; ``# E: <code>`` says mypy must report an error with that code there.
 Any other note or error fails the test.  The key type shows as ``K`` below:
-``str | typing_extensions.Buffer | typing.SupportsIndex`` (bloomkit.Key,
-docs/keys.md: str, anything with a buffer, int or anything with __index__).
+``str | bytes | bytearray | memoryview[int] | typing.SupportsIndex``
+(bloomkit.Key, docs/keys.md).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ f.add("text")
 f.add(b"raw")
 f.add(bytearray(b"raw"))
 f.add(memoryview(b"raw"))
-f.add(array.array("q", [1, 2]))
+f.add(memoryview(array.array("B", [1, 2])))
 f.add(7)
 f.add(True)
 f.add(np.int64(7))
@@ -87,6 +87,7 @@ same: BloomFilter[bloomkit.Key] = bloomkit.BloomFilter(10) | f
 
 f.add(1.5)  # E: arg-type
 f.add(None)  # E: arg-type
+f.add(np.float64(1.5))  # E: arg-type
 f.add_many(3)  # E: arg-type
 f.add_many([1.5, 2.5])  # E: list-item
 bad: bool = 1.5 in f  # E: operator
