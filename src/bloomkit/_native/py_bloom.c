@@ -693,6 +693,10 @@ static PyGetSetDef bkbloom_getset[] = {
 };
 
 static PyMethodDef bkbloom_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkbloom_add, METH_O,
      "add($self, key, /)\n--\n\nAdd a key; return True if it was surely absent before."},
     {"add_many", (PyCFunction)bkbloom_add_many, METH_O,

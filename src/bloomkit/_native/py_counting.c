@@ -650,6 +650,10 @@ static PyGetSetDef bkc_getset[] = {
 };
 
 static PyMethodDef bkc_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkc_add, METH_O,
      "add($self, key, /)\n--\n\nIncrement the key's counters; return True if it was surely "
      "absent before."},

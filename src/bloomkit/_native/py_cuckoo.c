@@ -508,6 +508,10 @@ static PyGetSetDef bkcuckoo_getset[] = {
 };
 
 static PyMethodDef bkcuckoo_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkcuckoo_add, METH_O,
      "add($self, key, /)\n--\n\nStore one copy of the key; return True if no copy was found "
      "before.  Raises CapacityError (filter unchanged) when full."},

@@ -702,6 +702,10 @@ static PyGetSetDef bkqf_getset[] = {
 };
 
 static PyMethodDef bkqf_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkqf_add, METH_O,
      "add($self, key, /)\n--\n\nStore the key's fingerprint (a multiset: duplicates are kept); "
      "return True if no equal fingerprint was stored.  CapacityError when full."},

@@ -846,6 +846,10 @@ static PyGetSetDef bkcms_getset[] = {
 };
 
 static PyMethodDef bkcms_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)(void (*)(void))bkcms_add, METH_FASTCALL,
      "add($self, key, count=1, /)\n--\n\nAdd count (a non-negative int) to key; return its new "
      "estimate.  Counters saturate at counter_max."},
@@ -1083,6 +1087,10 @@ static PyGetSetDef bktlfu_getset[] = {
 };
 
 static PyMethodDef bktlfu_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"record", (PyCFunction)bktlfu_record, METH_O,
      "record($self, key, /)\n--\n\nRecord one access of key."},
     {"record_many", (PyCFunction)bktlfu_record_many, METH_O,
