@@ -11,7 +11,7 @@ on traces that favour recency, frequency, or change from one to the other.
 
 The same generators as tests/test_cache_adaptive.py, seeded.
 
-    PYTHONPATH=src python benchmarks/cache_adaptive.py [--maxsize 500] [--length 200000]
+    python benchmarks/cache_adaptive.py [--maxsize 500] [--length 200000]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import random
 import sys
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 
 from bloomkit.cache import TinyLFUCache

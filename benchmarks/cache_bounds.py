@@ -18,7 +18,7 @@ cache size this prints, next to LRU:
   frequency-admission cache (TinyLFU, with sketch errors and aging on top)
   aims at.
 
-    PYTHONPATH=src python benchmarks/cache_bounds.py [--length 1000000] [--sizes 100000]
+    python benchmarks/cache_bounds.py [--length 1000000] [--sizes 100000]
 
 Pure Python over the same traces (same generator calls and seed as
 cache_traces.py; the script checks the keys are identical).
@@ -32,6 +32,7 @@ import sys
 from collections import OrderedDict
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -14,7 +14,7 @@ changes from second to second cancels out.  Times are the thread's CPU time (``-
 perf_counter), so time spent descheduled on a loaded machine is not counted; the machine block
 printed first says how loaded it was.
 
-    PYTHONPATH=src python benchmarks/cache_speed.py [--length 200000] [--size 10000]
+    python benchmarks/cache_speed.py [--length 200000] [--size 10000]
         [--reps 7] [--scans] [--json PATH]
 """
 
@@ -26,6 +26,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import cache_traces as ct
 import machine
 import numpy as np

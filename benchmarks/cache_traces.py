@@ -12,7 +12,7 @@ the default), TinyLFUCache(adaptive=False) (the fixed 1% window),
 functools.lru_cache, cachetools.LRUCache and cachetools.LFUCache.
 benchmarks/cache_bounds.py prints what no cache can beat on these traces.
 
-    PYTHONPATH=src python benchmarks/cache_traces.py [--length 1000000]
+    python benchmarks/cache_traces.py [--length 1000000]
 
 Writes benchmarks/results/cache_traces.md (table) and cache_traces.png.
 """
@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 import numpy as np
 

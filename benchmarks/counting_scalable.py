@@ -7,7 +7,7 @@ ratio measured within the same repetition, so that load on a shared
 machine, which changes from second to second, cancels out.  Times are the
 thread's CPU time (time.thread_time_ns), so that time spent descheduled is
 not counted.  Cells show the median ns per key.
-Run:  PYTHONPATH=src python benchmarks/counting_scalable.py [n] [reps] [--json PATH]
+Run:  python benchmarks/counting_scalable.py [n] [reps] [--json PATH]
 The output starts with the machine block (benchmarks/machine.py) and says where each
 structure's state lives in this machine's caches: the ratios depend on it (a 4-bit counting
 filter is 4x a BloomFilter's bytes, so at some n one fits L2 and the other does not).
@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 import numpy as np
 

@@ -1,6 +1,6 @@
 """CuckooFilter speed against BlockedBloomFilter (issue 6 targets), one run.
 
-    PYTHONPATH=src python benchmarks/cuckoo.py [n] [error_rate]
+    python benchmarks/cuckoo.py [n] [error_rate]
 
 Per-item loops go through the same Python overhead for both structures, so
 the ratios show what the C side adds.  Targets: per-item `in` within 1.2x of
@@ -10,11 +10,12 @@ add, batch contains at least 2x faster than the per-item loop.
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 import numpy as np
 
@@ -42,8 +43,11 @@ def _pair(a: Callable[[], object], b: Callable[[], object], n: int,
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    p = float(sys.argv[2]) if len(sys.argv) > 2 else 0.01
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n", nargs="?", type=int, default=1_000_000, help="keys (default 1e6)")
+    ap.add_argument("error_rate", nargs="?", type=float, default=0.01, help="(default 0.01)")
+    args = ap.parse_args()
+    n, p = args.n, args.error_rate
     machine.announce()
     rng = np.random.default_rng(1)
     # below 90% load: 0.85 of the slots

@@ -8,7 +8,7 @@ reports medians.  A one-process baseline (pandas reads the files, add_many
 in a loop, no dask) is measured too, and every build is checked
 byte-identical to it.
 
-    PYTHONPATH=src python benchmarks/dask_speedup.py --rows 20_000_000 --files 40
+    python benchmarks/dask_speedup.py --rows 20_000_000 --files 40
 
 The cluster start-up and one warm-up build are not timed; reading Parquet is (it is part of the
 job).  On a shared machine, report the load average beside the figure.
@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 import numpy as np
 import pandas as pd

@@ -1,7 +1,7 @@
 """QuotientFilter speed: per-item contains against a peer at 75% load, and
 add/contains across load factors 0.5..0.95 (one run, medians of 3 reps).
 
-    PYTHONPATH=src python benchmarks/quotient.py [--q 20]
+    python benchmarks/quotient.py [--q 20]
 
 The peer is CuckooFilter when bloomkit has one, else BlockedBloomFilter (it
 says which).  Per-item numbers include the ~30-60 ns of interpreter work of
@@ -15,6 +15,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+import _checkout  # noqa: F401  (the in-place build, else the install)
 import machine
 import numpy as np
 

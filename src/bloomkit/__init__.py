@@ -18,8 +18,21 @@ Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 
 from __future__ import annotations
 
-from . import _core
+try:
+    from . import _core
+except ImportError as _exc:  # a source tree without the compiled extension?
+    import glob as _glob
+    import os as _os
+
+    if _glob.glob(_os.path.join(__path__[0], "_core.*[!i]")):  # built, but broken: say so
+        raise
+    raise ImportError(
+        f"bloomkit's C extension bloomkit._core is not built in {__path__[0]}: "
+        "install the package (`pip install .`) and run without PYTHONPATH=src, or build "
+        "it in place with `python setup.py build_ext --inplace` (docs/building.md)"
+    ) from _exc
 from . import cache as cache
+from ._typing import Key
 from .bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from .counting import KIND_COUNTING_BLOOM, CountingBloomFilter
 from .cuckoo import KIND_CUCKOO, CuckooFilter, cuckoo_design
@@ -86,6 +99,7 @@ __all__ = [
     "Guard",
     "GuardStats",
     "IncompatibleFiltersError",
+    "Key",
     "OverfullFilterWarning",
     "QuotientFilter",
     "ScalableBloomFilter",

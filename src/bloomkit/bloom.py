@@ -10,9 +10,11 @@ small and as fast as the C type: ``key in f`` goes straight to the C
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 from .design import BLOCK_BITS, design, false_positive_rate, validate_layout_version
 from .persist import Persistent
 
@@ -20,6 +22,9 @@ __all__ = ["BlockedBloomFilter", "BloomFilter"]
 
 KIND_BLOOM = 1
 KIND_BLOCKED_BLOOM = 2
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 
 def layout_id(layout: str, layout_version: int) -> int:
@@ -41,7 +46,7 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
-class _BloomFacade(Persistent, _core.BloomBase):
+class _BloomFacade(Persistent, _core.BloomBase[_K]):
     __slots__ = ()
     # in-place adds are atomic ORs: many "r+" writers of one file at once
     # (bloomkit/_locking.py)
@@ -49,18 +54,15 @@ class _BloomFacade(Persistent, _core.BloomBase):
     _bk_kind: int
     _layout_name: str
 
-    def __new__(
-        cls,
-        capacity: int,
-        error_rate: float = 0.01,
-        *,
-        seed: int = 0,
-        key: Any = None,
-        secret: bytes | None = None,
-        layout_version: int | None = None,
+    @classmethod
+    def _designed(
+        cls, capacity: int, error_rate: float, seed: int, key: Any, secret: bytes | None,
+        layout_version: int | None,
     ) -> Any:
+        """A new filter sized by :func:`design` (each class's ``__new__`` calls
+        this, so that a wrong call names the class: ``BloomFilter.__new__()``)."""
         d = design(capacity, error_rate, cls._layout_name, layout_version=layout_version)
-        return super().__new__(
+        return _core.BloomBase.__new__(
             cls, layout_id(d.layout, d.layout_version), d.num_bits, d.num_hashes, d.capacity,
             d.error_rate, seed=seed, secret=secret, key=key,
         )
@@ -90,7 +92,7 @@ class _BloomFacade(Persistent, _core.BloomBase):
         )
 
 
-class BloomFilter(_BloomFacade):
+class BloomFilter(_BloomFacade[_K]):
     """The classic Bloom filter: m bits, k probes spread over all of them.
 
     ``BloomFilter(capacity, error_rate=0.01, *, seed=0, key=None, secret=None)``
@@ -104,6 +106,43 @@ class BloomFilter(_BloomFacade):
     _bk_kind = KIND_BLOOM
     _layout_name = "classic"
 
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BloomFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, seed: int = 0,
+        key: Callable[[_T], Key], secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BloomFilter[_T]: ...
+    def __new__(
+        cls,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        key: Callable[[Any], Key] | None = None,
+        secret: bytes | None = None,
+        layout_version: int | None = None,
+    ) -> BloomFilter[Any]:
+        obj: BloomFilter[Any] = cls._designed(
+            capacity, error_rate, seed, key, secret, layout_version
+        )
+        return obj
+
+    @overload
+    @classmethod
+    def with_size(
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None,
+    ) -> BloomFilter[Key]: ...
+    @overload
+    @classmethod
+    def with_size(
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
+    ) -> BloomFilter[_T]: ...
     @classmethod
     def with_size(
         cls,
@@ -111,9 +150,9 @@ class BloomFilter(_BloomFacade):
         num_hashes: int,
         *,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> BloomFilter:
+    ) -> BloomFilter[Any]:
         """A filter of exactly ``num_bits`` bits and ``num_hashes`` probes."""
         num_bits = _check_int("num_bits", num_bits)
         num_hashes = _check_int("num_hashes", num_hashes)
@@ -122,13 +161,13 @@ class BloomFilter(_BloomFacade):
         if not 1 <= num_hashes <= 64:
             raise ValueError("num_hashes must be in [1, 64]")
         capacity, rate = _nominal(num_bits, num_hashes)
-        obj: BloomFilter = _core.BloomBase.__new__(
+        obj: BloomFilter[Any] = _core.BloomBase.__new__(
             cls, 0, num_bits, num_hashes, capacity, rate, seed=seed, secret=secret, key=key
         )
         return obj
 
 
-class BlockedBloomFilter(_BloomFacade):
+class BlockedBloomFilter(_BloomFacade[_K]):
     """The cache-blocked Bloom filter: every probe of a key in one 64-byte line.
 
     Same API as :class:`BloomFilter`, plus ``layout_version``: 1 (the
@@ -145,6 +184,43 @@ class BlockedBloomFilter(_BloomFacade):
     _bk_kind = KIND_BLOCKED_BLOOM
     _layout_name = "blocked"
 
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BlockedBloomFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, seed: int = 0,
+        key: Callable[[_T], Key], secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BlockedBloomFilter[_T]: ...
+    def __new__(
+        cls,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        key: Callable[[Any], Key] | None = None,
+        secret: bytes | None = None,
+        layout_version: int | None = None,
+    ) -> BlockedBloomFilter[Any]:
+        obj: BlockedBloomFilter[Any] = cls._designed(
+            capacity, error_rate, seed, key, secret, layout_version
+        )
+        return obj
+
+    @overload
+    @classmethod
+    def with_size(
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BlockedBloomFilter[Key]: ...
+    @overload
+    @classmethod
+    def with_size(
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> BlockedBloomFilter[_T]: ...
     @classmethod
     def with_size(
         cls,
@@ -152,10 +228,10 @@ class BlockedBloomFilter(_BloomFacade):
         num_hashes: int,
         *,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         layout_version: int | None = None,
-    ) -> BlockedBloomFilter:
+    ) -> BlockedBloomFilter[Any]:
         """A filter of ``num_bits`` (rounded up to a multiple of 512) and ``num_hashes``."""
         num_bits = _check_int("num_bits", num_bits)
         num_hashes = _check_int("num_hashes", num_hashes)
@@ -166,7 +242,7 @@ class BlockedBloomFilter(_BloomFacade):
             raise ValueError("num_hashes must be in [1, 24] for the blocked layout")
         num_bits = -(-num_bits // BLOCK_BITS) * BLOCK_BITS
         capacity, rate = _nominal(num_bits, num_hashes)
-        obj: BlockedBloomFilter = _core.BloomBase.__new__(
+        obj: BlockedBloomFilter[Any] = _core.BloomBase.__new__(
             cls, layout_id("blocked", version), num_bits, num_hashes, capacity, rate, seed=seed,
             secret=secret, key=key,
         )

@@ -9,19 +9,24 @@ and :meth:`CountingBloomFilter.to_bloom` returns that filter.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 from .bloom import BloomFilter
 from .design import design
 
 __all__ = ["COUNTER_BITS", "KIND_COUNTING_BLOOM", "CountingBloomFilter"]
 
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
+
 KIND_COUNTING_BLOOM = 3
 COUNTER_BITS = (4, 8, 16)
 
 
-class CountingBloomFilter(_core.CountingBase):
+class CountingBloomFilter(_core.CountingBase[_K]):
     """A Bloom filter of small saturating counters (Fan et al., 2000).
 
     ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4, seed=0,
@@ -43,6 +48,16 @@ class CountingBloomFilter(_core.CountingBase):
     # in-place updates are atomic per counter: many "r+" writers at once
     _shared_writers = True
 
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, seed: int = 0,
+        key: None = None, secret: bytes | None = None,
+    ) -> CountingBloomFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, seed: int = 0,
+        key: Callable[[_T], Key], secret: bytes | None = None,
+    ) -> CountingBloomFilter[_T]: ...
     def __new__(
         cls,
         capacity: int,
@@ -50,9 +65,9 @@ class CountingBloomFilter(_core.CountingBase):
         *,
         counter_bits: int = 4,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> Any:
+    ) -> CountingBloomFilter[Any]:
         if isinstance(counter_bits, bool) or not isinstance(counter_bits, int):
             raise TypeError(f"counter_bits must be one of {COUNTER_BITS}, "
                             f"not {type(counter_bits).__name__}")
@@ -64,13 +79,13 @@ class CountingBloomFilter(_core.CountingBase):
             seed=seed, secret=secret, key=key,
         )
 
-    def to_bloom(self) -> BloomFilter:
+    def to_bloom(self) -> BloomFilter[_K]:
         """A :class:`BloomFilter` with bit i set iff counter i is nonzero.
 
         Same m, k, seed, hashing and key=; for a filter that only saw adds it
         is byte-identical to the BloomFilter built from the same adds.
         """
-        result: BloomFilter = self._to_bloom(BloomFilter)
+        result: BloomFilter[_K] = self._to_bloom(BloomFilter)
         return result
 
     def __repr__(self) -> str:

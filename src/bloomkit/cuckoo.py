@@ -9,15 +9,20 @@ batch operation is C.  See docs/cuckoo.md and the essay in
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 
 __all__ = [
     "DESIGN_LOAD", "DESIGN_LOADS", "CuckooDesign", "CuckooFilter", "cuckoo_design",
     "design_load",
 ]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_CUCKOO = 5
 
@@ -105,7 +110,7 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
     return CuckooDesign(capacity, error_rate, bucket_size, f, num_buckets)
 
 
-class CuckooFilter(_core.CuckooBase):
+class CuckooFilter(_core.CuckooBase[_K]):
     """Approximate membership with deletion: a cuckoo hash table of fingerprints.
 
     ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,
@@ -121,6 +126,16 @@ class CuckooFilter(_core.CuckooBase):
     __slots__ = ()
     _bk_kind = KIND_CUCKOO
 
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.001, *, bucket_size: int = 4, seed: int = 0,
+        key: None = None, secret: bytes | None = None,
+    ) -> CuckooFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.001, *, bucket_size: int = 4, seed: int = 0,
+        key: Callable[[_T], Key], secret: bytes | None = None,
+    ) -> CuckooFilter[_T]: ...
     def __new__(
         cls,
         capacity: int,
@@ -128,9 +143,9 @@ class CuckooFilter(_core.CuckooBase):
         *,
         bucket_size: int = 4,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> Any:
+    ) -> CuckooFilter[Any]:
         d = cuckoo_design(capacity, error_rate, bucket_size)
         return super().__new__(
             cls, d.num_buckets, d.bucket_size, d.fingerprint_bits, d.capacity, d.error_rate,

@@ -134,9 +134,15 @@ def loads(
     ``max_bytes`` refuses larger inputs before anything is parsed.  Corrupt
     or truncated input raises :class:`bloomkit.FormatError`.
     """
-    if isinstance(data, str):
-        raise TypeError("loads() takes bytes-like data, not str")
-    view = memoryview(data)
+    try:
+        if isinstance(data, str):
+            raise TypeError
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(
+            "loads() takes bytes-like data (bytes, bytearray, memoryview, mmap), "
+            f"not {type(data).__name__}"
+        ) from None
     if max_bytes is not None and view.nbytes > max_bytes:
         raise FormatError(f"data is {view.nbytes} bytes, over max_bytes={max_bytes}")
     header = _core.peek_header(view)
@@ -610,11 +616,12 @@ def _size_check(
     st = os.fstat(fd)
     size = st.st_size
     _check_size(path, st, max_bytes, full_pass)
+    head = os.pread(fd, _FIXED_HEADER, 0)
     if size < _FIXED_HEADER:
+        _core.peek_header(head)  # bad magic first: "not a bloomkit file" beats "truncated"
         raise FormatError(
             f"{path}: {size} bytes, shorter than the 64-byte bloomkit header (truncated)"
         )
-    head = os.pread(fd, _FIXED_HEADER, 0)
     # The declared lengths are checked against the real file size before
     # anything is mapped: a short file is a FormatError, never a SIGBUS.
     header = _core.peek_header(head, size)

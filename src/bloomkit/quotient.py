@@ -9,12 +9,17 @@ batch, merge and resize operation is C.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 from .design import validate_capacity, validate_error_rate
 
 __all__ = ["KIND_QUOTIENT", "QuotientFilter", "quotient_shape"]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_QUOTIENT = 6
 
@@ -91,7 +96,7 @@ def _nominal_rate(q: int, r: int, capacity: int) -> float:
     return min(max(rate, 5e-324), 1.0 - 2.0**-53)
 
 
-class QuotientFilter(_core.QuotientBase):
+class QuotientFilter(_core.QuotientBase[_K]):
     """A quotient filter (Bender et al., VLDB 2012).
 
     ``QuotientFilter(capacity, error_rate=0.01, *, max_load=0.9, seed=0,
@@ -109,6 +114,16 @@ class QuotientFilter(_core.QuotientBase):
     __slots__ = ()
     _bk_kind = KIND_QUOTIENT
 
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, max_load: float = DEFAULT_MAX_LOAD,
+        seed: int = 0, key: None = None, secret: bytes | None = None,
+    ) -> QuotientFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, max_load: float = DEFAULT_MAX_LOAD,
+        seed: int = 0, key: Callable[[_T], Key], secret: bytes | None = None,
+    ) -> QuotientFilter[_T]: ...
     def __new__(
         cls,
         capacity: int,
@@ -116,15 +131,29 @@ class QuotientFilter(_core.QuotientBase):
         *,
         max_load: float = DEFAULT_MAX_LOAD,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> Any:
+    ) -> QuotientFilter[Any]:
         q, r = quotient_shape(capacity, error_rate, max_load)
         return super().__new__(
             cls, q, r, int(capacity), float(error_rate), float(max_load),
             seed=seed, secret=secret, key=key,
         )
 
+    @overload
+    @classmethod
+    def with_shape(
+        cls, q: int, r: int, *, capacity: int | None = None, error_rate: float | None = None,
+        max_load: float = DEFAULT_MAX_LOAD, seed: int = 0, key: None = None,
+        secret: bytes | None = None,
+    ) -> QuotientFilter[Key]: ...
+    @overload
+    @classmethod
+    def with_shape(
+        cls, q: int, r: int, *, capacity: int | None = None, error_rate: float | None = None,
+        max_load: float = DEFAULT_MAX_LOAD, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
+    ) -> QuotientFilter[_T]: ...
     @classmethod
     def with_shape(
         cls,
@@ -135,9 +164,9 @@ class QuotientFilter(_core.QuotientBase):
         error_rate: float | None = None,
         max_load: float = DEFAULT_MAX_LOAD,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> QuotientFilter:
+    ) -> QuotientFilter[Any]:
         """A filter of exactly 2**q slots and r-bit remainders.
 
         ``capacity`` defaults to ``floor(max_load * 2**q)``, ``error_rate``
@@ -155,12 +184,12 @@ class QuotientFilter(_core.QuotientBase):
             rate = _nominal_rate(q, r, capacity)
         else:
             rate = validate_error_rate(error_rate)
-        obj: QuotientFilter = _core.QuotientBase.__new__(
+        obj: QuotientFilter[Any] = _core.QuotientBase.__new__(
             cls, q, r, capacity, rate, load, seed=seed, secret=secret, key=key
         )
         return obj
 
-    def resized(self, capacity: int) -> QuotientFilter:
+    def resized(self, capacity: int) -> QuotientFilter[_K]:
         """A new filter sized for ``capacity`` holding the same fingerprints.
 
         The fingerprint width q + r stays: each doubling of the table moves
@@ -180,10 +209,10 @@ class QuotientFilter(_core.QuotientBase):
             )
         r = fbits - q
         _check_shape(q, r)
-        out: QuotientFilter = self._rebuild(q, r, n, _nominal_rate(q, r, n), self.max_load)
+        out: QuotientFilter[_K] = self._rebuild(q, r, n, _nominal_rate(q, r, n), self.max_load)
         return out
 
-    def merge(self, other: QuotientFilter) -> QuotientFilter:
+    def merge(self, other: QuotientFilter[Any]) -> QuotientFilter[_K]:
         """A new filter holding both multisets of fingerprints.
 
         Both filters need the same seed, hashing and fingerprint width
@@ -200,12 +229,12 @@ class QuotientFilter(_core.QuotientBase):
         q = min(q, fbits - 1)
         r = fbits - q
         _check_shape(q, r)
-        out: QuotientFilter = self._merge(
+        out: QuotientFilter[_K] = self._merge(
             other, q, r, capacity, _nominal_rate(q, r, capacity), self.max_load
         )
         return out
 
-    def __or__(self, other: object) -> QuotientFilter:
+    def __or__(self, other: object) -> QuotientFilter[_K]:
         if not isinstance(other, _core.QuotientBase):
             return NotImplemented
         return self.merge(other)  # type: ignore[arg-type]

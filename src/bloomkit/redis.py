@@ -280,7 +280,15 @@ def _union_count(num_bits: int, k: int, popcount: int, blocked: bool = False) ->
     return _round_half_away(min(est, m))
 
 
-def _wrap_connection_error(exc: Exception, what: str, confirmed: int) -> RedisConnectionLost:
+def _wrap_connection_error(
+    exc: Exception, what: str, confirmed: int | None = None
+) -> RedisConnectionLost:
+    """``confirmed`` is for adds only; None for calls that write no keys (open, to_local)."""
+    if confirmed is None:
+        return RedisConnectionLost(
+            f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
+            "it only reads, so nothing was changed and it can be retried"
+        )
     return RedisConnectionLost(
         f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
         f"{confirmed} keys were confirmed; every other key was either fully added or not "
@@ -736,7 +744,7 @@ class RedisBloomFilter:
         try:
             raw = client.hgetall(meta_key)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+            raise _wrap_connection_error(exc, f"open({name!r})") from exc
         except ResponseError as exc:
             raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit filter "
                                       f"({exc})") from exc
@@ -828,7 +836,7 @@ class RedisBloomFilter:
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({self.name!r})", 0) from exc
+            raise _wrap_connection_error(exc, f"open({self.name!r})") from exc
         for s in range(self.shards):
             length, gen = res[2 * s], res[2 * s + 1]
             if length != self._lens[s] or gen is None or _text(gen) != self._gen:
@@ -903,7 +911,8 @@ class RedisBloomFilter:
             [self._bits_keys[s], self._hash_keys[s]], [self._gen, self._lens[s], k, text]
         )
 
-    def _execute(self, calls: list[list[Any]], what: str, confirmed: int) -> list[bytes]:
+    def _execute(self, calls: list[list[Any]], what: str, confirmed: int | None
+                 ) -> list[bytes]:
         """Run EVALSHA calls in one pipeline; NOSCRIPT ones again with EVAL."""
         pipe = self.client.pipeline(transaction=False)
         for args in calls:
@@ -936,7 +945,7 @@ class RedisBloomFilter:
 
     def __contains__(self, key: object) -> bool:
         (_, _, args), = self._calls(self._contains_script, [key])
-        return self._execute([args], "contains", 0)[0] == b"1"
+        return self._execute([args], "contains", None)[0] == b"1"
 
     def contains(self, key: object) -> bool:
         """``key in self``."""
@@ -953,7 +962,8 @@ class RedisBloomFilter:
         confirmed = 0
 
         def flush() -> list[tuple[list[int], bytes]]:
-            res = self._execute([a for _, _, a in pending], what, confirmed)
+            res = self._execute([a for _, _, a in pending], what,
+                                confirmed if script is self._add_script else None)
             return [(ix, r) for (_, ix, _), r in zip(pending, res, strict=True)]
 
         chunks = 0
@@ -1075,7 +1085,9 @@ class RedisBloomFilter:
                 confirmed += n + extra
         except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
             conn.disconnect()
-            raise _wrap_connection_error(_as_redis_error(exc), what, confirmed) from exc
+            raise _wrap_connection_error(
+                _as_redis_error(exc), what, confirmed if what.startswith("add") else None
+            ) from exc
         except BaseException:
             conn.disconnect()  # replies may be left unread: never reuse this socket
             raise
@@ -1350,7 +1362,7 @@ class RedisBloomFilter:
                 start = _HEADER_LEN + s * self.shard_bytes
                 counts.append(self._read_shard(s, view[start:start + self._lens[s]]))
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "to_local", 0) from exc
+            raise _wrap_connection_error(exc, "to_local") from exc
         count = self._count(counts)
         data[:_HEADER_LEN] = _header(
             self._kind, self.num_bits, self.num_hashes, self.capacity, self.error_rate,
@@ -1475,18 +1487,20 @@ def _expect(
         diffs.append(f"shards {meta['shards']} (expected {shards})")
     if capacity is not None or error_rate is not None:
         kind = layout or meta["layout"]
+        stored_capacity, stored_rate = int(meta["capacity"]), float.fromhex(meta["error_rate"])
+        want_capacity = capacity if capacity is not None else stored_capacity
+        want_rate = error_rate if error_rate is not None else stored_rate
         d = design(
-            capacity if capacity is not None else int(meta["capacity"]),
-            error_rate if error_rate is not None else float.fromhex(meta["error_rate"]),
-            kind,
+            want_capacity, want_rate, kind,
             # a filter is sized by its own version's model
             layout_version=int(meta.get("layout_version", "0")) if kind == "blocked" else None,
         )
         if (d.num_bits, d.num_hashes) != (int(meta["num_bits"]), int(meta["num_hashes"])):
             diffs.append(
-                f"size {meta['num_bits']} bits, k={meta['num_hashes']} (expected "
-                f"{d.num_bits} bits, k={d.num_hashes} for capacity={capacity}, "
-                f"error_rate={error_rate})"
+                f"size {meta['num_bits']} bits, k={meta['num_hashes']} for "
+                f"capacity={stored_capacity}, error_rate={stored_rate:g} (expected "
+                f"{d.num_bits} bits, k={d.num_hashes} for capacity={want_capacity}, "
+                f"error_rate={want_rate:g})"
             )
     if diffs:
         raise FilterMismatchError(f"filter {name!r} differs: " + "; ".join(diffs))
@@ -1876,7 +1890,7 @@ class _RedisCounters:
         try:
             raw = client.hgetall(meta_key)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+            raise _wrap_connection_error(exc, f"open({name!r})") from exc
         except ResponseError as exc:
             raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
                                       f"({exc})") from exc
@@ -1918,7 +1932,7 @@ class _RedisCounters:
             length = client.strlen(obj._ctr_key)
             gen = client.hget(obj._hash_key, "gen")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})", 0) from exc
+            raise _wrap_connection_error(exc, f"open({name!r})") from exc
         if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
             raise FilterMismatchError(
                 f"{name!r}: {obj._ctr_key!r} is missing, of the wrong size ({length} bytes, "
@@ -1978,6 +1992,8 @@ class _RedisCounters:
         except ResponseError as exc:
             raise self._map_error(exc) from exc
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            if script is _MIN:  # count/contains/estimate: nothing written
+                raise _wrap_connection_error(exc, what) from exc
             raise RedisConnectionLost(
                 f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
                 f"{confirmed} keys were confirmed; every other key was either fully applied "
@@ -2035,7 +2051,7 @@ class _RedisCounters:
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "to_local", 0) from exc
+            raise _wrap_connection_error(exc, "to_local") from exc
         fields = res[-1]
         data = b"".join(res[:-1])
         if fields[0] is None or _text(fields[0]) != self._gen or len(data) != self.payload_len:

@@ -12,9 +12,11 @@ link, and stores the whole chain in ONE container of the format.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 from .bloom import layout_id
 from .design import (
     LAYOUTS,
@@ -28,6 +30,9 @@ from .design import (
 from .errors import CapacityError
 
 __all__ = ["KIND_SCALABLE_BLOOM", "MAX_GROWTH", "MAX_LINKS", "LinkInfo", "ScalableBloomFilter"]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_SCALABLE_BLOOM = 4
 MAX_LINKS = 64
@@ -96,7 +101,7 @@ def _link_params(
     return d.num_bits, d.num_hashes, capacity, rate
 
 
-class ScalableBloomFilter(_core.ScalableBase):
+class ScalableBloomFilter(_core.ScalableBase[_K]):
     """A Bloom filter that grows: a chain of classic or blocked Bloom filters.
 
     ``ScalableBloomFilter(initial_capacity=1000, error_rate=0.01, *, growth=2,
@@ -113,6 +118,18 @@ class ScalableBloomFilter(_core.ScalableBase):
     __slots__ = ()
     _bk_kind = KIND_SCALABLE_BLOOM
 
+    @overload
+    def __new__(
+        cls, initial_capacity: int = 1000, error_rate: float = 0.01, *, growth: int = 2,
+        tightening: float = 0.5, layout: str = "classic", seed: int = 0, key: None = None,
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> ScalableBloomFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, initial_capacity: int = 1000, error_rate: float = 0.01, *, growth: int = 2,
+        tightening: float = 0.5, layout: str = "classic", seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None, layout_version: int | None = None,
+    ) -> ScalableBloomFilter[_T]: ...
     def __new__(
         cls,
         initial_capacity: int = 1000,
@@ -122,10 +139,10 @@ class ScalableBloomFilter(_core.ScalableBase):
         tightening: float = 0.5,
         layout: str = "classic",
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         layout_version: int | None = None,
-    ) -> Any:
+    ) -> ScalableBloomFilter[Any]:
         n0 = validate_capacity(initial_capacity)
         p = validate_error_rate(error_rate)
         s = _check_growth(growth)

@@ -13,12 +13,16 @@ from __future__ import annotations
 import heapq
 import math
 import threading
-from collections.abc import Hashable, Iterable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 
 __all__ = ["CountMinSketch", "TinyLFU", "TopK"]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_COUNT_MIN = 7
 KIND_TINYLFU = 8
@@ -33,7 +37,7 @@ def _check_rate(name: str, value: object) -> float:
     return v
 
 
-class CountMinSketch(_core.CountMinBase):
+class CountMinSketch(_core.CountMinBase[_K]):
     """Count-min sketch (Cormode and Muthukrishnan, 2005).
 
     ``CountMinSketch(width, depth, *, seed=0, key=None, secret=None,
@@ -56,18 +60,30 @@ class CountMinSketch(_core.CountMinBase):
     # in-place updates are atomic increments: many "r+" writers at once
     _shared_writers = True
 
+    @overload
+    def __new__(
+        cls, width: int, depth: int, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None, conservative: bool = False, counter_bits: int = 32,
+        row_hash: int = 1,
+    ) -> CountMinSketch[Key]: ...
+    @overload
+    def __new__(
+        cls, width: int, depth: int, *, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None, conservative: bool = False, counter_bits: int = 32,
+        row_hash: int = 1,
+    ) -> CountMinSketch[_T]: ...
     def __new__(
         cls,
         width: int,
         depth: int,
         *,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         conservative: bool = False,
         counter_bits: int = 32,
         row_hash: int = 1,
-    ) -> Any:
+    ) -> CountMinSketch[Any]:
         for name, v in (("width", width), ("depth", depth), ("counter_bits", counter_bits),
                         ("row_hash", row_hash)):
             if isinstance(v, bool) or not isinstance(v, int):
@@ -77,6 +93,20 @@ class CountMinSketch(_core.CountMinBase):
             conservative=bool(conservative), counter_bits=counter_bits, row_hash=row_hash,
         )
 
+    @overload
+    @classmethod
+    def from_error(
+        cls, epsilon: float, delta: float, *, seed: int = 0, key: None = None,
+        secret: bytes | None = None, conservative: bool = False, counter_bits: int = 32,
+        row_hash: int = 1,
+    ) -> CountMinSketch[Key]: ...
+    @overload
+    @classmethod
+    def from_error(
+        cls, epsilon: float, delta: float, *, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None, conservative: bool = False, counter_bits: int = 32,
+        row_hash: int = 1,
+    ) -> CountMinSketch[_T]: ...
     @classmethod
     def from_error(
         cls,
@@ -84,12 +114,12 @@ class CountMinSketch(_core.CountMinBase):
         delta: float,
         *,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         conservative: bool = False,
         counter_bits: int = 32,
         row_hash: int = 1,
-    ) -> CountMinSketch:
+    ) -> CountMinSketch[Any]:
         """A sketch with error at most ``epsilon * total`` with probability ``1 - delta``.
 
         width = ceil(e / epsilon), depth = ceil(ln(1 / delta)).
@@ -102,7 +132,7 @@ class CountMinSketch(_core.CountMinBase):
             raise ValueError("epsilon too small: width would exceed 2**32")
         if depth > 64:
             raise ValueError("delta too small: depth would exceed 64")
-        sketch: CountMinSketch = cls(
+        sketch: CountMinSketch[Any] = cls(
             width, depth, seed=seed, key=key, secret=secret, conservative=conservative,
             counter_bits=counter_bits, row_hash=row_hash,
         )
@@ -135,7 +165,7 @@ class CountMinSketch(_core.CountMinBase):
         save(self, path)
 
 
-class TinyLFU(_core.TinyLFUBase):
+class TinyLFU(_core.TinyLFUBase[_K]):
     """TinyLFU frequency sketch (Einziger, Friedman and Manes, 2017).
 
     ``TinyLFU(capacity, *, sample_factor=10, seed=0, key=None, secret=None)``:
@@ -149,15 +179,25 @@ class TinyLFU(_core.TinyLFUBase):
     __slots__ = ()
     _bk_kind = KIND_TINYLFU
 
+    @overload
+    def __new__(
+        cls, capacity: int, *, sample_factor: int = 10, seed: int = 0, key: None = None,
+        secret: bytes | None = None,
+    ) -> TinyLFU[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, *, sample_factor: int = 10, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
+    ) -> TinyLFU[_T]: ...
     def __new__(
         cls,
         capacity: int,
         *,
         sample_factor: int = 10,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> Any:
+    ) -> TinyLFU[Any]:
         return super().__new__(
             cls, capacity, sample_factor=sample_factor, seed=seed, secret=secret, key=key
         )
@@ -196,16 +236,16 @@ class TopK:
         epsilon: float = 1e-4,
         delta: float = 1e-3,
         seed: int = 0,
-        sketch: CountMinSketch | None = None,
+        sketch: CountMinSketch[Any] | None = None,
     ) -> None:
         if isinstance(k, bool) or not isinstance(k, int):
             raise TypeError(f"k must be an int, not {type(k).__name__}")
         if k < 1:
             raise ValueError("k must be >= 1")
         self.k = k
-        self.sketch = sketch if sketch is not None else CountMinSketch.from_error(
-            epsilon, delta, seed=seed
-        )
+        if sketch is None:
+            sketch = CountMinSketch.from_error(epsilon, delta, seed=seed)
+        self.sketch: CountMinSketch[Any] = sketch
         self._top: dict[Hashable, int] = {}
         self._heap: list[tuple[int, int, Hashable]] = []  # (estimate, tiebreak, key), lazy
         self._tick = 0

@@ -138,12 +138,17 @@ bk_rc bk_format_parse(const uint8_t *buf, uint64_t len, bk_header *h,
 {
     uint64_t end;
 
-    if (len < BK_FIXED_HEADER) {
-        *reason = "truncated: shorter than the 64-byte header";
+    /* The magic first, over the bytes there are: 7 bytes of some other file
+       are "not a bloomkit file", not a truncated one.  Only a prefix of the
+       magic (or nothing at all) short of 64 bytes reads as truncated. */
+    if (len > 0
+        && memcmp(buf + BK_OFF_MAGIC, BK_MAGIC, len < BK_MAGIC_LEN ? (size_t)len : BK_MAGIC_LEN)
+               != 0) {
+        *reason = "bad magic: not a bloomkit file";
         return BK_ERR_FORMAT;
     }
-    if (memcmp(buf + BK_OFF_MAGIC, BK_MAGIC, BK_MAGIC_LEN) != 0) {
-        *reason = "bad magic: not a bloomkit file";
+    if (len < BK_FIXED_HEADER) {
+        *reason = "truncated: shorter than the 64-byte header";
         return BK_ERR_FORMAT;
     }
     h->version_major = bk_load_u16le(buf + BK_OFF_VMAJOR);

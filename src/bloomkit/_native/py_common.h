@@ -514,6 +514,10 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
 /* The method and getter entries every type shares: put them at the end of
  * its tables, before the sentinel. */
 #define BKPY_OBJ_METHODS                                                                    \
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type       */ \
+    /* checkers (see _core.pyi), the C type is the same for every key type.              */ \
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,                             \
+     "See PEP 585: the key type of a typed annotation."},                                   \
     {"copy", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS,                                  \
      "copy($self, /)\n--\n\nAn independent in-memory copy."},                               \
     {"__copy__", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS, NULL},                       \

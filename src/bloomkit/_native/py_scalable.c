@@ -959,6 +959,10 @@ static PyGetSetDef bkscalable_getset[] = {
 };
 
 static PyMethodDef bkscalable_methods[] = {
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
+       checkers (see _core.pyi), the C type is the same for every key type. */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkscalable_add, METH_O,
      "add($self, key, /)\n--\n\nAdd a key to the newest link unless some link already reports "
      "it; return True if it was added."},

@@ -1,0 +1,134 @@
+"""Error messages name the public API and the real reason (issue #16).
+
+A wrong constructor call names the class the caller wrote (never a private
+base such as ``_BloomFacade``); a loader handed something that is not
+bloomkit data says so (never a memoryview internal, never "truncated" for
+bytes of another format); a Redis call that writes no key does not talk
+about confirmed keys; a parameter mismatch shows the values compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bloomkit
+from bloomkit import FormatError
+from redis_fixtures import RedisServer, free_port, no_retry, require_redis
+
+CONSTRUCTORS = [
+    bloomkit.BloomFilter,
+    bloomkit.BlockedBloomFilter,
+    bloomkit.CountingBloomFilter,
+    bloomkit.CuckooFilter,
+    bloomkit.QuotientFilter,
+    bloomkit.CountMinSketch,
+    bloomkit.TinyLFU,
+]
+
+
+class ConstructorNameTests:
+    @pytest.mark.parametrize("cls", CONSTRUCTORS, ids=lambda c: c.__name__)
+    def test_missing_argument_names_the_class(self, cls: type) -> None:
+        with pytest.raises(TypeError) as info:
+            cls()
+        assert str(info.value).startswith(f"{cls.__name__}.__new__() missing"), info.value
+        assert "_" + "Facade" not in str(info.value) and "Base" not in str(info.value)
+
+    @pytest.mark.parametrize("cls", [*CONSTRUCTORS, bloomkit.ScalableBloomFilter],
+                             ids=lambda c: c.__name__)
+    def test_unknown_keyword_names_the_class(self, cls: type) -> None:
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__new__\(\) got an unexpected"):
+            cls(100, bogus=1)
+
+    def test_subscripting_is_for_annotations_only(self) -> None:
+        alias = bloomkit.BloomFilter[str]
+        assert alias.__origin__ is bloomkit.BloomFilter
+        f = bloomkit.BloomFilter(100)
+        assert type(f) is bloomkit.BloomFilter and isinstance(f, bloomkit.BloomFilter)
+
+
+class LoadsMessageTests:
+    @pytest.mark.parametrize("data", [None, 3, 1.5, object(), ["x"]],
+                             ids=lambda d: type(d).__name__)
+    def test_not_bytes_like_is_a_type_error_naming_loads(self, data: Any) -> None:
+        with pytest.raises(TypeError) as info:
+            bloomkit.loads(data)
+        text = str(info.value)
+        assert text.startswith("loads() takes bytes-like data"), text
+        assert f"not {type(data).__name__}" in text and "memoryview:" not in text
+
+    def test_str_is_refused_too(self) -> None:
+        with pytest.raises(TypeError, match=r"^loads\(\) takes bytes-like data .*not str$"):
+            bloomkit.loads("\x89BKF")
+
+    @pytest.mark.parametrize("data", [b"garbage", b"x", b"PK\x03\x04" + bytes(30),
+                                      b"garbage" * 20], ids=len)
+    def test_other_bytes_are_not_a_bloomkit_file(self, data: bytes) -> None:
+        with pytest.raises(FormatError, match="bad magic: not a bloomkit file") as info:
+            bloomkit.loads(data)
+        assert "truncated" not in str(info.value)
+
+    @pytest.mark.parametrize("cut", [0, 1, 8, 63])
+    def test_a_cut_bloomkit_header_is_truncated(self, cut: int) -> None:
+        data = bloomkit.BloomFilter(100).to_bytes()[:cut]
+        with pytest.raises(FormatError, match="truncated"):
+            bloomkit.loads(data)
+
+    def test_from_bytes_says_the_same(self) -> None:
+        with pytest.raises(FormatError, match="bad magic"):
+            bloomkit.BloomFilter.from_bytes(b"garbage")
+
+    def test_a_short_foreign_file_is_not_a_bloomkit_file(self, tmp_path: Path) -> None:
+        path = tmp_path / "notes.txt"
+        path.write_bytes(b"hello\n")
+        with pytest.raises(FormatError, match="bad magic"):
+            bloomkit.load(path)
+        cut = tmp_path / "cut.bkf"
+        cut.write_bytes(bloomkit.BloomFilter(100).to_bytes()[:40])
+        with pytest.raises(FormatError, match="truncated"):
+            bloomkit.load(cut)
+
+
+class RedisMessageTests:
+    def test_open_on_a_dead_server_does_not_count_keys(self) -> None:
+        pytest.importorskip("redis", reason="needs the redis package (the redis extra)")
+        import redis
+
+        from bloomkit.redis import (
+            RedisBloomFilter,
+            RedisConnectionLost,
+            RedisCountingBloomFilter,
+            RedisCountMinSketch,
+        )
+
+        client = redis.Redis(host="127.0.0.1", port=free_port(), retry=no_retry(),
+                             socket_connect_timeout=1)
+        for cls in (RedisBloomFilter, RedisCountingBloomFilter, RedisCountMinSketch):
+            with pytest.raises(RedisConnectionLost) as info:
+                cls.open(client, "absent")
+            text = str(info.value)
+            assert "during open('absent')" in text, text
+            assert "confirmed" not in text and "nothing was changed" in text, text
+
+    def test_mismatch_shows_both_sides(self, tmp_path: Path) -> None:
+        require_redis()
+        from bloomkit.redis import FilterMismatchError, RedisBloomFilter
+
+        server = RedisServer(tmp_path / "redis").start()
+        try:
+            client = server.client()
+            RedisBloomFilter.create(client, "m", 1000, 0.01)
+            with pytest.raises(FilterMismatchError) as info:
+                RedisBloomFilter.open(client, "m", capacity=2000)
+            text = str(info.value)
+            assert "None" not in text, text
+            assert "capacity=1000, error_rate=0.01 (expected" in text, text
+            assert "for capacity=2000, error_rate=0.01)" in text, text
+            with pytest.raises(FilterMismatchError) as info:
+                RedisBloomFilter.open(client, "m", error_rate=0.001)
+            assert "for capacity=1000, error_rate=0.001)" in str(info.value), info.value
+        finally:
+            server.stop()
