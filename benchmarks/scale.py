@@ -24,6 +24,8 @@ peak RSS (VmHWM) it reads:
   present keys in memory and on the mapped file (ns a key), ``key in f`` of
   2*10^5 Python ints, the false-positive rate of 10^7 absent keys with its
   standard error;
+- thp: the in-memory build and batch query with and without transparent
+  huge pages (``BLOOMKIT_NO_THP=1``), back to back, twice;
 - probe: benchmarks/line_probe.c (compiled with cc) at the filter's size,
   with and without transparent huge pages: the machine's limit for
   independent random line reads, and the batch query's ratio to it.
@@ -221,6 +223,26 @@ t = time.perf_counter(); bloomkit.verify({path!r}); res["verify_s"] = time.perf_
 print(json.dumps(res))
 """
 
+THP = """
+import json, time, numpy as np, bloomkit
+keys = np.load({keys!r}, mmap_mode="r")
+n = len(keys)
+clock = time.thread_time
+t = clock()
+f = bloomkit.BlockedBloomFilter(n, 0.01)
+for i in range(0, n, {chunk}):
+    f.add_many(keys[i:i + {chunk}])
+build = clock() - t
+q = np.ascontiguousarray(keys[:{qn}])
+best = 1e9
+for _ in range(3):
+    t = clock(); f.contains_many(q); best = min(best, clock() - t)
+huge = next(int(x.split()[1]) for x in open("/proc/self/smaps_rollup")
+            if x.startswith("AnonHugePages:"))
+print(json.dumps({{"build_ns": build * 1e9 / n, "batch_ns": best * 1e9 / len(q),
+                  "huge_kib": huge}}))
+"""
+
 ARROW_READ = """
 import json, time, numpy as np, pyarrow.parquet as pq
 t = time.perf_counter()
@@ -275,6 +297,16 @@ def measure(n: int, work: Path, only: set[str], seed: int) -> dict[str, Any]:
     if "query" in only:
         row["query"] = run_child(QUERY.format(keys=str(keys), absent=str(absent),
                                               path=str(built), qn=min(n, QUERY_N)), work)
+    if "thp" in only:  # the same in-memory build and query with and without huge pages
+        for _rep in range(2):
+            for off in ("0", "1"):
+                os.environ["BLOOMKIT_NO_THP"] = off
+                try:
+                    r = run_child(THP.format(keys=str(keys), chunk=CHUNK, qn=min(n, QUERY_N)),
+                                  work)
+                finally:
+                    del os.environ["BLOOMKIT_NO_THP"]
+                row.setdefault("thp" if off == "0" else "nothp", []).append(r)
     if "probe" in only:
         row["probe"] = probe(work, max(row.get("file_bytes", n * 12 // 10), 1 << 21))
     if "parquet" in only or "strings" in only:
@@ -356,6 +388,15 @@ def table(rows: list[dict[str, Any]]) -> str:
                          f"(target 0.01 +- {3 * q['fpr_se']:.5f} at 3 SE) | |")
             lines.append(f"| load / mmap open / verify | {q['load_s']:.2f} s / "
                          f"{q['open_s'] * 1e3:.2f} ms / {q['verify_s']:.2f} s | {q['load']} |")
+        if "thp" in row:
+            for name, label in (("thp", "huge pages"), ("nothp", "4 KiB pages")):
+                r = row[name]
+                b = ", ".join(f"{x['build_ns']:.1f}" for x in r)
+                q = ", ".join(f"{x['batch_ns']:.1f}" for x in r)
+                lines.append(f"| in memory, {label} (`BLOOMKIT_NO_THP={int(name == 'nothp')}`): "
+                             f"build / batch query | "
+                             f"{b} / {q} ns a key "
+                             f"(AnonHugePages {r[0]['huge_kib'] >> 10} MiB) | {r[0]['load']} |")
         if row.get("probe"):
             p, q = row["probe"], row.get("query", {})
             extra = ""
@@ -394,7 +435,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e7,1e8", help="comma-separated key counts")
     ap.add_argument("--dir", default=None, help="work directory (kept; default a temporary one)")
-    ap.add_argument("--only", default="npy,create,query,probe,parquet,strings,text,merge")
+    ap.add_argument("--only",
+                    default="npy,create,query,thp,probe,parquet,strings,text,merge")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--json", default=str(HERE / "results" / "scale.json"))
     args = ap.parse_args()
