@@ -273,12 +273,12 @@ def probe(work: Path, nbytes: int) -> dict[str, float]:
     return out
 
 
-def measure(n: int, work: Path, only: set[str], seed: int) -> dict[str, Any]:
+def measure(n: int, work: Path, only: set[str], seed: int, reps: int = 2) -> dict[str, Any]:
     row: dict[str, Any] = {"n": n, "load_start": _load()}
     keys, absent = make_keys(work, n, seed)
     built = work / f"cli-{n}.bkf"
     if "npy" in only or "query" in only:
-        for _rep in range(2):  # back to back, twice: the pair's ratio is the figure
+        for _rep in range(reps):  # back to back, twice: the pair's ratio is the figure
             inmem = run_child(INMEM.format(keys=str(keys), out=str(work / f"mem-{n}.bkf"),
                                            chunk=CHUNK), work)
             cl = cli(work, "build", keys, "-o", built, "-q")
@@ -286,7 +286,7 @@ def measure(n: int, work: Path, only: set[str], seed: int) -> dict[str, Any]:
             row.setdefault("npy", []).append(cl)
         row["file_bytes"] = built.stat().st_size
     if "create" in only:
-        for _rep in range(2):
+        for _rep in range(reps):
             c = run_child(CREATE.format(keys=str(keys), out=str(work / f"create-{n}.bkf"),
                                         chunk=CHUNK), work)
             inmem = run_child(INMEM.format(keys=str(keys), out=str(work / f"mem-{n}.bkf"),
@@ -298,7 +298,7 @@ def measure(n: int, work: Path, only: set[str], seed: int) -> dict[str, Any]:
         row["query"] = run_child(QUERY.format(keys=str(keys), absent=str(absent),
                                               path=str(built), qn=min(n, QUERY_N)), work)
     if "thp" in only:  # the same in-memory build and query with and without huge pages
-        for _rep in range(2):
+        for _rep in range(reps):
             for off in ("0", "1"):
                 os.environ["BLOOMKIT_NO_THP"] = off
                 try:
@@ -315,7 +315,7 @@ def measure(n: int, work: Path, only: set[str], seed: int) -> dict[str, Any]:
         for col, name in (("i", "parquet"), ("s", "strings")):
             if name not in only:
                 continue
-            for _rep in range(2):
+            for _rep in range(reps):
                 rd = run_child(ARROW_READ.format(path=str(pqf), col=col), work)
                 b = cli(work, "build", pqf, "--column", col, "-o", work / f"pq-{n}.bkf", "-q")
                 row.setdefault(name, []).append({"arrow": rd, "build": b})
@@ -438,6 +438,7 @@ def main() -> int:
     ap.add_argument("--only",
                     default="npy,create,query,thp,probe,parquet,strings,text,merge")
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--reps", type=int, default=2, help="back-to-back pairs per comparison")
     ap.add_argument("--json", default=str(HERE / "results" / "scale.json"))
     args = ap.parse_args()
     info = machine.announce()
@@ -448,7 +449,7 @@ def main() -> int:
     for size in args.sizes.split(","):
         n = int(float(size))
         print(f"# n = {n:,}: measuring {sorted(only)} (load {_load()})", flush=True)
-        rows.append(measure(n, work, only, args.seed))
+        rows.append(measure(n, work, only, args.seed, args.reps))
         print(table(rows[-1:]), flush=True)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))

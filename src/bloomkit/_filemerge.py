@@ -125,7 +125,9 @@ def merge_bits(paths: Sequence[str], intersection: bool = False,
         struct.pack_into("<H", out, 14, struct.unpack_from("<H", out, 14)[0]
                          & ~persist.FLAG_DIRTY)
         del view, cview
-        obj = cls._from_buffer(out, None, None, writable=True, shared=False, allow_dirty=False)
+        with naming(paths[0]) if naming is not None else contextlib.nullcontext():
+            obj = cls._from_buffer(out, None, None, writable=True, shared=False,
+                                   allow_dirty=False)  # a keyed file: the secret error
         if len(paths) > 1:
             obj._recount()  # the estimate from the bits, as union() stores
         return obj
