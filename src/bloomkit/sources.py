@@ -56,6 +56,7 @@ FORMATS = ("lines", "npy", "parquet", "csv")
 #: Keys per ``add_many`` call: large enough to amortise the call and the
 #: conversion of one batch, small in memory (64 Ki keys: 512 KiB of int64).
 BATCH_ROWS = 65536
+PARQUET_BUFFER = 1 << 20  # Parquet reads: streamed through a 1 MiB buffer
 
 ARROW_HINT = "pip install 'bloomkit[arrow]'"
 
@@ -572,7 +573,12 @@ class ParquetSource(Source):
         pa = _arrow("reading Parquet")
         done = 0
         try:
-            with self._pq.ParquetFile(self.name) as pf:
+            # pre_buffer=False: pyarrow's default pre-buffers the column's
+            # chunks of many row groups at once; reading a 10^8-row int64
+            # column that held 971 MiB at its peak and took 3.1 s of CPU,
+            # streamed (a 1 MiB read buffer) 92 MiB and 0.6 s (issue #19)
+            with self._pq.ParquetFile(self.name, pre_buffer=False,
+                                      buffer_size=PARQUET_BUFFER) as pf:
                 total = max(1, int(pf.metadata.num_rows))
                 for rb in pf.iter_batches(batch_size=BATCH_ROWS, columns=[self.column]):
                     arr = rb.column(0)
