@@ -545,6 +545,8 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 def _merge_loaded(args: argparse.Namespace) -> Any:
     out = _load(args.inputs[0])
+    if cli_kinds.is_static(type(out)):
+        cli_kinds.combine_into(out, out, args.intersection)  # raises: static filters do not merge
     for p in args.inputs[1:]:
         other = _open_checked(p, "r", verify=True)
         try:
