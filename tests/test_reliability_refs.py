@@ -92,5 +92,5 @@ def test_every_named_test_exists() -> None:
 def test_every_section_names_a_test_or_says_none() -> None:
     text = CATALOGUE.read_text(encoding="utf-8")
     parts = SECTION.split(text)[1:]
-    for number, body in zip(parts[::2], parts[1::2]):
+    for number, body in zip(parts[::2], parts[1::2], strict=True):
         assert "Proved by:" in body or "No test" in body, f"R{number} names no test"
