@@ -85,8 +85,6 @@ REDIS_FORMAT_BLOCKED_V1 = "bloomkit-redis/2"
 
 _HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
 _PARAMS_LEN = 48
-_MAGIC = b"\x89BKF\r\n\x1a\n"
-_FLAG_KEYED = 0x0002
 _PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
 
 
@@ -468,27 +466,14 @@ def _header(
     count: int,
     layout_version: int = 0,
 ) -> bytearray:
-    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0."""
+    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0.
+
+    The fixed 64 bytes come from bk_format_init_header (the one writer of a
+    header, issue #24); only the Bloom params that a Redis structure keeps
+    in its meta hash are packed here, in bk_bloom.h's order."""
     h = bytearray(_HEADER_LEN)
-    struct.pack_into(
-        "<8sHHHHHHIQQQIIQ",
-        h,
-        0,
-        _MAGIC,
-        _core.FORMAT_VERSION_MAJOR,
-        _core.FORMAT_VERSION_MINOR,
-        kind,
-        _FLAG_KEYED if keyed else 0,
-        2 if keyed else 1,
-        0,
-        _HEADER_LEN,
-        seed,
-        payload_len,
-        0,
-        _PARAMS_LEN,
-        0,
-        key_check,
-    )
+    _core.init_header(h, kind, _HEADER_LEN, _PARAMS_LEN, payload_len, seed,
+                      key_check if keyed else None)
     struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, layout_version, capacity,
                      error_rate, count, 0)
     return h
@@ -1369,7 +1354,7 @@ class RedisBloomFilter:
             self.seed, self.keyed, self._key_check, self.payload_len, count,
             self.layout_version,
         )
-        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        _core.seal(data)
         return self._cls.from_bytes(data, self._secret, self._keyfunc)
 
     def merge_from(self, local: Any) -> None:
@@ -2067,8 +2052,7 @@ class _RedisCounters:
         data[header_len:] = payload
         for off, value in patches:
             struct.pack_into("<Q", data, off, value)
-        struct.pack_into("<Q", data, 40, 0)
-        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        _core.seal(data)
         return self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
 
     def _local_payload(self, local: Any) -> tuple[bytes, bytes]:
