@@ -664,7 +664,7 @@ class RedisBloomFilter:
         lcls = cls._layouts[layout][2]
         # key_check of this secret (0 when unkeyed), from a tiny local filter.
         tiny = lcls.with_size(512, 1, seed=seed, secret=secret)
-        key_check = struct.unpack_from("<Q", tiny.to_bytes(), 56)[0]
+        key_check = _core.peek_header(tiny.to_bytes())["key_check"]
         meta = {
             "format": REDIS_FORMAT_BLOCKED_V1 if d.layout_version == 1 else REDIS_FORMAT,
             "structure": "bloom",
@@ -779,7 +779,7 @@ class RedisBloomFilter:
         obj = cls(client, name, meta, secret, key)
         if secret is not None:
             tiny = obj._cls.with_size(512, 1, seed=obj.seed, secret=secret)
-            if struct.unpack_from("<Q", tiny.to_bytes(), 56)[0] != obj._key_check:
+            if _core.peek_header(tiny.to_bytes())["key_check"] != obj._key_check:
                 raise FilterMismatchError(f"wrong secret for filter {name!r}")
         obj._check_shards()
         return obj
@@ -1367,7 +1367,7 @@ class RedisBloomFilter:
         data = memoryview(local.to_bytes()) if isinstance(local, self._cls) else None
         self._check_compatible(local, data)
         assert data is not None
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         payload = data[header_len:]
         token = _secrets.token_hex(8)
         try:
@@ -1411,7 +1411,7 @@ class RedisBloomFilter:
             )
         # hash algorithm and secret: the header's key_check (0 when unkeyed)
         assert data is not None
-        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+        if _core.peek_header(data)["key_check"] != self._key_check:
             raise IncompatibleFiltersError("filters are keyed with different secrets")
 
     def __repr__(self) -> str:
@@ -1849,7 +1849,7 @@ class _RedisCounters:
                 "512 MiB Redis string limit (this structure is not sharded)"
             )
         tiny = obj._proto.to_bytes()
-        meta["key_check"] = str(struct.unpack_from("<Q", tiny, 56)[0])
+        meta["key_check"] = str(_core.peek_header(tiny)["key_check"])
         obj._key_check = int(meta["key_check"])
         meta_key = _meta_key(name)
         flat = [x for kv in meta.items() for x in kv]
@@ -1910,7 +1910,7 @@ class _RedisCounters:
         except (KeyError, ValueError, TypeError) as exc:
             raise FilterMismatchError(f"{name!r} has damaged metadata ({exc!r})") from exc
         if secret is not None:
-            mine = struct.unpack_from("<Q", obj._proto.to_bytes(), 56)[0]
+            mine = _core.peek_header(obj._proto.to_bytes())["key_check"]
             if mine != obj._key_check:
                 raise FilterMismatchError(f"wrong secret for {name!r}")
         try:
@@ -2048,7 +2048,7 @@ class _RedisCounters:
 
     def _build_local(self, payload: bytes, patches: list[tuple[int, int]]) -> Any:
         data = bytearray(self._proto.to_bytes())
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         data[header_len:] = payload
         for off, value in patches:
             struct.pack_into("<Q", data, off, value)
@@ -2063,9 +2063,9 @@ class _RedisCounters:
                 f"(needs a {self._local_cls.__name__})"
             )
         data = local.to_bytes()
-        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+        if _core.peek_header(data)["key_check"] != self._key_check:
             raise IncompatibleFiltersError("keyed with a different secret (or not keyed)")
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         return data, _swap_counters(memoryview(data)[header_len:], self._width)
 
     def _nonzero_pairs(self, redis_payload: bytes) -> str:
