@@ -440,3 +440,16 @@ class CrashRuleTests:
         bloomkit.open(path, "r+").close()  # recovery: reseal
         assert bloomkit.verify(path)["flags"] == 0
         assert all(bloomkit.load(path).contains_many(range(20_000)))
+
+
+class OnePersistenceMechanismTests:
+    """Issue #24: every registered bloomkit class gets its file API from the
+    Persistent mixin (no attached methods, no redefined save)."""
+
+    def test_every_registered_kind_inherits_persistent(self) -> None:
+        assert persist._KINDS, "no kinds registered"
+        for kind, cls in sorted(persist._KINDS.items()):
+            assert issubclass(cls, persist.Persistent), (kind, cls.__name__)
+            for name in persist._PERSISTENT_API:
+                owner = next(c for c in cls.__mro__ if name in c.__dict__)
+                assert owner is persist.Persistent, (cls.__name__, name, owner.__name__)

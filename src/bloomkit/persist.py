@@ -94,10 +94,13 @@ PathLike = str | os.PathLike[str]
 def register_kind(kind: int, cls: type[Any]) -> None:
     """Make ``loads``/``load``/``open`` return ``cls`` for states of ``kind``.
 
-    A class that does not inherit :class:`Persistent` gets its file methods
+    Every bloomkit class inherits :class:`Persistent` for its file methods
     (``save``, ``open``, ``create``, ``flush``, ``close``, ``verify`` and the
-    context manager) attached here, unless it defines them itself, so every
-    registered structure offers the same file API.
+    context manager): one mechanism, visible to type checkers.  A class from
+    outside bloomkit that does not inherit it gets the same methods attached
+    here (unless it defines them itself), so every registered structure
+    offers the same file API; tests/test_persist.py checks that no bloomkit
+    class relies on that fallback.
     """
     _KINDS[kind] = cls
     if not issubclass(cls, Persistent):
@@ -1083,8 +1086,8 @@ class Persistent:
 
     ``save(path)``, ``Class.open(path, mode)``, ``Class.create(path, ...)``,
     ``flush()``, ``close()``, ``verify()`` and ``with f: ...`` (which closes
-    a mapped object on exit).  Classes registered with
-    :func:`register_kind` that do not inherit it get these methods attached.
+    a mapped object on exit).  Every bloomkit class inherits it (see
+    :func:`register_kind`).
     """
 
     __slots__ = ()
