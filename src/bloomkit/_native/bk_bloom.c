@@ -148,6 +148,24 @@ void bk_bloom_init_state(uint8_t *buf, int layout, uint64_t num_bits, uint32_t k
     bk_store_u64le(p + BK_BLOOM_P_COUNT, 0);
 }
 
+void bk_bloom_positions(const bk_bloom *b, uint64_t h, uint64_t *out)
+{
+    if (b->blocked) {
+        uint64_t base = bk_mulhi64(h, b->num_blocks) * BK_BLOCK_BITS;
+        uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
+        bk_bloom_block_positions(b, h, pos);
+        for (uint32_t i = 0; i < b->k; i++)
+            out[i] = base + pos[i];
+    } else {
+        uint64_t x = h, y = bk_mix64(h);
+        for (uint32_t i = 0; i < b->k; i++) {
+            out[i] = bk_mulhi64(x, b->num_bits);
+            x += y;
+            y += i;
+        }
+    }
+}
+
 void bk_bloom_attach(bk_bloom *b, uint8_t *buf)
 {
     const uint8_t *p = buf + BK_OFF_PARAMS;
