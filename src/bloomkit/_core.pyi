@@ -28,6 +28,17 @@ def validate(
     deep: bool = True,
 ) -> dict[str, Any]: ...
 def checksum(data: bytes | bytearray | memoryview, /) -> int: ...
+def set_dirty(buf: Any, dirty: bool, /) -> bool: ...
+def seal(buf: Any, checksum: int | None = None, /) -> None: ...
+def init_header(
+    buf: Any,
+    kind: int,
+    header_len: int,
+    params_len: int,
+    payload_len: int,
+    seed: int = 0,
+    key_check: int | None = None,
+) -> None: ...
 
 class ByteKeys:
     """Variable-length byte keys in Arrow's offsets + data layout."""
