@@ -117,7 +117,15 @@ def _probe_values(col: str, rng: random.Random, n: int) -> list[Any]:
         "s": [f"nobody-{b}" for b in absent_base],
         "d": [dt.date(1900, 1, 1) + dt.timedelta(days=b) for b in absent_base],
     }[col]
-    return present + absent
+    edges = {
+        "i32": [-(2**31), 2**31 - 1, 0],
+        "i64": [-(2**63), 2**63 - 1, 0],
+        "f32": [0.0, -0.0, float("nan"), float("inf")],
+        "dbl": [0.0, -0.0, float("nan"), float("-inf")],
+        "s": ["", "it's", "é" * 40],
+        "d": [dt.date(1970, 1, 1), dt.date(1, 1, 1)],
+    }[col]
+    return present + absent[: len(absent) - len(edges)] + edges
 
 
 def _literal(col: str, v: Any) -> str:
@@ -126,7 +134,7 @@ def _literal(col: str, v: Any) -> str:
     if col == "d":
         return f"DATE '{v.isoformat()}'"
     if col in ("f32", "dbl"):
-        return repr(float(v))
+        return f"'{float(v)!r}'"  # a quoted literal: 'nan', 'inf', '-0.0'
     return str(v)
 
 
@@ -148,7 +156,7 @@ class DuckDBAgreementTests:
                     chunk = vals[i:i + 40]
                     q = " UNION ALL ".join(
                         f"SELECT {j} AS k, row_group_id, bloom_filter_excludes FROM "
-                        f"parquet_bloom_probe('{path}', '{col}', {_literal(col, v)}::{sqltype})"
+                        f"parquet_bloom_probe('{path}', '{col}', CAST(({_literal(col, v)}) AS {sqltype}))"
                         for j, v in enumerate(chunk))
                     for k, g, excludes in con.execute(q).fetchall():
                         v = chunk[k]
@@ -372,17 +380,16 @@ class MayContainTests:
 def _small_file(tmp_path: Path) -> Path:
     p = tmp_path / "small.parquet"
     t = pa.table({"k": pa.array([f"k{i}" for i in range(40)]), "v": pa.array(range(40))})
-    pq.write_table(t, p, row_group_size=20, bloom_filter_options={"k": {"ndv": 40, "fpp": 0.1},
-                                                                  "v": True})
+    pq.write_table(t, p, row_group_size=20, store_schema=False,
+                   bloom_filter_options={"k": {"ndv": 40, "fpp": 0.1}, "v": True})
     return p
 
 
 def _read_all(p: Path) -> None:
-    for col in ("k", "v"):
-        for g in range(2):
-            bf = parquet.read_filter(p, g, col)
+    for col, probe in (("k", ["k1", "x"]), ("v", [1, 2])):
+        for bf in parquet.row_group_filters(p, col):
             if bf is not None:
-                bf.contains_many(["k1", "x"] if col == "k" else [1, 2])
+                bf.contains_many(probe)
     parquet.may_contain(p, "k", ["k1", "k39", "zz"])
 
 
@@ -414,28 +421,31 @@ class HostileInputTests:
         p = _small_file(tmp_path)
         data = p.read_bytes()
         flen = int.from_bytes(data[-8:-4], "little")
-        regions = list(range(len(data) - 8 - flen, len(data)))
+        # Every bit of the four filter headers, and 1,500 of the footer's
+        # (chosen by the rng; the whole footer takes minutes under load).
+        footer_bits = [(pos, bit) for pos in range(len(data) - 8 - flen, len(data))
+                       for bit in range(8)]
+        flips = rng.sample(footer_bits, min(1500, len(footer_bits)))
         meta = pq.ParquetFile(p).metadata
         for g in range(meta.num_row_groups):
             for c in range(meta.num_columns):
                 off = meta.row_group(g).column(c).to_dict().get("bloom_filter_offset")
-                if off:
-                    regions += range(off, off + 24)
+                assert off
+                flips += [(pos, bit) for pos in range(off, off + 24) for bit in range(8)]
         q = tmp_path / "f.parquet"
         tracemalloc.start()
         outcomes: dict[str, int] = {}
         try:
-            for pos in regions:
-                for bit in range(8):
-                    mutated = bytearray(data)
-                    mutated[pos] ^= 1 << bit
-                    q.write_bytes(mutated)
-                    try:
-                        _read_all(q)
-                        outcomes["ok"] = outcomes.get("ok", 0) + 1
-                    except Exception as e:  # noqa: BLE001 - classify every outcome
-                        assert _clean(e), f"byte {pos} bit {bit}: {type(e).__name__}: {e}"
-                        outcomes[type(e).__name__] = outcomes.get(type(e).__name__, 0) + 1
+            for pos, bit in flips:
+                mutated = bytearray(data)
+                mutated[pos] ^= 1 << bit
+                q.write_bytes(mutated)
+                try:
+                    _read_all(q)
+                    outcomes["ok"] = outcomes.get("ok", 0) + 1
+                except Exception as e:  # noqa: BLE001 - classify every outcome
+                    assert _clean(e), f"byte {pos} bit {bit}: {type(e).__name__}: {e}"
+                    outcomes[type(e).__name__] = outcomes.get(type(e).__name__, 0) + 1
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -486,3 +496,55 @@ def test_sbbf_core_arguments() -> None:
         s.check_hashes(b"1234567")
     with pytest.raises(ValueError):
         s.insert_hash(-1)
+
+
+def _zigzag_varint(v: int) -> bytes:
+    u = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while True:
+        b = u & 0x7F
+        u >>= 7
+        out.append(b | (0x80 if u else 0))
+        if not u:
+            return bytes(out)
+
+
+def _strip_bloom_lengths(data: bytes, offsets: list[int], lengths: list[int]) -> bytes:
+    """The file with every ColumnMetaData.bloom_filter_length (field 15)
+    removed from the footer: old writers did not write it, and readers
+    must then parse the header to learn the size (the spec's fallback)."""
+    flen = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - flen
+    footer = bytearray(data[start:-8])
+    for off, length in zip(offsets, lengths):
+        pat = b"\x16" + _zigzag_varint(off) + b"\x15" + _zigzag_varint(length)
+        i = footer.index(pat)
+        cut = i + 1 + len(_zigzag_varint(off))
+        end = i + len(pat)
+        nxt = footer[end]
+        if nxt != 0:  # the next field's delta now counts from field 14
+            assert nxt >> 4 and (nxt >> 4) < 15
+            footer[end] = nxt + 0x10
+        del footer[cut:end]
+    return data[:start] + bytes(footer) + len(footer).to_bytes(4, "little") + b"PAR1"
+
+
+class FallbackTests:
+    def test_filters_without_bloom_filter_length(self, tmp_path: Path) -> None:
+        p = _small_file(tmp_path)
+        data = p.read_bytes()
+        meta = pq.ParquetFile(p).metadata
+        offs, lens = [], []
+        for g in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                d = meta.row_group(g).column(c).to_dict()
+                offs.append(d["bloom_filter_offset"])
+                lens.append(d["bloom_filter_length"])
+        q = tmp_path / "nolength.parquet"
+        q.write_bytes(_strip_bloom_lengths(data, offs, lens))
+        assert pq.ParquetFile(q).metadata.row_group(0).column(0).to_dict()[
+            "bloom_filter_length"] is None
+        for col in ("k", "v"):
+            assert parquet.row_group_filters(q, col) == parquet.row_group_filters(p, col)
+        res = parquet.may_contain(q, "k", ["k1", "k39"])
+        assert res["k1"] == [(str(q), 0)] and res["k39"] == [(str(q), 1)]

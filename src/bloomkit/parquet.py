@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import glob as _glob
 import os
+import struct
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -99,6 +100,30 @@ def _numpy_plain(col: ColumnType, arr: Any) -> tuple[Any, int] | None:
             4 if p == "FLOAT" else 8)
     return None
 
+
+
+def _zero_and_nan(col: ColumnType, plains: Sequence[bytes]) -> tuple[list[int], list[int]]:
+    """Positions of zeros and NaNs among PLAIN float values.
+
+    Probing follows SQL equality, as DuckDB's reader does: a zero probe
+    matches a stored +0.0 or -0.0 (their encodings, and so their hashes,
+    differ), and a NaN probe cannot be ruled out by a filter (NaNs have many
+    encodings); both need more than one hash."""
+    if col.physical not in ("FLOAT", "DOUBLE"):
+        return [], []
+    zeros, nans = [], []
+    for j, b in enumerate(plains):
+        k = col.order_key(b)
+        if k is None:
+            nans.append(j)
+        elif k == 0:
+            zeros.append(j)
+    return zeros, nans
+
+
+def _zero_hashes(col: ColumnType) -> tuple[int, int]:
+    fmt = "<f" if col.physical == "FLOAT" else "<d"
+    return (_core.xxh64(struct.pack(fmt, 0.0)), _core.xxh64(struct.pack(fmt, -0.0)))
 
 class SplitBlockBloomFilter:
     """Parquet's split-block Bloom filter over one column's values.
@@ -243,18 +268,36 @@ class SplitBlockBloomFilter:
         return bool(self._sbbf.check_hash(h))
 
     def __contains__(self, value: object) -> bool:
-        h = self.hash(value)
-        return h is not None and bool(self._sbbf.check_hash(h))
+        """Whether the column may hold a value equal to ``value`` (a zero
+        matches +0.0 and -0.0, a NaN is never ruled out: SQL equality)."""
+        b = self._type.encode(value)
+        if b is None:
+            return False
+        zeros, nans = _zero_and_nan(self._type, [b])
+        if nans:
+            return True
+        if zeros:
+            return any(self._sbbf.check_hash(h) for h in _zero_hashes(self._type))
+        return bool(self._sbbf.check_hash(int.from_bytes(_hash_plain(self._type, [b]),
+                                                         sys.byteorder)))
 
-    def _hashes(self, values: Iterable[Any], strict: bool) -> tuple[bytes, list[int] | None]:
-        """(hashes, positions): positions lists the index of each hash's value
-        when some values were not storable (None: one hash per value)."""
+    def _hashes(self, values: Iterable[Any], strict: bool
+                ) -> tuple[bytes, list[int] | None, tuple[list[int], list[int]]]:
+        """(hashes, positions, (zeros, nans)): positions lists the index of
+        each hash's value when some values were not storable (None: one hash
+        per value); zeros and nans index the hashes (see _zero_and_nan)."""
         col = self._type
         if _is_numpy(values):
             fast = _numpy_plain(col, values)
             if fast is not None:
                 buf, width = fast
-                return bytes(_core.sbbf_hash_fixed(buf, width)), None
+                special: tuple[list[int], list[int]] = ([], [])
+                if col.physical in ("FLOAT", "DOUBLE"):
+                    import numpy as np
+
+                    special = (np.flatnonzero(buf == 0).tolist(),
+                               np.flatnonzero(np.isnan(buf)).tolist())
+                return bytes(_core.sbbf_hash_fixed(buf, width)), None, special
             values = values.tolist()  # type: ignore[attr-defined]
         plains: list[bytes] = []
         pos: list[int] = []
@@ -268,24 +311,29 @@ class SplitBlockBloomFilter:
                 continue
             plains.append(b)
             pos.append(i)
-        return _hash_plain(col, plains), (pos if skipped else None)
+        return (_hash_plain(col, plains), (pos if skipped else None),
+                _zero_and_nan(col, plains))
 
     def contains_many(self, values: Iterable[Any]) -> Any:
-        """Membership of each value: a numpy bool array for numpy input (and
-        whenever numpy is installed), else a list of bools.  The probing runs
-        in C without the GIL."""
-        as_np = _is_numpy(values)
-        if not as_np and not isinstance(values, (list, tuple)):
+        """Membership of each value (as ``in``): a numpy bool array when numpy
+        is installed, else a list of bools.  The probing runs in C without
+        the GIL (hashing too, for numpy arrays of a plain numeric column)."""
+        if not _is_numpy(values) and not isinstance(values, (list, tuple)):
             values = list(values)
-        hs, pos = self._hashes(values, strict=False)
-        raw = self._sbbf.check_hashes(hs)
+        hs, pos, (zeros, nans) = self._hashes(values, strict=False)
+        raw = bytearray(self._sbbf.check_hashes(hs))
+        if zeros:
+            z = any(self._sbbf.check_hash(h) for h in _zero_hashes(self._type))
+            for j in zeros:
+                raw[j] = z
+        for j in nans:
+            raw[j] = 1
         if pos is not None:
-            n = len(values)  # type: ignore[arg-type]
-            full = bytearray(n)
+            full = bytearray(len(values))  # type: ignore[arg-type]
             for j, i in enumerate(pos):
                 full[i] = raw[j]
-            raw = bytes(full)
-        return _bools(raw, True)
+            raw = full
+        return _bools(bytes(raw), True)
 
     # ---- bytes ---------------------------------------------------------------
 
@@ -437,6 +485,8 @@ class _Probe:
                 self.index.append(i)
                 plains.append(b)
         self.hashes = _hash_plain(col, plains)
+        zeros, nans = _zero_and_nan(col, plains)
+        self.zeros, self.nans = set(zeros), set(nans)
         keyed = []
         self.unordered: list[int] = []  # values with no order key (NaN): stats cannot exclude
         for j, b in enumerate(plains):
@@ -516,7 +566,12 @@ def _file_candidates(f: CountingFile, footer: Footer, idx: int, probe: _Probe,
                 sb = _core.SBBF(bits)
                 hs = probe.hashes
                 sub = b"".join(hs[8 * j:8 * j + 8] for j in cand) if len(cand) < n else hs
-                hit = sb.check_hashes(sub)
+                hit = bytearray(sb.check_hashes(sub))
+                if probe.zeros or probe.nans:
+                    z = probe.zeros and any(sb.check_hash(h) for h in _zero_hashes(col))
+                    for i, j in enumerate(cand):
+                        if j in probe.nans or (z and j in probe.zeros):
+                            hit[i] = 1
                 kept = [j for j, h in zip(cand, hit) if h]
                 result.pruned_by_bloom += len(cand) - len(kept)
                 cand = kept
