@@ -156,7 +156,8 @@ class DuckDBAgreementTests:
                     chunk = vals[i:i + 40]
                     q = " UNION ALL ".join(
                         f"SELECT {j} AS k, row_group_id, bloom_filter_excludes FROM "
-                        f"parquet_bloom_probe('{path}', '{col}', CAST(({_literal(col, v)}) AS {sqltype}))"
+                        f"parquet_bloom_probe('{path}', '{col}', "
+                        f"CAST(({_literal(col, v)}) AS {sqltype}))"
                         for j, v in enumerate(chunk))
                     for k, g, excludes in con.execute(q).fetchall():
                         v = chunk[k]
@@ -403,7 +404,8 @@ def _clean(exc: BaseException) -> bool:
 class HostileInputTests:
     """R12/R13: truncations and bit flips of footer and filter headers give a
     clean error (FormatError, or KeyError/IndexError/TypeError when a flip
-    yields a valid file with another column name, row count or type), never a crash, hang or large allocation."""
+    yields a valid file with another column name, row count or type), never
+    a crash, hang or large allocation."""
 
     def test_every_truncation(self, tmp_path: Path) -> None:
         p = _small_file(tmp_path)
@@ -443,7 +445,7 @@ class HostileInputTests:
                 try:
                     _read_all(q)
                     outcomes["ok"] = outcomes.get("ok", 0) + 1
-                except Exception as e:  # noqa: BLE001 - classify every outcome
+                except Exception as e:  # classify every outcome
                     assert _clean(e), f"byte {pos} bit {bit}: {type(e).__name__}: {e}"
                     outcomes[type(e).__name__] = outcomes.get(type(e).__name__, 0) + 1
             _, peak = tracemalloc.get_traced_memory()
@@ -516,7 +518,7 @@ def _strip_bloom_lengths(data: bytes, offsets: list[int], lengths: list[int]) ->
     flen = int.from_bytes(data[-8:-4], "little")
     start = len(data) - 8 - flen
     footer = bytearray(data[start:-8])
-    for off, length in zip(offsets, lengths):
+    for off, length in zip(offsets, lengths, strict=True):
         pat = b"\x16" + _zigzag_varint(off) + b"\x15" + _zigzag_varint(length)
         i = footer.index(pat)
         cut = i + 1 + len(_zigzag_varint(off))

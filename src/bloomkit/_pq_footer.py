@@ -41,7 +41,7 @@ class CountingFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._f = open(self.path, "rb")  # noqa: SIM115 - closed by close()/__exit__
+        self._f = open(self.path, "rb")  # closed by close() / __exit__
         self.size = os.fstat(self._f.fileno()).st_size
         self.bytes_read = 0
 
@@ -220,7 +220,7 @@ def _build(path: str, size: int, start: int, meta: dict[int, Any]) -> Footer:
             raise ValueError(f"row group {g} has {len(chunks)} column chunks for "
                              f"{len(columns)} schema columns")
         out: list[ChunkMeta] = []
-        for c, (ch, col) in enumerate(zip(chunks, columns)):
+        for c, (ch, col) in enumerate(zip(chunks, columns, strict=True)):
             if not isinstance(ch, dict):
                 raise ValueError(f"row group {g} chunk {c} is not a struct")
             md = ch.get(3)

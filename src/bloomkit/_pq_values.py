@@ -182,7 +182,8 @@ class ColumnType:
         column cannot hold the value; TypeError for an unsupported type."""
         p = self.physical
         if value is None:
-            raise TypeError("None (null) is never in a Bloom filter; nulls are counted by null_count")
+            raise TypeError(
+                "None (null) is never in a Bloom filter; nulls are counted by null_count")
         if p == "INT32" or p == "INT64":
             try:
                 iv = self._int_value(value)

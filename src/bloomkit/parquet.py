@@ -572,7 +572,7 @@ def _file_candidates(f: CountingFile, footer: Footer, idx: int, probe: _Probe,
                     for i, j in enumerate(cand):
                         if j in probe.nans or (z and j in probe.zeros):
                             hit[i] = 1
-                kept = [j for j, h in zip(cand, hit) if h]
+                kept = [j for j, h in zip(cand, hit, strict=True) if h]
                 result.pruned_by_bloom += len(cand) - len(kept)
                 cand = kept
         for j in cand:
