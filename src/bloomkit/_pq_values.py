@@ -472,3 +472,36 @@ def _datetime64_units(value: Any, unit: str) -> int:
     if conv.astype(value.dtype) != value:
         raise _NotStorable
     return int(conv.astype(np.int64))
+
+
+def value_from_text(col: ColumnType, text: str) -> object:
+    """A command-line value as the column's Python value: ints for INT32 /
+    INT64, floats for FLOAT / DOUBLE, ISO dates and datetimes for DATE and
+    TIMESTAMP, decimals for DECIMAL, hex (``0x...``) or UTF-8 for byte
+    arrays.  ValueError with the column's type when the text does not parse."""
+    lg, p = col.logical, col.physical
+    try:
+        if lg == "DATE":
+            return _dt.date.fromisoformat(text)
+        if lg == "TIMESTAMP":
+            if text.lstrip("-").isdigit():
+                return int(text)
+            return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if lg == "TIME":
+            return int(text) if text.isdigit() else _dt.time.fromisoformat(text)
+        if lg == "DECIMAL":
+            return decimal.Decimal(text)
+        if lg == "UUID":
+            return uuid.UUID(text)
+        if p in ("INT32", "INT64"):
+            return int(text, 0)
+        if p in ("FLOAT", "DOUBLE") or lg == "FLOAT16":
+            return float(text)
+        if p in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+            if text.startswith("0x") and lg not in ("STRING", "ENUM", "JSON"):
+                return bytes.fromhex(text[2:])
+            return text
+    except (ValueError, decimal.InvalidOperation) as e:
+        raise ValueError(f"{text!r} is not a value of the {col.describe()} column "
+                         f"{col.name!r}: {e}") from None
+    raise ValueError(f"column {col.name!r}: {p} columns cannot be probed")
