@@ -550,3 +550,30 @@ class FallbackTests:
             assert parquet.row_group_filters(q, col) == parquet.row_group_filters(p, col)
         res = parquet.may_contain(q, "k", ["k1", "k39"])
         assert res["k1"] == [(str(q), 0)] and res["k39"] == [(str(q), 1)]
+
+
+class ThreadTests:
+    def test_concurrent_batches_lose_no_bit(self) -> None:
+        """R31-style: GIL-free add_many batches from 8 threads (atomic ORs)
+        against a model: every value of every thread is present after."""
+        import sys
+        import threading
+
+        bf = SplitBlockBloomFilter(1024, "INT64")
+        arrays = [np.arange(t * 100_000, t * 100_000 + 20_000, dtype=np.int64) for t in range(8)]
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1e-5)
+        try:
+            threads = [threading.Thread(target=bf.add_many, args=(a,)) for a in arrays]
+            checker = threading.Thread(target=lambda: [bf.contains_many(a) for a in arrays])
+            for t in [*threads, checker]:
+                t.start()
+            for t in [*threads, checker]:
+                t.join()
+        finally:
+            sys.setswitchinterval(old)
+        serial = SplitBlockBloomFilter(1024, "INT64")
+        for a in arrays:
+            serial.add_many(a)
+        assert bf == serial
+        assert all(bool(bf.contains_many(a).all()) for a in arrays)
