@@ -43,6 +43,7 @@ __all__ = [
     "ColumnType",
     "SplitBlockBloomFilter",
     "may_contain",
+    "optimal_num_bytes",
     "read_filter",
     "row_group_filters",
 ]
@@ -101,7 +102,6 @@ def _numpy_plain(col: ColumnType, arr: Any) -> tuple[Any, int] | None:
     return None
 
 
-
 def _zero_and_nan(col: ColumnType, plains: Sequence[bytes]) -> tuple[list[int], list[int]]:
     """Positions of zeros and NaNs among PLAIN float values.
 
@@ -124,6 +124,7 @@ def _zero_and_nan(col: ColumnType, plains: Sequence[bytes]) -> tuple[list[int], 
 def _zero_hashes(col: ColumnType) -> tuple[int, int]:
     fmt = "<f" if col.physical == "FLOAT" else "<d"
     return (_core.xxh64(struct.pack(fmt, 0.0)), _core.xxh64(struct.pack(fmt, -0.0)))
+
 
 class SplitBlockBloomFilter:
     """Parquet's split-block Bloom filter over one column's values.
