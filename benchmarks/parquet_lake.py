@@ -10,7 +10,8 @@ VALUES user ids?" two ways:
   statistics and filters to skip row groups).
 
 and checks that every (value, file) the scan finds is among bloomkit's
-candidates (no false negatives).  Prints one JSON line.
+candidates (no false negatives).  Prints the machine block, then one JSON
+line.
 
     python benchmarks/parquet_lake.py                 # 200 files x 500,000 rows
     python benchmarks/parquet_lake.py --smoke         # 4 files x 20,000 rows
@@ -31,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+import machine
 
 
 def make_lake(d: Path, files: int, rows: int, seed: int) -> list[int]:
@@ -62,6 +63,7 @@ def main() -> int:
     a = ap.parse_args()
     if a.smoke:
         a.files, a.rows, a.values = 4, 20_000, 50
+    machine.announce()
     import duckdb
 
     from bloomkit import parquet
