@@ -411,7 +411,7 @@ class HostileInputTests:
         p = _small_file(tmp_path)
         data = p.read_bytes()
         q = tmp_path / "t.parquet"
-        for n in list(range(0, 64)) + list(range(len(data) - 400, len(data))):
+        for n in range(len(data)):
             q.write_bytes(data[:n])
             with pytest.raises(FormatError):
                 _read_all(q)
