@@ -518,7 +518,9 @@ def may_contain(paths_or_glob: PathLike | Iterable[PathLike], column: str | Sequ
     of the row groups that statistics did not already rule out for every
     value; the result's ``bytes_read`` counts every byte.  Values are encoded
     per file by the column's schema (see :class:`ColumnType`); a value the
-    column cannot hold (an int outside INT32, ...) is in no row group.
+    column cannot hold (an int outside INT32, ...) is in no row group.  A
+    file without the column raises KeyError, a corrupt one FormatError, both
+    naming the file.
     """
     vals = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
     result = Candidates()
