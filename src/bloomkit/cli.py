@@ -811,6 +811,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=_positive_int, default=1_000_000, help="number of keys")
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=_cmd_demo)
+
+    from . import cli_parquet  # its own module: `bloomkit parquet probe`
+
+    cli_parquet.register(sub, _EXIT_HELP)
     return parser
 
 

@@ -36,6 +36,9 @@ int bkpy_init_sketch(PyObject *m);
 #ifdef BK_HAVE_FUSE
 int bkpy_init_fuse(PyObject *m);
 #endif
+#ifdef BK_HAVE_SBBF
+int bkpy_init_sbbf(PyObject *m);
+#endif
 
 typedef int (*bkpy_init_fn)(PyObject *m);
 
@@ -59,6 +62,9 @@ static const bkpy_init_fn bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_FUSE
     bkpy_init_fuse,
+#endif
+#ifdef BK_HAVE_SBBF
+    bkpy_init_sbbf,
 #endif
 };
 
