@@ -41,7 +41,9 @@ def _sources() -> list[Path]:
             continue
         for p in sorted(base.rglob("*")):
             if (p.is_file() and p.suffix not in SKIPPED_SUFFIXES
-                    and "__pycache__" not in p.parts and "golden" not in p.parts):
+                    and "__pycache__" not in p.parts and "golden" not in p.parts
+                    # build artefacts (pip install -e . writes src/bloomkit.egg-info)
+                    and not any(part.endswith(".egg-info") for part in p.parts)):
                 files.append(p)
     return files
 
