@@ -68,3 +68,13 @@ qemu-s390x "$out/th-s390x"
 i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-i686"
 echo "== test_bk_hash: i686 under qemu"
 qemu-i386 "$out/th-i686"
+
+# Parquet's split-block Bloom filter: little-endian words on a big-endian CPU
+s390x-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c $n/bk_sbbf.c tests/native/test_bk_sbbf.c \
+    -lm -o "$out/ts-s390x"
+echo "== test_bk_sbbf: s390x (big-endian) under qemu"
+qemu-s390x "$out/ts-s390x"
+i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c $n/bk_sbbf.c tests/native/test_bk_sbbf.c \
+    -lm -o "$out/ts-i686"
+echo "== test_bk_sbbf: i686 under qemu"
+qemu-i386 "$out/ts-i686"

@@ -146,3 +146,23 @@ class BenchmarkScriptTests:
         assert res["clock"] == "wall"
         if Path("/sys/devices/system/cpu/cpu0/cache").is_dir():
             assert "L2" in m["cache_bytes"]
+
+    def test_line_probe_compiles_and_reports(self, tmp_path: Path) -> None:
+        """benchmarks/line_probe.c (issue #19): the random line read limit
+        that benchmarks/scale.py compares the batch query with."""
+        import shutil
+
+        cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if cc is None:
+            pytest.skip("no C compiler")
+        exe = tmp_path / "line_probe"
+        subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                        str(BENCH / "line_probe.c")], check=True, timeout=120)
+        for mode in ("thp", "nothp"):
+            out = subprocess.run([str(exe), str(4 << 20), "4096", mode], capture_output=True,
+                                 text=True, timeout=120, check=True).stdout
+            fields = dict(kv.split("=") for kv in out.split())
+            assert int(fields["bytes"]) == 4 << 20 and fields["thp"] == str(int(mode == "thp"))
+            assert float(fields["ns_per_read"]) > 0
+        bad = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and "usage" in bad.stderr

@@ -440,3 +440,17 @@ class CrashRuleTests:
         bloomkit.open(path, "r+").close()  # recovery: reseal
         assert bloomkit.verify(path)["flags"] == 0
         assert all(bloomkit.load(path).contains_many(range(20_000)))
+
+
+class OnePersistenceMechanismTests:
+    """Issue #24: every registered bloomkit class gets its file API from the
+    Persistent mixin, never from methods register_kind attaches (a class may
+    still override one on purpose: BinaryFuseFilter.create refuses)."""
+
+    def test_every_registered_kind_inherits_persistent(self) -> None:
+        assert persist._KINDS, "no kinds registered"
+        for kind, cls in sorted(persist._KINDS.items()):
+            assert issubclass(cls, persist.Persistent), (kind, cls.__name__)
+            attached = [name for name in persist._PERSISTENT_API
+                        if cls.__dict__.get(name) is persist.Persistent.__dict__[name]]
+            assert attached == [], (cls.__name__, attached)

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NoReturn
 
-from . import _core, cli_kinds, persist, sources
+from . import _core, _filemerge, cli_kinds, persist, sources
 from .cli_io import CliError, Progress, check_output, chunks, key_sources
 from .errors import (
     BloomkitError,
@@ -520,21 +520,44 @@ def _cmd_repair(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
+    """Bounded memory (issue #19): Bloom files are ORed chunk by chunk into
+    one output state (bloomkit/_filemerge.py); other kinds load the first
+    file and merge every further one in from a read-only map."""
     check_output(args.output)
-    filters = [_load(p) for p in args.inputs]
-    first = filters[0]
-    for p, f in zip(args.inputs[1:], filters[1:], strict=True):
-        if type(f) is not type(first):
-            raise CliError(f"cannot merge {type(first).__name__} ({args.inputs[0]}) with "
-                           f"{type(f).__name__} ({p}); {cli_kinds.MERGE_HINT}",
+    first_cls = _file_class(args.inputs[0])
+    for p in args.inputs[1:]:
+        cls = _file_class(p)
+        if first_cls is not None and cls is not None and cls is not first_cls:
+            raise CliError(f"cannot merge {first_cls.__name__} ({args.inputs[0]}) with "
+                           f"{cls.__name__} ({p}); {cli_kinds.MERGE_HINT}",
                            EXIT_INCOMPATIBLE)
     try:
-        merged = cli_kinds.combine(filters, args.intersection)
+        if first_cls is not None and first_cls.__name__ in _filemerge.BIT_KINDS:
+            merged = _filemerge.merge_bits(args.inputs, args.intersection, naming=_naming)
+        else:
+            merged = _merge_loaded(args)
     except IncompatibleFiltersError as exc:
         raise CliError(f"{_one_line(exc)}; {cli_kinds.MERGE_HINT}", EXIT_INCOMPATIBLE) from exc
     _save(merged, args.output)
     _report(args, merged, args.output, None)
     return EXIT_OK
+
+
+def _merge_loaded(args: argparse.Namespace) -> Any:
+    out = _load(args.inputs[0])
+    if cli_kinds.is_static(type(out)):
+        cli_kinds.combine_into(out, out, args.intersection)  # raises: static filters do not merge
+    for p in args.inputs[1:]:
+        other = _open_checked(p, "r", verify=True)
+        try:
+            if type(other) is not type(out):
+                raise CliError(f"cannot merge {type(out).__name__} ({args.inputs[0]}) with "
+                               f"{type(other).__name__} ({p}); {cli_kinds.MERGE_HINT}",
+                               EXIT_INCOMPATIBLE)
+            out = cli_kinds.combine_into(out, other, args.intersection)
+        finally:
+            other.close()
+    return out
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -788,6 +811,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=_positive_int, default=1_000_000, help="number of keys")
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=_cmd_demo)
+
+    from . import cli_parquet  # its own module: `bloomkit parquet probe`
+
+    cli_parquet.register(sub, _EXIT_HELP)
     return parser
 
 

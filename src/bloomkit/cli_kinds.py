@@ -163,27 +163,31 @@ def answers(obj: Any, keys: list[bytes]) -> list[int]:
     return [1 if hit else 0 for hit in obj.contains_many(keys)]
 
 
-def combine(objs: list[Any], intersection: bool) -> Any:
-    """The union (or intersection) of loaded structures of one class."""
-    first, rest = objs[0], objs[1:]
-    name = type(first).__name__
-    if is_static(type(first)):
+def combine_into(out: Any, other: Any, intersection: bool) -> Any:
+    """``out`` merged with ``other``: in place where the class can (``|=``,
+    ``&=``, CountMinSketch's ``merge``), else a new structure
+    (QuotientFilter's ``merge``).  ``other`` may be a read-only map."""
+    name = type(out).__name__
+    if is_static(type(out)):
         raise CliError(f"{name} cannot be merged: a static filter has no union (its table is "
                        "solved for exactly its keys); build one filter from all the keys",
                        EXIT_INCOMPATIBLE)
     if intersection:
-        if not callable(getattr(first, "intersection", None)):
+        if not callable(getattr(out, "intersection", None)):
             raise CliError(f"{name} has no intersection (in Python either); "
                            "merge without --intersection")
-        return first.intersection(*rest)
-    if callable(getattr(first, "union", None)):
-        return first.union(*rest)
-    if not callable(getattr(first, "merge", None)):
+        if hasattr(type(out), "__iand__"):
+            out &= other
+            return out
+        return out.intersection(other)
+    if callable(getattr(out, "union", None)):
+        if hasattr(type(out), "__ior__"):
+            out |= other
+            return out
+        return out.union(other)
+    if not callable(getattr(out, "merge", None)):
         raise CliError(f"{name} cannot be merged (in Python either)", EXIT_INCOMPATIBLE)
-    out = first
-    for other in rest:
-        out = out.merge(other)  # QuotientFilter: a new filter; CountMinSketch: itself
-    return out
+    return out.merge(other)  # QuotientFilter: a new filter; CountMinSketch: itself
 
 
 def rewritten_on_add(cls: type[Any]) -> bool:

@@ -16,6 +16,7 @@ from . import _core
 from ._typing import Key
 from .bloom import BloomFilter
 from .design import design
+from .persist import Persistent
 
 __all__ = ["COUNTER_BITS", "KIND_COUNTING_BLOOM", "CountingBloomFilter"]
 
@@ -26,7 +27,7 @@ KIND_COUNTING_BLOOM = 3
 COUNTER_BITS = (4, 8, 16)
 
 
-class CountingBloomFilter(_core.CountingBase[_K]):
+class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
     """A Bloom filter of small saturating counters (Fan et al., 2000).
 
     ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4, seed=0,
@@ -97,9 +98,3 @@ class CountingBloomFilter(_core.CountingBase[_K]):
             f"counter_bits={self.counter_bits}, seed={self.seed}, count={len(self)}, "
             f"fill_ratio={self.fill_ratio:.4f}{extra}{mapped})"
         )
-
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)

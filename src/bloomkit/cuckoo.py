@@ -15,6 +15,7 @@ from typing import Any, TypeVar, overload
 
 from . import _core
 from ._typing import Key
+from .persist import Persistent
 
 __all__ = [
     "DESIGN_LOAD", "DESIGN_LOADS", "CuckooDesign", "CuckooFilter", "cuckoo_design",
@@ -110,7 +111,7 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
     return CuckooDesign(capacity, error_rate, bucket_size, f, num_buckets)
 
 
-class CuckooFilter(_core.CuckooBase[_K]):
+class CuckooFilter(Persistent, _core.CuckooBase[_K]):
     """Approximate membership with deletion: a cuckoo hash table of fingerprints.
 
     ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,
@@ -172,9 +173,3 @@ class CuckooFilter(_core.CuckooBase[_K]):
     def intersection(self, *others: object) -> Any:
         """Not supported; see ``__and__``."""
         return self.__and__(others[0] if others else None)
-
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from . import _core
+from .persist import Persistent
 
 __all__ = ["FINGERPRINT_BITS", "KIND_BINARY_FUSE", "BinaryFuseFilter", "fingerprint_bits_for"]
 
@@ -42,7 +43,7 @@ def fingerprint_bits_for(error_rate: float) -> int:
     return 32  # unreachable: p >= 2**-32
 
 
-class BinaryFuseFilter(_core.BinaryFuseBase):
+class BinaryFuseFilter(Persistent, _core.BinaryFuseBase):
     """Approximate membership for a static set: ~1.075-1.125 f bits a key, rate 2**-f.
 
     ``BinaryFuseFilter(keys, *, fingerprint_bits=8, error_rate=None, seed=0,
@@ -161,12 +162,6 @@ class BinaryFuseFilter(_core.BinaryFuseBase):
             f"bits_per_key={self.bits_per_key:.3f}, nbytes={self.nbytes}, "
             f"seed={self.seed}{extra}{mapped})"
         )
-
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)
 
 
 def _choose_bits(fingerprint_bits: int | None, error_rate: float | None) -> int:

@@ -77,11 +77,12 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-FLAG_DIRTY = 0x0001
-_OFF_FLAGS = 14
-_OFF_PAYLOAD_LEN = 32
-_OFF_CHECKSUM = 40
+# The header's layout lives in bk_format.c (docs/FORMAT.md): this module
+# writes it only through _core.set_dirty / _core.seal / _core.init_header and
+# reads it through _core.peek_header (issue #24: one home for the header).
+FLAG_DIRTY = 0x0001  # the bit peek_header()["flags"] reports (bk_format.h)
 _FIXED_HEADER = 64
+_OFF_PAYLOAD_LEN = 32  # read only, in create(): the header alone has no total length
 
 _KINDS: dict[int, type[Any]] = {}
 
@@ -93,10 +94,13 @@ PathLike = str | os.PathLike[str]
 def register_kind(kind: int, cls: type[Any]) -> None:
     """Make ``loads``/``load``/``open`` return ``cls`` for states of ``kind``.
 
-    A class that does not inherit :class:`Persistent` gets its file methods
+    Every bloomkit class inherits :class:`Persistent` for its file methods
     (``save``, ``open``, ``create``, ``flush``, ``close``, ``verify`` and the
-    context manager) attached here, unless it defines them itself, so every
-    registered structure offers the same file API.
+    context manager): one mechanism, visible to type checkers.  A class from
+    outside bloomkit that does not inherit it gets the same methods attached
+    here (unless it defines them itself), so every registered structure
+    offers the same file API; tests/test_persist.py checks that no bloomkit
+    class relies on that fallback.
     """
     _KINDS[kind] = cls
     if not issubclass(cls, Persistent):
@@ -178,7 +182,7 @@ def _atomic_write(path: PathLike, write: Callable[[int], None]) -> None:
     with full-size copies."""
     path = os.fspath(path)
     _clean_stale_temporaries(path)
-    tmp, fd = _create_temp(path, os.O_WRONLY)
+    tmp, fd = _create_temp(path, os.O_RDWR)  # RDWR: save() reads its header back to seal it
     try:
         try:
             write(fd)
@@ -240,7 +244,9 @@ def save(obj: Any, path: PathLike) -> None:
 
     def write(fd: int) -> None:
         checksum = writer(fd)  # header written with checksum 0, then the payload
-        _pwrite_all(fd, struct.pack("<Q", checksum), _OFF_CHECKSUM)
+        head = bytearray(os.pread(fd, _FIXED_HEADER, 0))
+        _core.seal(head, checksum)
+        _pwrite_all(fd, bytes(head), 0)
 
     _atomic_write(path, write)
 
@@ -599,10 +605,9 @@ def _finalize_dead(rec: _Mapping) -> None:
 def _seal_map(mm: mmap.mmap, clean: bool) -> None:
     """Seal a map at the byte level: the checksum made current, and DIRTY
     cleared when ``clean`` (the last writer)."""
-    struct.pack_into("<Q", mm, _OFF_CHECKSUM, _core.checksum(_buf(mm)))
+    _core.seal(_buf(mm))
     if clean:
-        (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
-        struct.pack_into("<H", mm, _OFF_FLAGS, flags & ~FLAG_DIRTY)
+        _core.set_dirty(_buf(mm), False)
 
 
 def _buf(mm: mmap.mmap) -> Any:
@@ -695,8 +700,7 @@ def _already_writing(fd: int) -> str | None:
 def _joined(obj: Any, mm: mmap.mmap, path: str, alone: bool, verify: bool) -> None:
     """Run holding the gate, just after joining the writers: check, repair a
     stale DIRTY mark, then mark the file DIRTY for this writer."""
-    (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
-    dirty = bool(flags & FLAG_DIRTY)
+    dirty = bool(_core.peek_header(_buf(mm))["flags"] & FLAG_DIRTY)
     if verify:
         if dirty and alone:
             raise _unclean_error(path)
@@ -842,8 +846,7 @@ def create(
     header = _core.peek_header(bytes(head[:_FIXED_HEADER]), total)
     if header["header_len"] != len(head):
         raise FormatError("internal error: a created header does not match its header_len")
-    (flags,) = struct.unpack_from("<H", head, _OFF_FLAGS)
-    struct.pack_into("<H", head, _OFF_FLAGS, flags | FLAG_DIRTY)
+    _core.set_dirty(head, True)
 
     # The descriptor that writes the temporary file stays open past the
     # rename: it holds the writer's lock (taken before the file is visible)
@@ -991,7 +994,7 @@ def verify(target: Any, *, max_bytes: int | None = None) -> dict[str, Any]:
             return _check_bytes(rec.mm, rec.path)
     flush(target)
     _core.validate(_buf(rec.mm), checksum=False, allow_dirty=True)
-    if _core.checksum(_buf(rec.mm)) != struct.unpack_from("<Q", rec.mm, _OFF_CHECKSUM)[0]:
+    if _core.checksum(_buf(rec.mm)) != _core.peek_header(_buf(rec.mm))["checksum"]:
         raise _locking.in_use_error(
             rec.path, "the checksum changed while it was being written (other writers are "
             "adding)")
@@ -1025,8 +1028,7 @@ def repair(
             mm = _map(spath, fd, size, True)
             obj = None
             try:
-                (flags,) = struct.unpack_from("<H", mm, _OFF_FLAGS)
-                was_dirty = bool(flags & FLAG_DIRTY)
+                was_dirty = bool(_core.peek_header(_buf(mm))["flags"] & FLAG_DIRTY)
                 if not was_dirty:
                     _check_bytes(mm, spath)
                 obj = cls._from_buffer(mm, secret, key, writable=True, shared=False,
@@ -1084,8 +1086,8 @@ class Persistent:
 
     ``save(path)``, ``Class.open(path, mode)``, ``Class.create(path, ...)``,
     ``flush()``, ``close()``, ``verify()`` and ``with f: ...`` (which closes
-    a mapped object on exit).  Classes registered with
-    :func:`register_kind` that do not inherit it get these methods attached.
+    a mapped object on exit).  Every bloomkit class inherits it (see
+    :func:`register_kind`).
     """
 
     __slots__ = ()

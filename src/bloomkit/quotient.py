@@ -15,6 +15,7 @@ from typing import Any, TypeVar, overload
 from . import _core
 from ._typing import Key
 from .design import validate_capacity, validate_error_rate
+from .persist import Persistent
 
 __all__ = ["KIND_QUOTIENT", "QuotientFilter", "quotient_shape"]
 
@@ -96,7 +97,7 @@ def _nominal_rate(q: int, r: int, capacity: int) -> float:
     return min(max(rate, 5e-324), 1.0 - 2.0**-53)
 
 
-class QuotientFilter(_core.QuotientBase[_K]):
+class QuotientFilter(Persistent, _core.QuotientBase[_K]):
     """A quotient filter (Bender et al., VLDB 2012).
 
     ``QuotientFilter(capacity, error_rate=0.01, *, max_load=0.9, seed=0,
@@ -247,9 +248,3 @@ class QuotientFilter(_core.QuotientBase[_K]):
             f"q={self.q}, r={self.r}, seed={self.seed}, count={len(self)}, "
             f"load_factor={self.load_factor:.4f}{extra}{mapped})"
         )
-
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)

@@ -85,8 +85,6 @@ REDIS_FORMAT_BLOCKED_V1 = "bloomkit-redis/2"
 
 _HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
 _PARAMS_LEN = 48
-_MAGIC = b"\x89BKF\r\n\x1a\n"
-_FLAG_KEYED = 0x0002
 _PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
 
 
@@ -468,27 +466,14 @@ def _header(
     count: int,
     layout_version: int = 0,
 ) -> bytearray:
-    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0."""
+    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0.
+
+    The fixed 64 bytes come from bk_format_init_header (the one writer of a
+    header, issue #24); only the Bloom params that a Redis structure keeps
+    in its meta hash are packed here, in bk_bloom.h's order."""
     h = bytearray(_HEADER_LEN)
-    struct.pack_into(
-        "<8sHHHHHHIQQQIIQ",
-        h,
-        0,
-        _MAGIC,
-        _core.FORMAT_VERSION_MAJOR,
-        _core.FORMAT_VERSION_MINOR,
-        kind,
-        _FLAG_KEYED if keyed else 0,
-        2 if keyed else 1,
-        0,
-        _HEADER_LEN,
-        seed,
-        payload_len,
-        0,
-        _PARAMS_LEN,
-        0,
-        key_check,
-    )
+    _core.init_header(h, kind, _HEADER_LEN, _PARAMS_LEN, payload_len, seed,
+                      key_check if keyed else None)
     struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, layout_version, capacity,
                      error_rate, count, 0)
     return h
@@ -679,7 +664,7 @@ class RedisBloomFilter:
         lcls = cls._layouts[layout][2]
         # key_check of this secret (0 when unkeyed), from a tiny local filter.
         tiny = lcls.with_size(512, 1, seed=seed, secret=secret)
-        key_check = struct.unpack_from("<Q", tiny.to_bytes(), 56)[0]
+        key_check = _core.peek_header(tiny.to_bytes())["key_check"]
         meta = {
             "format": REDIS_FORMAT_BLOCKED_V1 if d.layout_version == 1 else REDIS_FORMAT,
             "structure": "bloom",
@@ -794,7 +779,7 @@ class RedisBloomFilter:
         obj = cls(client, name, meta, secret, key)
         if secret is not None:
             tiny = obj._cls.with_size(512, 1, seed=obj.seed, secret=secret)
-            if struct.unpack_from("<Q", tiny.to_bytes(), 56)[0] != obj._key_check:
+            if _core.peek_header(tiny.to_bytes())["key_check"] != obj._key_check:
                 raise FilterMismatchError(f"wrong secret for filter {name!r}")
         obj._check_shards()
         return obj
@@ -1369,7 +1354,7 @@ class RedisBloomFilter:
             self.seed, self.keyed, self._key_check, self.payload_len, count,
             self.layout_version,
         )
-        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        _core.seal(data)
         return self._cls.from_bytes(data, self._secret, self._keyfunc)
 
     def merge_from(self, local: Any) -> None:
@@ -1382,7 +1367,7 @@ class RedisBloomFilter:
         data = memoryview(local.to_bytes()) if isinstance(local, self._cls) else None
         self._check_compatible(local, data)
         assert data is not None
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         payload = data[header_len:]
         token = _secrets.token_hex(8)
         try:
@@ -1426,7 +1411,7 @@ class RedisBloomFilter:
             )
         # hash algorithm and secret: the header's key_check (0 when unkeyed)
         assert data is not None
-        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+        if _core.peek_header(data)["key_check"] != self._key_check:
             raise IncompatibleFiltersError("filters are keyed with different secrets")
 
     def __repr__(self) -> str:
@@ -1864,7 +1849,7 @@ class _RedisCounters:
                 "512 MiB Redis string limit (this structure is not sharded)"
             )
         tiny = obj._proto.to_bytes()
-        meta["key_check"] = str(struct.unpack_from("<Q", tiny, 56)[0])
+        meta["key_check"] = str(_core.peek_header(tiny)["key_check"])
         obj._key_check = int(meta["key_check"])
         meta_key = _meta_key(name)
         flat = [x for kv in meta.items() for x in kv]
@@ -1925,7 +1910,7 @@ class _RedisCounters:
         except (KeyError, ValueError, TypeError) as exc:
             raise FilterMismatchError(f"{name!r} has damaged metadata ({exc!r})") from exc
         if secret is not None:
-            mine = struct.unpack_from("<Q", obj._proto.to_bytes(), 56)[0]
+            mine = _core.peek_header(obj._proto.to_bytes())["key_check"]
             if mine != obj._key_check:
                 raise FilterMismatchError(f"wrong secret for {name!r}")
         try:
@@ -2063,12 +2048,11 @@ class _RedisCounters:
 
     def _build_local(self, payload: bytes, patches: list[tuple[int, int]]) -> Any:
         data = bytearray(self._proto.to_bytes())
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         data[header_len:] = payload
         for off, value in patches:
             struct.pack_into("<Q", data, off, value)
-        struct.pack_into("<Q", data, 40, 0)
-        struct.pack_into("<Q", data, 40, _core.checksum(data))
+        _core.seal(data)
         return self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
 
     def _local_payload(self, local: Any) -> tuple[bytes, bytes]:
@@ -2079,9 +2063,9 @@ class _RedisCounters:
                 f"(needs a {self._local_cls.__name__})"
             )
         data = local.to_bytes()
-        if struct.unpack_from("<Q", data, 56)[0] != self._key_check:
+        if _core.peek_header(data)["key_check"] != self._key_check:
             raise IncompatibleFiltersError("keyed with a different secret (or not keyed)")
-        header_len = struct.unpack_from("<I", data, 20)[0]
+        header_len = _core.peek_header(data)["header_len"]
         return data, _swap_counters(memoryview(data)[header_len:], self._width)
 
     def _nonzero_pairs(self, redis_payload: bytes) -> str:

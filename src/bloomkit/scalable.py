@@ -28,6 +28,7 @@ from .design import (
     validate_layout_version,
 )
 from .errors import CapacityError
+from .persist import Persistent
 
 __all__ = ["KIND_SCALABLE_BLOOM", "MAX_GROWTH", "MAX_LINKS", "LinkInfo", "ScalableBloomFilter"]
 
@@ -101,7 +102,7 @@ def _link_params(
     return d.num_bits, d.num_hashes, capacity, rate
 
 
-class ScalableBloomFilter(_core.ScalableBase[_K]):
+class ScalableBloomFilter(Persistent, _core.ScalableBase[_K]):
     """A Bloom filter that grows: a chain of classic or blocked Bloom filters.
 
     ``ScalableBloomFilter(initial_capacity=1000, error_rate=0.01, *, growth=2,
@@ -184,9 +185,3 @@ class ScalableBloomFilter(_core.ScalableBase[_K]):
             f"tightening={self.tightening:g}, layout={self.layout!r}, seed={self.seed}, "
             f"num_links={self.num_links}, count={len(self)}{extra}{mapped})"
         )
-
-    def save(self, path: Any) -> None:
-        """Write the whole chain to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, overload
 
 from . import _core
 from ._typing import Key
+from .persist import Persistent
 
 __all__ = ["CountMinSketch", "TinyLFU", "TopK"]
 
@@ -37,7 +38,7 @@ def _check_rate(name: str, value: object) -> float:
     return v
 
 
-class CountMinSketch(_core.CountMinBase[_K]):
+class CountMinSketch(Persistent, _core.CountMinBase[_K]):
     """Count-min sketch (Cormode and Muthukrishnan, 2005).
 
     ``CountMinSketch(width, depth, *, seed=0, key=None, secret=None,
@@ -158,14 +159,8 @@ class CountMinSketch(_core.CountMinBase[_K]):
             f"counter_bits={self.counter_bits}, total={self.total}{extra})"
         )
 
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
 
-        save(self, path)
-
-
-class TinyLFU(_core.TinyLFUBase[_K]):
+class TinyLFU(Persistent, _core.TinyLFUBase[_K]):
     """TinyLFU frequency sketch (Einziger, Friedman and Manes, 2017).
 
     ``TinyLFU(capacity, *, sample_factor=10, seed=0, key=None, secret=None)``:
@@ -209,12 +204,6 @@ class TinyLFU(_core.TinyLFUBase[_K]):
             f"TinyLFU(capacity={self.capacity}, sample_factor={self.sample_factor}, "
             f"seed={self.seed}, events={self.events}, resets={self.resets}{extra})"
         )
-
-    def save(self, path: Any) -> None:
-        """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
-        from .persist import save
-
-        save(self, path)
 
 
 class TopK:

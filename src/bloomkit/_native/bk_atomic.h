@@ -159,7 +159,19 @@ BK_INLINE int bk_atomic_cas64(uint64_t *p, uint64_t *expected, uint64_t desired)
 /* ---- read-modify-write ------------------------------------------------ */
 
 /* *p |= v on a native-endian word (Bloom bits: OR is endian-neutral when
- * the mask was built for the stored order, see bk_bloom.h). */
+ * the mask was built for the stored order, see bk_bloom.h; the 32-bit one
+ * serves the Parquet split-block filter's words, bk_sbbf.c). */
+BK_INLINE void bk_atomic_or32(uint32_t *p, uint32_t v)
+{
+#if defined(BK_ATOMIC_GNU)
+    __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+#elif defined(BK_ATOMIC_MSVC)
+    _InterlockedOr((volatile long *)p, (long)v);
+#else
+    *p |= v;
+#endif
+}
+
 BK_INLINE void bk_atomic_or64(uint64_t *p, uint64_t v)
 {
 #if defined(BK_ATOMIC_GNU)

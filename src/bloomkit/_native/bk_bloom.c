@@ -130,26 +130,14 @@ void bk_bloom_init_state(uint8_t *buf, int layout, uint64_t num_bits, uint32_t k
                          uint64_t capacity, double error_rate, uint64_t seed,
                          int keyed, uint64_t key_check)
 {
-    bk_header h;
     uint64_t payload_len = 0;
     const char *reason = NULL;
     uint8_t *p = buf + BK_OFF_PARAMS;
     int blocked = layout != BK_BLOOM_LAYOUT_CLASSIC;
 
     (void)bk_bloom_shape(blocked, num_bits, k, &payload_len, &reason);
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = blocked ? BK_KIND_BLOCKED_BLOOM : BK_KIND_BLOOM;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_BLOOM_HEADER_LEN;
-    h.params_len = BK_BLOOM_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = payload_len;
-    h.key_check = keyed ? key_check : 0;
-    memset(buf, 0, BK_BLOOM_HEADER_LEN);
-    bk_format_write_header(buf, &h);
+    bk_format_init_header(buf, blocked ? BK_KIND_BLOCKED_BLOOM : BK_KIND_BLOOM,
+                          BK_BLOOM_HEADER_LEN, BK_BLOOM_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_BLOOM_P_NUM_BITS, num_bits);
     bk_store_u32le(p + BK_BLOOM_P_NUM_HASHES, k);
     bk_store_u32le(p + BK_BLOOM_P_LAYOUT_VERSION,
@@ -158,6 +146,24 @@ void bk_bloom_init_state(uint8_t *buf, int layout, uint64_t num_bits, uint32_t k
     bk_store_u64le(p + BK_BLOOM_P_CAPACITY, capacity);
     bk_store_f64le(p + BK_BLOOM_P_ERROR_RATE, error_rate);
     bk_store_u64le(p + BK_BLOOM_P_COUNT, 0);
+}
+
+void bk_bloom_positions(const bk_bloom *b, uint64_t h, uint64_t *out)
+{
+    if (b->blocked) {
+        uint64_t base = bk_mulhi64(h, b->num_blocks) * BK_BLOCK_BITS;
+        uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
+        bk_bloom_block_positions(b, h, pos);
+        for (uint32_t i = 0; i < b->k; i++)
+            out[i] = base + pos[i];
+    } else {
+        uint64_t x = h, y = bk_mix64(h);
+        for (uint32_t i = 0; i < b->k; i++) {
+            out[i] = bk_mulhi64(x, b->num_bits);
+            x += y;
+            y += i;
+        }
+    }
 }
 
 void bk_bloom_attach(bk_bloom *b, uint8_t *buf)

@@ -134,25 +134,13 @@ void bk_cuckoo_init_state(uint8_t *buf, uint64_t num_buckets, uint32_t b, uint32
                           uint64_t capacity, double error_rate, uint64_t seed, int keyed,
                           uint64_t key_check)
 {
-    bk_header h;
     uint64_t payload_len = 0;
     const char *reason = NULL;
     uint8_t *p = buf + BK_OFF_PARAMS;
 
     (void)bk_cuckoo_shape(num_buckets, b, f, &payload_len, &reason);
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_CUCKOO;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_CUCKOO_HEADER_LEN;
-    h.params_len = BK_CUCKOO_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = payload_len;
-    h.key_check = keyed ? key_check : 0;
-    memset(buf, 0, BK_CUCKOO_HEADER_LEN);
-    bk_format_write_header(buf, &h);
+    bk_format_init_header(buf, BK_KIND_CUCKOO, BK_CUCKOO_HEADER_LEN,
+                          BK_CUCKOO_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_CUCKOO_P_NUM_BUCKETS, num_buckets);
     bk_store_u32le(p + BK_CUCKOO_P_BUCKET_SIZE, b);
     bk_store_u32le(p + BK_CUCKOO_P_FP_BITS, f);

@@ -268,6 +268,35 @@ void bk_format_write_header(uint8_t *buf, const bk_header *h)
     bk_store_u64le(buf + BK_OFF_KEY_CHECK, h->key_check);
 }
 
+void bk_format_init_header(uint8_t *buf, unsigned kind, uint32_t header_len,
+                           uint32_t params_len, uint64_t payload_len, uint64_t seed,
+                           int keyed, uint64_t key_check)
+{
+    bk_header h;
+    memset(&h, 0, sizeof h);
+    h.version_major = BK_VERSION_MAJOR;
+    h.version_minor = BK_VERSION_MINOR;
+    h.kind = (uint16_t)kind;
+    h.flags = keyed ? BK_FLAG_KEYED : 0;
+    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
+    h.header_len = header_len;
+    h.params_len = params_len;
+    h.seed = seed;
+    h.payload_len = payload_len;
+    h.key_check = keyed ? key_check : 0;
+    memset(buf, 0, header_len);
+    bk_format_write_header(buf, &h);
+}
+
+int bk_format_set_dirty(uint8_t *buf, int dirty)
+{
+    uint16_t flags = bk_load_u16le(buf + BK_OFF_FLAGS);
+    int was = (flags & BK_FLAG_DIRTY) != 0;
+    flags = dirty ? (uint16_t)(flags | BK_FLAG_DIRTY) : (uint16_t)(flags & ~BK_FLAG_DIRTY);
+    bk_store_u16le(buf + BK_OFF_FLAGS, flags);
+    return was;
+}
+
 /* XXH3-64 of the header with the checksum field read as zero and the DIRTY
  * flag read as clear: the seed of the payload's hash. */
 static uint64_t bk_format_header_seed(const uint8_t *buf, uint32_t header_len)

@@ -104,6 +104,20 @@ uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len);
  * bk_hash_xxh3_stream_digest.  header_len must be in [64, BK_MAX_HEADER]. */
 void bk_format_checksum_begin(bk_hash_xxh3_stream *st, const uint8_t *header, uint32_t header_len);
 
+/* The one writer of a fresh header: zero buf[0..header_len), then write
+ * the fixed fields of a state of this kind (current format version; keyed
+ * states get the KEYED flag, SipHash-2-4 and key_check, unkeyed ones XXH3
+ * and key_check 0; checksum 0).  The kind's params (from offset 64) are
+ * the caller's.  header_len must be in [64, BK_MAX_HEADER]. */
+void bk_format_init_header(uint8_t *buf, unsigned kind, uint32_t header_len,
+                           uint32_t params_len, uint64_t payload_len, uint64_t seed,
+                           int keyed, uint64_t key_check);
+
+/* Set (dirty != 0) or clear the DIRTY flag in place; returns whether it was
+ * set before.  The checksum does not cover the flag (see
+ * bk_format_checksum), so a seal stays valid across this call. */
+int bk_format_set_dirty(uint8_t *buf, int dirty);
+
 /* Recompute and store the checksum. */
 void bk_format_seal(uint8_t *buf, uint64_t len);
 

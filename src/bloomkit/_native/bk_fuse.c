@@ -522,22 +522,10 @@ void bk_fuse_work_free(bk_fuse_work *w)
 void bk_fuse_init_state(uint8_t *buf, const bk_fuse_work *w, uint64_t seed, int keyed,
                         uint64_t key_check)
 {
-    bk_header h;
     uint8_t *params = buf + BK_OFF_PARAMS;
 
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_BINARY_FUSE;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_FUSE_HEADER_LEN;
-    h.params_len = BK_FUSE_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = bk_fuse_payload_len(w);
-    h.key_check = keyed ? key_check : 0;
-    bk_format_write_header(buf, &h);
-    memset(params, 0, BK_FUSE_HEADER_LEN - BK_OFF_PARAMS);
+    bk_format_init_header(buf, BK_KIND_BINARY_FUSE, BK_FUSE_HEADER_LEN, BK_FUSE_PARAMS_LEN,
+                          bk_fuse_payload_len(w), seed, keyed, key_check);
     bk_store_u32le(params + BK_FUSE_P_ARITY, w->shape.arity);
     bk_store_u32le(params + BK_FUSE_P_FP_BITS, w->f);
     bk_store_u64le(params + BK_FUSE_P_FUSE_SEED, w->fuse_seed);

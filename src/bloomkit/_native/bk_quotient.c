@@ -114,25 +114,13 @@ void bk_quotient_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capac
                       double error_rate, double max_load, uint64_t seed, int keyed,
                       uint64_t key_check)
 {
-    bk_header h;
     uint64_t payload_len = 0;
     const char *reason = NULL;
     uint8_t *p = buf + BK_OFF_PARAMS;
 
     (void)bk_quotient_shape(q, r, &payload_len, &reason);
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_QUOTIENT;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_QF_HEADER_LEN;
-    h.params_len = BK_QF_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = payload_len;
-    h.key_check = keyed ? key_check : 0;
-    memset(buf, 0, BK_QF_HEADER_LEN);
-    bk_format_write_header(buf, &h);
+    bk_format_init_header(buf, BK_KIND_QUOTIENT, BK_QF_HEADER_LEN,
+                          BK_QF_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u32le(p + BK_QF_P_Q, q);
     bk_store_u32le(p + BK_QF_P_R, r);
     bk_store_u64le(p + BK_QF_P_CAPACITY, capacity);

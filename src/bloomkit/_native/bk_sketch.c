@@ -151,23 +151,12 @@ void bk_sketch_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint
                        int conservative, uint32_t rows, uint64_t seed, int keyed,
                        uint64_t key_check)
 {
-    bk_header h;
     uint64_t payload_len = 0;
     const char *reason;
     uint8_t *p = buf + BK_OFF_PARAMS;
     (void)bk_sketch_cms_shape(width, depth, counter_bits, &payload_len, &reason);
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_COUNT_MIN;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_CMS_HEADER_LEN;
-    h.params_len = BK_CMS_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = payload_len;
-    h.key_check = key_check;
-    bk_format_write_header(buf, &h);
+    bk_format_init_header(buf, BK_KIND_COUNT_MIN, BK_CMS_HEADER_LEN,
+                          BK_CMS_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_CMS_P_WIDTH, width);
     bk_store_u32le(p + BK_CMS_P_DEPTH, depth);
     bk_store_u32le(p + BK_CMS_P_COUNTER_BITS, counter_bits);
@@ -391,23 +380,12 @@ bk_rc bk_sketch_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *
 void bk_sketch_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
                         int keyed, uint64_t key_check)
 {
-    bk_header h;
     uint64_t nb = 0, db = 0, payload_len = 0;
     const char *reason;
     uint8_t *p = buf + BK_OFF_PARAMS;
     (void)bk_sketch_tlfu_shape(capacity, sample_factor, &nb, &db, &payload_len, &reason);
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_TINYLFU;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = BK_TLFU_HEADER_LEN;
-    h.params_len = BK_TLFU_PARAMS_LEN;
-    h.seed = seed;
-    h.payload_len = payload_len;
-    h.key_check = key_check;
-    bk_format_write_header(buf, &h);
+    bk_format_init_header(buf, BK_KIND_TINYLFU, BK_TLFU_HEADER_LEN,
+                          BK_TLFU_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_TLFU_P_CAPACITY, capacity);
     bk_store_u32le(p + BK_TLFU_P_SAMPLE_FACTOR, sample_factor);
     bk_store_u32le(p + BK_TLFU_P_DOOR_K, BK_TLFU_DOOR_K);

@@ -8,7 +8,8 @@
  *
  * Module-level helpers: the hash functions (for tests against independent
  * implementations and for tools that must agree with the filters), the
- * key encoding, and the container header parser and validator.
+ * key encoding, the container header parser and validator, and the header
+ * writers (init_header, set_dirty, seal) that persist.py and redis.py use.
  */
 #include "py_common.h"
 
@@ -35,6 +36,9 @@ int bksketch_init(PyObject *m);
 #ifdef BK_HAVE_FUSE
 int bkfuse_init(PyObject *m);
 #endif
+#ifdef BK_HAVE_SBBF
+int bksbbf_init(PyObject *m);
+#endif
 
 typedef int (*bkfn_init)(PyObject *m);
 
@@ -58,6 +62,9 @@ static const bkfn_init bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_FUSE
     bkfuse_init,
+#endif
+#ifdef BK_HAVE_SBBF
+    bksbbf_init,
 #endif
 };
 
@@ -288,6 +295,116 @@ static PyObject *bkmod_checksum(PyObject *mod, PyObject *data)
     return PyLong_FromUnsignedLongLong(c);
 }
 
+/* ---- Begin header writers (issue #24: one home for the header) -----------
+ * persist.py and redis.py write the container header through these three,
+ * never with struct: the offsets, the flag bits and the checksum rule live
+ * in bk_format.c only. */
+
+static int bkmod_writable(PyObject *obj, Py_buffer *view, Py_ssize_t min_len)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0)
+        return -1;
+    if (view->len < min_len) {
+        PyErr_Format(PyExc_ValueError, "buffer of %zd bytes is shorter than the %zd-byte header",
+                     view->len, min_len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* set_dirty(buf, dirty): set or clear DIRTY in place; returns the old bit. */
+static PyObject *bkmod_set_dirty(PyObject *mod, PyObject *args)
+{
+    PyObject *obj;
+    int dirty, was;
+    Py_buffer v;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Op:set_dirty", &obj, &dirty))
+        return NULL;
+    if (bkmod_writable(obj, &v, BK_FIXED_HEADER) < 0)
+        return NULL;
+    was = bk_format_set_dirty((uint8_t *)v.buf, dirty);
+    PyBuffer_Release(&v);
+    return PyBool_FromLong(was);
+}
+
+/* seal(buf, checksum=None): store the checksum of a whole state in its
+ * header; with `checksum` (computed while the state was streamed to a file,
+ * bk_format_checksum_begin) buf may be the header alone. */
+static PyObject *bkmod_seal(PyObject *mod, PyObject *args)
+{
+    PyObject *obj, *given = Py_None;
+    Py_buffer v;
+    bk_header h;
+    const char *reason = "invalid";
+    bk_rc rc;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O|O:seal", &obj, &given))
+        return NULL;
+    if (given != Py_None) {
+        unsigned long long c = PyLong_AsUnsignedLongLong(given);
+        if (c == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        if (bkmod_writable(obj, &v, BK_FIXED_HEADER) < 0)
+            return NULL;
+        bk_store_u64le((uint8_t *)v.buf + BK_OFF_CHECKSUM, c);
+        PyBuffer_Release(&v);
+        Py_RETURN_NONE;
+    }
+    if (bkmod_writable(obj, &v, 0) < 0)
+        return NULL;
+    rc = bk_format_parse((const uint8_t *)v.buf, (uint64_t)v.len, &h, &reason);
+    if (rc != BK_OK) {
+        PyBuffer_Release(&v);
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    bk_format_seal((uint8_t *)v.buf, (uint64_t)v.len);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* init_header(buf, kind, header_len, params_len, payload_len, seed=0,
+ * key_check=None): bk_format_init_header into buf[0..header_len). */
+static PyObject *bkmod_init_header(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "kind", "header_len", "params_len", "payload_len", "seed",
+                             "key_check", NULL};
+    PyObject *obj, *key_check_obj = Py_None;
+    unsigned int kind, header_len, params_len;
+    unsigned long long payload_len, seed = 0, key_check = 0;
+    Py_buffer v;
+    (void)mod;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OIIIK|KO:init_header", kwlist, &obj, &kind,
+                                     &header_len, &params_len, &payload_len, &seed,
+                                     &key_check_obj))
+        return NULL;
+    if (kind == 0 || kind >= BK_KIND_MAX_) {
+        PyErr_Format(PyExc_ValueError, "unknown kind %u", kind);
+        return NULL;
+    }
+    if (header_len < BK_FIXED_HEADER || header_len > BK_MAX_HEADER || header_len % BK_ALIGN ||
+        params_len > header_len - BK_FIXED_HEADER) {
+        PyErr_SetString(PyExc_ValueError, "header_len must be a multiple of 64 in [64, 4096] "
+                                          "with room for params_len");
+        return NULL;
+    }
+    if (key_check_obj != Py_None) {
+        key_check = PyLong_AsUnsignedLongLong(key_check_obj);
+        if (key_check == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (bkmod_writable(obj, &v, (Py_ssize_t)header_len) < 0)
+        return NULL;
+    bk_format_init_header((uint8_t *)v.buf, kind, header_len, params_len, payload_len, seed,
+                          key_check_obj != Py_None, key_check);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* ---- End header writers --------------------------------------------------- */
+
 static PyMethodDef bkmod_methods[] = {
     {"xxh3_64", bkmod_xxh3_64, METH_VARARGS, "xxh3_64(data, seed=0, /)\n--\n\nXXH3-64 of bytes-like data."},
     {"xxh3_64_pieces", bkmod_xxh3_64_pieces, METH_VARARGS,
@@ -302,6 +419,15 @@ static PyMethodDef bkmod_methods[] = {
      "validate(data, checksum=True, allow_dirty=False, deep=True)\n--\n\nRun the container "
      "validator (deep=False: the O(1) checks only)."},
     {"checksum", bkmod_checksum, METH_O, "checksum(data, /)\n--\n\nThe container checksum of a state buffer."},
+    {"set_dirty", bkmod_set_dirty, METH_VARARGS,
+     "set_dirty(buf, dirty, /)\n--\n\nSet or clear the DIRTY flag of a writable state in place; "
+     "returns whether it was set."},
+    {"seal", bkmod_seal, METH_VARARGS,
+     "seal(buf, checksum=None, /)\n--\n\nStore the checksum of a whole writable state in its "
+     "header (or the given checksum into a header alone)."},
+    {"init_header", (PyCFunction)(void (*)(void))bkmod_init_header, METH_VARARGS | METH_KEYWORDS,
+     "init_header(buf, kind, header_len, params_len, payload_len, seed=0, key_check=None)\n--\n\n"
+     "Zero buf[:header_len] and write a fresh fixed header (keyed when key_check is given)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -424,28 +424,16 @@ static int bkbloom_empty(PyObject *self)
 
 static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
 {
-    uint64_t h;
+    uint64_t h, pos[BK_BLOOM_MAX_K_CLASSIC]; /* >= BK_BLOOM_MAX_K_BLOCKED */
     PyObject *list;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
+    bk_bloom_positions(&self->bloom, h, pos);
     list = PyList_New(self->bloom.k);
     if (list == NULL)
         return NULL;
-    if (self->bloom.blocked) {
-        uint64_t base = bk_mulhi64(h, self->bloom.num_blocks) * BK_BLOCK_BITS;
-        uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
-        bk_bloom_block_positions(&self->bloom, h, pos);
-        for (uint32_t i = 0; i < self->bloom.k; i++)
-            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(base + pos[i]));
-    } else {
-        uint64_t x = h, y = bk_mix64(h);
-        for (uint32_t i = 0; i < self->bloom.k; i++) {
-            PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(
-                                         bk_mulhi64(x, self->bloom.num_bits)));
-            x += y;
-            y += i;
-        }
-    }
+    for (uint32_t i = 0; i < self->bloom.k; i++)
+        PyList_SET_ITEM(list, i, PyLong_FromUnsignedLongLong(pos[i]));
     for (uint32_t i = 0; i < self->bloom.k; i++)
         if (PyList_GET_ITEM(list, i) == NULL) {
             Py_DECREF(list);

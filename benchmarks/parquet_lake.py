@@ -1,0 +1,111 @@
+"""Skipping Parquet files with their own Bloom filters (issue #20).
+
+Makes a lake of FILES Parquet files x ROWS rows (pyarrow, a split-block
+Bloom filter on ``user_id``), then asks "which files may hold each of these
+VALUES user ids?" two ways:
+
+- ``bloomkit.parquet.may_contain``: footers and filters only (bytes counted);
+- DuckDB scanning the lake: ``SELECT DISTINCT filename, user_id FROM
+  read_parquet(...) WHERE user_id IN (...)`` (DuckDB itself may use the
+  statistics and filters to skip row groups).
+
+and checks that every (value, file) the scan finds is among bloomkit's
+candidates (no false negatives).  Prints the machine block, then one JSON
+line.
+
+    python benchmarks/parquet_lake.py                 # 200 files x 500,000 rows
+    python benchmarks/parquet_lake.py --smoke         # 4 files x 20,000 rows
+
+Times are wall-clock of one run on whatever machine runs it: compare them
+only on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import machine
+
+
+def make_lake(d: Path, files: int, rows: int, seed: int) -> list[int]:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    rg = max(1, rows // 4)
+    sample: list[int] = []
+    for i in range(files):
+        ids = rng.integers(0, 2**40, rows, dtype=np.int64)
+        t = pa.table({"user_id": ids, "amount": rng.random(rows)})
+        pq.write_table(t, d / f"part-{i:04d}.parquet", row_group_size=rg,
+                       bloom_filter_options={"user_id": {"ndv": rg, "fpp": 0.01}})
+        sample.extend(int(x) for x in ids[:: max(1, rows // 8)][:8])
+    return sample
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=500_000)
+    ap.add_argument("--values", type=int, default=1000)
+    ap.add_argument("--dir", help="reuse or create the lake here (default: a temporary dir)")
+    ap.add_argument("--smoke", action="store_true", help="4 files x 20,000 rows, 50 values")
+    ap.add_argument("--seed", type=int, default=20)
+    a = ap.parse_args()
+    if a.smoke:
+        a.files, a.rows, a.values = 4, 20_000, 50
+    machine.announce()
+    import duckdb
+
+    from bloomkit import parquet
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(a.dir or tmp)
+        d.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        present = make_lake(d, a.files, a.rows, a.seed)
+        make_s = time.perf_counter() - t0
+        r = random.Random(a.seed)
+        half = a.values // 2
+        values = r.sample(present, min(half, len(present)))
+        values += [r.randrange(2**40) for _ in range(a.values - len(values))]
+        pattern = str(d / "*.parquet")
+        lake_bytes = sum(os.path.getsize(p) for p in glob.glob(pattern))
+
+        t0 = time.perf_counter()
+        res = parquet.may_contain(pattern, "user_id", values)
+        ours_s = time.perf_counter() - t0
+
+        con = duckdb.connect()
+        t0 = time.perf_counter()
+        found = con.execute(
+            "SELECT DISTINCT filename, user_id FROM read_parquet(?, filename = true) "
+            "WHERE user_id IN (SELECT unnest(?::BIGINT[]))", [pattern, values]).fetchall()
+        scan_s = time.perf_counter() - t0
+
+        ours = {(v, os.path.basename(p)) for v, hits in res.items() for p, _ in hits}
+        missed = [(v, f) for f, v in found if (v, os.path.basename(f)) not in ours]
+        out = {
+            "files": a.files, "rows_per_file": a.rows, "values": len(values),
+            "lake_bytes": lake_bytes, "make_lake_s": round(make_s, 2),
+            "may_contain_s": round(ours_s, 3), "may_contain_bytes_read": res.bytes_read,
+            "filters_read": res.filters_read,
+            "candidate_files": len({f for _, f in ours}),
+            "candidate_pairs": len(ours), "true_pairs": len(found),
+            "duckdb_scan_s": round(scan_s, 3), "false_negatives": len(missed),
+        }
+        print(json.dumps(out))
+        return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
