@@ -28,13 +28,17 @@ def _extension() -> Extension:
     macros = [
         (f"BK_HAVE_{p.stem[3:].upper()}", "1")
         for p in sorted(NATIVE.glob("py_*.c"))
-        if p.stem != "py_common"
+        if not p.stem.startswith("py_common")  # shared glue (py_common*.c), not a structure
     ]
     compile_args: list[str] = []
     link_args: list[str] = []
     if sys.platform != "win32":
         compile_args += ["-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wno-unused-parameter",
-                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"]
+                         "-Wno-missing-field-initializers", "-Wno-cast-function-type",
+                         # Only PyInit__core (PyMODINIT_FUNC marks it default) leaves the
+                         # shared object; every other symbol stays internal
+                         # (tests/test_source_lint.py checks nm -D).
+                         "-fvisibility=hidden"]
         if _flag("BLOOMKIT_DEBUG"):
             compile_args += ["-O0", "-g3", "-UNDEBUG"]
         else:

@@ -148,13 +148,13 @@ int main(void)
     for (i = 0; i < COUNT(xxh3_cases); i++) {
         const struct xxh_case *c = &xxh3_cases[i];
         uint8_t *d = make_data(c->len);
-        check("bk_xxh3_64", c->len, bk_xxh3_64(d, c->len, c->seed), c->expect);
+        check("bk_hash_xxh3_64", c->len, bk_hash_xxh3_64(d, c->len, c->seed), c->expect);
         free(d);
     }
     for (i = 0; i < COUNT(xxh64_cases); i++) {
         const struct xxh_case *c = &xxh64_cases[i];
         uint8_t *d = make_data(c->len);
-        check("bk_xxh64", c->len, bk_xxh64(d, c->len, c->seed), c->expect);
+        check("bk_hash_xxh64", c->len, bk_hash_xxh64(d, c->len, c->seed), c->expect);
         free(d);
     }
 
@@ -173,7 +173,7 @@ int main(void)
             d[j] = (uint8_t)j;
         for (j = 0; j < 8; j++)
             want |= (uint64_t)c->expect[j] << (8 * j);
-        check("bk_siphash24", c->len, bk_siphash24(d, c->len, k0, k1), want);
+        check("bk_hash_siphash24", c->len, bk_hash_siphash24(d, c->len, k0, k1), want);
         free(d);
     }
 
@@ -194,17 +194,17 @@ int main(void)
         for (li = 0; li < COUNT(lens); li++) {
             uint8_t *d = make_data(lens[li]);
             for (zi = 0; zi < COUNT(seeds); zi++) {
-                uint64_t want = bk_xxh3_64(d, lens[li], seeds[zi]);
+                uint64_t want = bk_hash_xxh3_64(d, lens[li], seeds[zi]);
                 for (si = 0; si < COUNT(steps); si++) {
-                    bk_xxh3_stream st;
+                    bk_hash_xxh3_stream st;
                     size_t off = 0;
-                    bk_xxh3_stream_init(&st, seeds[zi]);
+                    bk_hash_xxh3_stream_init(&st, seeds[zi]);
                     while (off < lens[li]) {
                         size_t n = lens[li] - off < steps[si] ? lens[li] - off : steps[si];
-                        bk_xxh3_stream_update(&st, d + off, n);
+                        bk_hash_xxh3_stream_update(&st, d + off, n);
                         off += n;
                     }
-                    check("bk_xxh3_stream", lens[li], bk_xxh3_stream_digest(&st), want);
+                    check("bk_hash_xxh3_stream", lens[li], bk_hash_xxh3_stream_digest(&st), want);
                 }
             }
             free(d);

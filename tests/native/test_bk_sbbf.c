@@ -80,7 +80,7 @@ int main(void)
     bits = zeroed(1024);
     for (int64_t v = 0; v < 1000; v++)
         bk_sbbf_insert(bits, 1024, bk_sbbf_hash_i64(v));
-    check_u64("bitset int64 0..999 / 1024 B", bk_xxh64(bits, 1024, 0),
+    check_u64("bitset int64 0..999 / 1024 B", bk_hash_xxh64(bits, 1024, 0),
               UINT64_C(0xe5210a2cf223ee53));
     for (int64_t v = 0; v < 1000; v++)
         check_true("no false negative (1024 B)", bk_sbbf_check(bits, 1024, bk_sbbf_hash_i64(v)));
@@ -106,7 +106,7 @@ int main(void)
         for (int32_t v = 0; v < 100; v++)
             hs[v] = bk_sbbf_hash_i32(v);
         bk_sbbf_insert_many(bits, 32 * 37, hs, 100);
-        check_u64("bitset int32 0..99 / 37 blocks", bk_xxh64(bits, 32 * 37, 0),
+        check_u64("bitset int32 0..99 / 37 blocks", bk_hash_xxh64(bits, 32 * 37, 0),
                   UINT64_C(0x6f40c0d134b82864));
         bk_sbbf_check_many(bits, 32 * 37, hs, 100, out);
         for (int i = 0; i < 100; i++)

@@ -144,13 +144,13 @@ static void tp_attach(tp_case *c)
         break;
 #endif
     case BK_KIND_QUOTIENT:
-        bk_qf_attach(&c->qf, c->buf);
+        bk_quotient_attach(&c->qf, c->buf);
         break;
     case BK_KIND_COUNT_MIN:
-        bk_cms_attach(&c->cms, c->buf);
+        bk_sketch_cms_attach(&c->cms, c->buf);
         break;
     case BK_KIND_TINYLFU:
-        bk_tlfu_attach(&c->tlfu, c->buf);
+        bk_sketch_tlfu_attach(&c->tlfu, c->buf);
         break;
     case BK_KIND_SCALABLE_BLOOM: {
         const uint8_t *params = c->buf + BK_OFF_PARAMS;
@@ -254,11 +254,11 @@ static int tp_contains(const tp_case *c, uint64_t h)
         return bk_fuse_contains(&c->fuse, h);
 #endif
     case BK_KIND_QUOTIENT:
-        return bk_qf_contains(&c->qf, h);
+        return bk_quotient_contains(&c->qf, h);
     case BK_KIND_COUNT_MIN:
-        return bk_cms_estimate(&c->cms, h) > 0;
+        return bk_sketch_cms_estimate(&c->cms, h) > 0;
     case BK_KIND_TINYLFU:
-        return bk_tlfu_estimate(&c->tlfu, h) > 0;
+        return bk_sketch_tlfu_estimate(&c->tlfu, h) > 0;
     case BK_KIND_SCALABLE_BLOOM:
         for (uint32_t i = 0; i < c->num_links; i++)
             if (bk_bloom_contains(&c->links[i], h))
@@ -272,9 +272,9 @@ static int tp_contains(const tp_case *c, uint64_t h)
 static uint64_t tp_estimate(const tp_case *c, uint64_t h)
 {
     if (c->kind == BK_KIND_COUNT_MIN)
-        return bk_cms_estimate(&c->cms, h);
+        return bk_sketch_cms_estimate(&c->cms, h);
     if (c->kind == BK_KIND_TINYLFU)
-        return bk_tlfu_estimate(&c->tlfu, h);
+        return bk_sketch_tlfu_estimate(&c->tlfu, h);
     return UINT64_MAX;
 }
 
@@ -366,10 +366,10 @@ static int tp_apply(tp_case *r, char *op)
         case BK_KIND_CUCKOO:
             return bk_cuckoo_add(&r->cuckoo, h, &was_new) == BK_OK ? 0 : -1;
         case BK_KIND_QUOTIENT:
-            return bk_qf_insert_fp(&r->qf, bk_qf_fingerprint(&r->qf, h), &was_new) == BK_OK
+            return bk_quotient_insert_fp(&r->qf, bk_quotient_fingerprint(&r->qf, h), &was_new) == BK_OK
                        ? 0 : -1;
         case BK_KIND_COUNT_MIN: /* add_many of keys: a count of 1 each */
-            bk_cms_add(&r->cms, h, 1, 0);
+            bk_sketch_cms_add(&r->cms, h, 1, 0);
             return 0;
         default:
             return -1;
@@ -382,17 +382,17 @@ static int tp_apply(tp_case *r, char *op)
         case BK_KIND_CUCKOO:
             return bk_cuckoo_remove(&r->cuckoo, h) == BK_OK ? 0 : -1;
         case BK_KIND_QUOTIENT:
-            return bk_qf_remove_fp(&r->qf, bk_qf_fingerprint(&r->qf, h)) == BK_OK ? 0 : -1;
+            return bk_quotient_remove_fp(&r->qf, bk_quotient_fingerprint(&r->qf, h)) == BK_OK ? 0 : -1;
         default:
             return -1;
         }
     }
     if (strcmp(verb, "addc") == 0 && r->kind == BK_KIND_COUNT_MIN && arg != NULL) {
-        bk_cms_add(&r->cms, h, strtoull(arg, NULL, 10), 0);
+        bk_sketch_cms_add(&r->cms, h, strtoull(arg, NULL, 10), 0);
         return 0;
     }
     if (strcmp(verb, "record") == 0 && r->kind == BK_KIND_TINYLFU) {
-        (void)bk_tlfu_record(&r->tlfu, h);
+        (void)bk_sketch_tlfu_record(&r->tlfu, h);
         return 0;
     }
     return -1;

@@ -9,6 +9,7 @@
 #ifndef BK_BLOOM_H
 #define BK_BLOOM_H
 
+#include "bk_atomic.h"
 #include "bk_common.h"
 #include "bk_endian.h"
 #include "bk_format.h"

@@ -12,9 +12,7 @@
  *                    average)
  *   bk_popcount64    population count
  *   bk_prefetch_*    cache prefetch hints (no-ops where unsupported)
- *   bk_atomic_*      relaxed atomic OR / add on payload words, used when a
- *                    state buffer is shared (mmap "r+" across processes, or
- *                    a batch running with the GIL released)
+ *   (the relaxed atomics of shared buffers are in bk_atomic.h)
  *   bk_add_overflow  overflow-checked size arithmetic for the validators
  */
 #ifndef BK_COMMON_H
@@ -89,28 +87,6 @@ BK_INLINE int bk_popcount64(uint64_t x)
 #define bk_prefetch_r(p) ((void)(p))
 #define bk_prefetch_w(p) ((void)(p))
 #endif
-
-/* Relaxed atomics on 64-bit payload words.  Relaxed ordering is enough:
- * Bloom bits only ever go from 0 to 1, so the only property we need is
- * that no concurrent OR is lost (a plain read-modify-write could drop a
- * neighbour's bit).  Counts are approximate statistics. */
-BK_INLINE void bk_atomic_or64(uint64_t *p, uint64_t v)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
-#else
-    *p |= v;
-#endif
-}
-
-BK_INLINE uint64_t bk_atomic_load64(const uint64_t *p)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_load_n(p, __ATOMIC_RELAXED);
-#else
-    return *p;
-#endif
-}
 
 /* Overflow-checked size arithmetic: returns 1 on overflow. */
 BK_INLINE int bk_add_overflow(uint64_t a, uint64_t b, uint64_t *out)

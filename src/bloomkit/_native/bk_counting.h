@@ -7,6 +7,7 @@
 #ifndef BK_COUNTING_H
 #define BK_COUNTING_H
 
+#include "bk_atomic.h"
 #include "bk_common.h"
 #include "bk_endian.h"
 #include "bk_format.h"
@@ -84,16 +85,15 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
             bk_store_u16le(p, (uint16_t)(v + (uint32_t)delta));
             return;
         }
-#if defined(__GNUC__) || defined(__clang__)
+#if BK_HAVE_ATOMICS
         {
-            uint16_t *w = (uint16_t *)(void *)p, old = __atomic_load_n(w, __ATOMIC_RELAXED), nw;
+            uint16_t *w = (uint16_t *)(void *)p, old = bk_atomic_load16(w), nw;
             do {
                 uint32_t v = (uint16_t)BK_LE16(old);
                 if (v == c->max || (delta < 0 && v == 0))
                     return;
                 nw = (uint16_t)BK_LE16((uint16_t)(v + (uint32_t)delta));
-            } while (!__atomic_compare_exchange_n(w, &old, nw, 1, __ATOMIC_RELAXED,
-                                                  __ATOMIC_RELAXED));
+            } while (!bk_atomic_cas16(w, &old, nw));
             return;
         }
 #endif
@@ -103,9 +103,9 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
         int shift = (c->bits == 4 && (i & 1)) ? 4 : 0;
         uint32_t mask = c->bits == 4 ? 15u : 255u;
         uint8_t old = atomic ? 0 : *p, nb;
-#if defined(__GNUC__) || defined(__clang__)
+#if BK_HAVE_ATOMICS
         if (atomic)
-            old = __atomic_load_n(p, __ATOMIC_RELAXED);
+            old = bk_atomic_load8(p);
 #endif
         for (;;) {
             uint32_t v = ((uint32_t)old >> shift) & mask;
@@ -117,8 +117,8 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
                 *p = nb;
                 return;
             }
-#if defined(__GNUC__) || defined(__clang__)
-            if (__atomic_compare_exchange_n(p, &old, nb, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+#if BK_HAVE_ATOMICS
+            if (bk_atomic_cas8(p, &old, nb))
                 return;
 #else
             *p = nb;
@@ -132,12 +132,12 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
  * x0 = h, y0 = mix64(h); probe i = mulhi(x_i, m); x += y; y += i. */
 #define BK_COUNTING_PROBES(c, h, pos, body)                                \
     do {                                                                   \
-        uint64_t bkc_x_ = (h), bkc_y_ = bk_mix64(h);                       \
-        for (uint32_t bkc_i_ = 0; bkc_i_ < (c)->k; bkc_i_++) {             \
-            uint64_t pos = bk_mulhi64(bkc_x_, (c)->m);                     \
+        uint64_t bkcounting_x_ = (h), bkcounting_y_ = bk_mix64(h);                       \
+        for (uint32_t bkcounting_i_ = 0; bkcounting_i_ < (c)->k; bkcounting_i_++) {             \
+            uint64_t pos = bk_mulhi64(bkcounting_x_, (c)->m);                     \
             body;                                                          \
-            bkc_x_ += bkc_y_;                                              \
-            bkc_y_ += bkc_i_;                                              \
+            bkcounting_x_ += bkcounting_y_;                                              \
+            bkcounting_y_ += bkcounting_i_;                                              \
         }                                                                  \
     } while (0)
 

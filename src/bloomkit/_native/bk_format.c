@@ -104,8 +104,8 @@ static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
     [BK_KIND_QUOTIENT] = {"QuotientFilter", NULL},
 #endif
 #ifdef BK_HAVE_SKETCH
-    [BK_KIND_COUNT_MIN] = {"CountMinSketch", bk_cms_validate},
-    [BK_KIND_TINYLFU] = {"TinyLFU", bk_tinylfu_validate},
+    [BK_KIND_COUNT_MIN] = {"CountMinSketch", bk_sketch_cms_validate},
+    [BK_KIND_TINYLFU] = {"TinyLFU", bk_sketch_tinylfu_validate},
 #else
     [BK_KIND_COUNT_MIN] = {"CountMinSketch", NULL},
     [BK_KIND_TINYLFU] = {"TinyLFU", NULL},
@@ -118,7 +118,7 @@ static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
 #endif
 };
 
-const char *bk_kind_name(unsigned kind)
+const char *bk_format_kind_name(unsigned kind)
 {
     if (kind == 0 || kind >= BK_KIND_MAX_)
         return NULL;
@@ -306,7 +306,7 @@ static uint64_t bk_format_header_seed(const uint8_t *buf, uint32_t header_len)
     bk_store_u64le(head + BK_OFF_CHECKSUM, 0);
     bk_store_u16le(head + BK_OFF_FLAGS,
                    (uint16_t)(bk_load_u16le(head + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
-    return bk_xxh3_64(head, header_len, 0);
+    return bk_hash_xxh3_64(head, header_len, 0);
 }
 
 uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len)
@@ -316,13 +316,13 @@ uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len)
 
     if (header_len < BK_FIXED_HEADER || header_len > BK_MAX_HEADER || header_len > len)
         return 0;
-    return bk_xxh3_64(buf + header_len, (size_t)(len - header_len),
+    return bk_hash_xxh3_64(buf + header_len, (size_t)(len - header_len),
                       bk_format_header_seed(buf, header_len));
 }
 
-void bk_format_checksum_begin(bk_xxh3_stream *st, const uint8_t *header, uint32_t header_len)
+void bk_format_checksum_begin(bk_hash_xxh3_stream *st, const uint8_t *header, uint32_t header_len)
 {
-    bk_xxh3_stream_init(st, bk_format_header_seed(header, header_len));
+    bk_hash_xxh3_stream_init(st, bk_format_header_seed(header, header_len));
 }
 
 void bk_format_seal(uint8_t *buf, uint64_t len)

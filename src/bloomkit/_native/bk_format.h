@@ -100,9 +100,9 @@ uint64_t bk_format_checksum(const uint8_t *buf, uint64_t len);
  * pieces (save() streams a state of any size through a bounded buffer):
  * bk_format_checksum_begin with the header_len bytes of the header (its
  * checksum field and DIRTY flag are ignored, as above), then
- * bk_xxh3_stream_update with the payload in any pieces, then
- * bk_xxh3_stream_digest.  header_len must be in [64, BK_MAX_HEADER]. */
-void bk_format_checksum_begin(bk_xxh3_stream *st, const uint8_t *header, uint32_t header_len);
+ * bk_hash_xxh3_stream_update with the payload in any pieces, then
+ * bk_hash_xxh3_stream_digest.  header_len must be in [64, BK_MAX_HEADER]. */
+void bk_format_checksum_begin(bk_hash_xxh3_stream *st, const uint8_t *header, uint32_t header_len);
 
 /* The one writer of a fresh header: zero buf[0..header_len), then write
  * the fixed fields of a state of this kind (current format version; keyed
@@ -130,6 +130,6 @@ typedef bk_rc (*bk_kind_validator)(const bk_header *h, const uint8_t *params,
                                    const uint8_t *payload, int checks,
                                    const char **reason);
 
-const char *bk_kind_name(unsigned kind);
+const char *bk_format_kind_name(unsigned kind);
 
 #endif /* BK_FORMAT_H */

@@ -204,7 +204,7 @@ static inline uint64_t bk_hash_mul128_fold64(uint64_t a, uint64_t b)
 #define BK_XXH3_BLOCK_LEN (BK_XXH3_STRIPE_LEN * BK_XXH3_STRIPES_PER_BLOCK)
 
 /* The default secret, as printed in the specification. */
-static const uint8_t bk_xxh3_default_secret[BK_XXH3_SECRET_SIZE] = {
+static const uint8_t bk_hash_xxh3_default_secret[BK_XXH3_SECRET_SIZE] = {
     0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c,
     0xf7, 0x21, 0xad, 0x1c, 0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb,
     0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f, 0xcb, 0x79, 0xe6, 0x4e,
@@ -239,7 +239,7 @@ static inline uint64_t bk_hash_avalanche_xxh64(uint64_t x)
 }
 
 /* avalanche(): the lighter XXH3 final mix. */
-static inline uint64_t bk_xxh3_avalanche(uint64_t x)
+static inline uint64_t bk_hash_xxh3_avalanche(uint64_t x)
 {
     x ^= x >> 37;
     x *= BK_HASH_PMX_1;
@@ -251,17 +251,17 @@ static inline uint64_t bk_xxh3_avalanche(uint64_t x)
 /* XXH3-64: 0..16 bytes (the hot paths)                                     */
 /* ------------------------------------------------------------------------ */
 
-static inline uint64_t bk_xxh3_len_0(uint64_t seed)
+static inline uint64_t bk_hash_xxh3_len_0(uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     return bk_hash_avalanche_xxh64(seed ^ bk_hash_read64(s + 56) ^
                                    bk_hash_read64(s + 64));
 }
 
-static inline uint64_t bk_xxh3_len_1to3(const uint8_t *p, size_t len,
+static inline uint64_t bk_hash_xxh3_len_1to3(const uint8_t *p, size_t len,
                                         uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint32_t c1 = p[0];
     uint32_t c2 = p[len >> 1];
     uint32_t c3 = p[len - 1];
@@ -271,10 +271,10 @@ static inline uint64_t bk_xxh3_len_1to3(const uint8_t *p, size_t len,
     return bk_hash_avalanche_xxh64((uint64_t)combined ^ bitflip);
 }
 
-static inline uint64_t bk_xxh3_len_4to8(const uint8_t *p, size_t len,
+static inline uint64_t bk_hash_xxh3_len_4to8(const uint8_t *p, size_t len,
                                         uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t first = bk_hash_read32(p);
     uint64_t last = bk_hash_read32(p + len - 4);
     uint64_t mseed = seed ^ ((uint64_t)bk_hash_bswap32((uint32_t)seed) << 32);
@@ -288,24 +288,24 @@ static inline uint64_t bk_xxh3_len_4to8(const uint8_t *p, size_t len,
     return v;
 }
 
-uint64_t bk_xxh3_4to8_bitflip(uint64_t seed)
+uint64_t bk_hash_xxh3_4to8_bitflip(uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t mseed = seed ^ ((uint64_t)bk_hash_bswap32((uint32_t)seed) << 32);
     return (bk_hash_read64(s + 8) ^ bk_hash_read64(s + 16)) - mseed;
 }
 
-static inline uint64_t bk_xxh3_len_9to16(const uint8_t *p, size_t len,
+static inline uint64_t bk_hash_xxh3_len_9to16(const uint8_t *p, size_t len,
                                          uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t flip1 = (bk_hash_read64(s + 24) ^ bk_hash_read64(s + 32)) + seed;
     uint64_t flip2 = (bk_hash_read64(s + 40) ^ bk_hash_read64(s + 48)) - seed;
     uint64_t lo = bk_hash_read64(p) ^ flip1;
     uint64_t hi = bk_hash_read64(p + len - 8) ^ flip2;
     uint64_t acc = (uint64_t)len + bk_hash_bswap64(lo) + hi +
                    bk_hash_mul128_fold64(lo, hi);
-    return bk_xxh3_avalanche(acc);
+    return bk_hash_xxh3_avalanche(acc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -313,7 +313,7 @@ static inline uint64_t bk_xxh3_len_9to16(const uint8_t *p, size_t len,
 /* ------------------------------------------------------------------------ */
 
 /* mixStep(): 16 bytes of input against 16 bytes of secret. */
-static inline uint64_t bk_xxh3_mix16(const uint8_t *p, const uint8_t *s,
+static inline uint64_t bk_hash_xxh3_mix16(const uint8_t *p, const uint8_t *s,
                                      uint64_t seed)
 {
     uint64_t a = bk_hash_read64(p) ^ (bk_hash_read64(s) + seed);
@@ -321,44 +321,44 @@ static inline uint64_t bk_xxh3_mix16(const uint8_t *p, const uint8_t *s,
     return bk_hash_mul128_fold64(a, b);
 }
 
-static inline uint64_t bk_xxh3_len_17to128(const uint8_t *p, size_t len,
+static inline uint64_t bk_hash_xxh3_len_17to128(const uint8_t *p, size_t len,
                                            uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t acc = (uint64_t)len * BK_HASH_P64_1;
     /* rounds = ceil(len / 32); the sum is order independent. */
     if (len > 32) {
         if (len > 64) {
             if (len > 96) {
-                acc += bk_xxh3_mix16(p + 48, s + 96, seed);
-                acc += bk_xxh3_mix16(p + len - 64, s + 112, seed);
+                acc += bk_hash_xxh3_mix16(p + 48, s + 96, seed);
+                acc += bk_hash_xxh3_mix16(p + len - 64, s + 112, seed);
             }
-            acc += bk_xxh3_mix16(p + 32, s + 64, seed);
-            acc += bk_xxh3_mix16(p + len - 48, s + 80, seed);
+            acc += bk_hash_xxh3_mix16(p + 32, s + 64, seed);
+            acc += bk_hash_xxh3_mix16(p + len - 48, s + 80, seed);
         }
-        acc += bk_xxh3_mix16(p + 16, s + 32, seed);
-        acc += bk_xxh3_mix16(p + len - 32, s + 48, seed);
+        acc += bk_hash_xxh3_mix16(p + 16, s + 32, seed);
+        acc += bk_hash_xxh3_mix16(p + len - 32, s + 48, seed);
     }
-    acc += bk_xxh3_mix16(p, s, seed);
-    acc += bk_xxh3_mix16(p + len - 16, s + 16, seed);
-    return bk_xxh3_avalanche(acc);
+    acc += bk_hash_xxh3_mix16(p, s, seed);
+    acc += bk_hash_xxh3_mix16(p + len - 16, s + 16, seed);
+    return bk_hash_xxh3_avalanche(acc);
 }
 
-static uint64_t bk_xxh3_len_129to240(const uint8_t *p, size_t len,
+static uint64_t bk_hash_xxh3_len_129to240(const uint8_t *p, size_t len,
                                      uint64_t seed)
 {
-    const uint8_t *s = bk_xxh3_default_secret;
+    const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t acc = (uint64_t)len * BK_HASH_P64_1;
     size_t nchunks = len >> 4;
     size_t i;
     for (i = 0; i < 8; i++)
-        acc += bk_xxh3_mix16(p + 16 * i, s + 16 * i, seed);
-    acc = bk_xxh3_avalanche(acc);
+        acc += bk_hash_xxh3_mix16(p + 16 * i, s + 16 * i, seed);
+    acc = bk_hash_xxh3_avalanche(acc);
     for (i = 8; i < nchunks; i++)
-        acc += bk_xxh3_mix16(p + 16 * i, s + 16 * (i - 8) + 3, seed);
+        acc += bk_hash_xxh3_mix16(p + 16 * i, s + 16 * (i - 8) + 3, seed);
     /* last 16 bytes against secret[119..135] (136 - 17) */
-    acc += bk_xxh3_mix16(p + len - 16, s + 119, seed);
-    return bk_xxh3_avalanche(acc);
+    acc += bk_hash_xxh3_mix16(p + len - 16, s + 119, seed);
+    return bk_hash_xxh3_avalanche(acc);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -366,7 +366,7 @@ static uint64_t bk_xxh3_len_129to240(const uint8_t *p, size_t len,
 /* ------------------------------------------------------------------------ */
 
 /* accumulate(): one 64-byte stripe against 64 bytes of secret. */
-static inline void bk_xxh3_accumulate(uint64_t acc[8], const uint8_t *p,
+static inline void bk_hash_xxh3_accumulate(uint64_t acc[8], const uint8_t *p,
                                       const uint8_t *s)
 {
     size_t i;
@@ -379,7 +379,7 @@ static inline void bk_xxh3_accumulate(uint64_t acc[8], const uint8_t *p,
 }
 
 /* round_scramble(): uses the last 64 bytes of the secret. */
-static inline void bk_xxh3_scramble(uint64_t acc[8], const uint8_t *s)
+static inline void bk_hash_xxh3_scramble(uint64_t acc[8], const uint8_t *s)
 {
     size_t i;
     for (i = 0; i < 8; i++) {
@@ -392,7 +392,7 @@ static inline void bk_xxh3_scramble(uint64_t acc[8], const uint8_t *s)
 }
 
 /* finalMerge(len * P64_1, secret + 11) of the long loop. */
-static uint64_t bk_xxh3_merge(const uint64_t acc[8], uint64_t len, const uint8_t *s)
+static uint64_t bk_hash_xxh3_merge(const uint64_t acc[8], uint64_t len, const uint8_t *s)
 {
     uint64_t result = len * BK_HASH_P64_1;
     size_t n;
@@ -400,15 +400,15 @@ static uint64_t bk_xxh3_merge(const uint64_t acc[8], uint64_t len, const uint8_t
         result += bk_hash_mul128_fold64(
             acc[2 * n] ^ bk_hash_read64(s + 11 + 16 * n),
             acc[2 * n + 1] ^ bk_hash_read64(s + 11 + 16 * n + 8));
-    return bk_xxh3_avalanche(result);
+    return bk_hash_xxh3_avalanche(result);
 }
 
 /* deriveSecret(seed): even words += seed, odd words -= seed. */
-static void bk_xxh3_derive_secret(uint8_t secret[BK_XXH3_SECRET_SIZE], uint64_t seed)
+static void bk_hash_xxh3_derive_secret(uint8_t secret[BK_XXH3_SECRET_SIZE], uint64_t seed)
 {
     size_t i;
     for (i = 0; i < BK_XXH3_SECRET_SIZE / 16; i++) {
-        const uint8_t *d = bk_xxh3_default_secret + 16 * i;
+        const uint8_t *d = bk_hash_xxh3_default_secret + 16 * i;
         bk_hash_write64(secret + 16 * i, bk_hash_read64(d) + seed);
         bk_hash_write64(secret + 16 * i + 8, bk_hash_read64(d + 8) - seed);
     }
@@ -418,7 +418,7 @@ static void bk_xxh3_derive_secret(uint8_t secret[BK_XXH3_SECRET_SIZE], uint64_t 
     {BK_HASH_P32_3, BK_HASH_P64_1, BK_HASH_P64_2, BK_HASH_P64_3,          \
      BK_HASH_P64_4, BK_HASH_P32_2, BK_HASH_P64_5, BK_HASH_P32_1}
 
-static uint64_t bk_xxh3_long(const uint8_t *p, size_t len, const uint8_t *s)
+static uint64_t bk_hash_xxh3_long(const uint8_t *p, size_t len, const uint8_t *s)
 {
     uint64_t acc[8] = BK_XXH3_ACC_INIT;
     /* Full blocks, leaving the last (possibly full) block for the tail. */
@@ -429,58 +429,58 @@ static uint64_t bk_xxh3_long(const uint8_t *p, size_t len, const uint8_t *s)
     for (b = 0; b < nblocks; b++) {
         const uint8_t *blk = p + b * BK_XXH3_BLOCK_LEN;
         for (n = 0; n < BK_XXH3_STRIPES_PER_BLOCK; n++)
-            bk_xxh3_accumulate(acc, blk + n * BK_XXH3_STRIPE_LEN,
+            bk_hash_xxh3_accumulate(acc, blk + n * BK_XXH3_STRIPE_LEN,
                                s + n * BK_XXH3_SECRET_CONSUME);
-        bk_xxh3_scramble(acc, s + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
+        bk_hash_xxh3_scramble(acc, s + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
     }
 
     /* Last block: all stripes but the last one ... */
     tail = p + nblocks * BK_XXH3_BLOCK_LEN;
     nstripes = ((len - 1) - nblocks * BK_XXH3_BLOCK_LEN) / BK_XXH3_STRIPE_LEN;
     for (n = 0; n < nstripes; n++)
-        bk_xxh3_accumulate(acc, tail + n * BK_XXH3_STRIPE_LEN,
+        bk_hash_xxh3_accumulate(acc, tail + n * BK_XXH3_STRIPE_LEN,
                            s + n * BK_XXH3_SECRET_CONSUME);
     /* ... then the last 64 bytes of input (may overlap) at secret[121]. */
-    bk_xxh3_accumulate(acc, p + len - BK_XXH3_STRIPE_LEN,
+    bk_hash_xxh3_accumulate(acc, p + len - BK_XXH3_STRIPE_LEN,
                        s + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN - 7);
 
-    return bk_xxh3_merge(acc, (uint64_t)len, s);
+    return bk_hash_xxh3_merge(acc, (uint64_t)len, s);
 }
 
-static uint64_t bk_xxh3_long_seeded(const uint8_t *p, size_t len,
+static uint64_t bk_hash_xxh3_long_seeded(const uint8_t *p, size_t len,
                                     uint64_t seed)
 {
     uint8_t secret[BK_XXH3_SECRET_SIZE];
     if (seed == 0)
-        return bk_xxh3_long(p, len, bk_xxh3_default_secret);
-    bk_xxh3_derive_secret(secret, seed);
-    return bk_xxh3_long(p, len, secret);
+        return bk_hash_xxh3_long(p, len, bk_hash_xxh3_default_secret);
+    bk_hash_xxh3_derive_secret(secret, seed);
+    return bk_hash_xxh3_long(p, len, secret);
 }
 
-uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed)
+uint64_t bk_hash_xxh3_64(const void *data, size_t len, uint64_t seed)
 {
     const uint8_t *p = (const uint8_t *)data;
     if (BK_HASH_LIKELY(len <= 16)) {
         if (len > 8)
-            return bk_xxh3_len_9to16(p, len, seed);
+            return bk_hash_xxh3_len_9to16(p, len, seed);
         if (len >= 4)
-            return bk_xxh3_len_4to8(p, len, seed);
+            return bk_hash_xxh3_len_4to8(p, len, seed);
         if (len)
-            return bk_xxh3_len_1to3(p, len, seed);
-        return bk_xxh3_len_0(seed);
+            return bk_hash_xxh3_len_1to3(p, len, seed);
+        return bk_hash_xxh3_len_0(seed);
     }
     if (len <= 128)
-        return bk_xxh3_len_17to128(p, len, seed);
+        return bk_hash_xxh3_len_17to128(p, len, seed);
     if (len <= 240)
-        return bk_xxh3_len_129to240(p, len, seed);
-    return bk_xxh3_long_seeded(p, len, seed);
+        return bk_hash_xxh3_len_129to240(p, len, seed);
+    return bk_hash_xxh3_long_seeded(p, len, seed);
 }
 
 /* ------------------------------------------------------------------------ */
-/* XXH3-64 streaming (bk_xxh3_stream_*)                                     */
+/* XXH3-64 streaming (bk_hash_xxh3_stream_*)                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The long loop above, fed piece by piece.  Two facts of bk_xxh3_long make
+/* The long loop above, fed piece by piece.  Two facts of bk_hash_xxh3_long make
  * it streamable with a small buffer:
  *
  *   - a stripe is accumulated as an ordinary stripe iff at least one byte
@@ -499,35 +499,35 @@ uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed)
  * older input.  The scramble is deferred to the stripe that begins the next
  * block (or to the digest), i.e. it happens exactly when input follows the
  * full block.  Inputs of 240 bytes or less stay entirely in buf (only more
- * than 256 bytes trigger accumulation) and are hashed by bk_xxh3_64. */
+ * than 256 bytes trigger accumulation) and are hashed by bk_hash_xxh3_64. */
 
 #define BK_XXH3_STREAM_BUF 256u /* 4 stripes; must be >= 240 and >= 128 */
 
-static void bk_xxh3_stream_stripe(bk_xxh3_stream *st, const uint8_t *p)
+static void bk_hash_xxh3_stream_stripe(bk_hash_xxh3_stream *st, const uint8_t *p)
 {
     if (st->nstripes == BK_XXH3_STRIPES_PER_BLOCK) {
-        bk_xxh3_scramble(st->acc, st->secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
+        bk_hash_xxh3_scramble(st->acc, st->secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
         st->nstripes = 0;
     }
-    bk_xxh3_accumulate(st->acc, p, st->secret + st->nstripes * BK_XXH3_SECRET_CONSUME);
+    bk_hash_xxh3_accumulate(st->acc, p, st->secret + st->nstripes * BK_XXH3_SECRET_CONSUME);
     st->nstripes++;
 }
 
-void bk_xxh3_stream_init(bk_xxh3_stream *st, uint64_t seed)
+void bk_hash_xxh3_stream_init(bk_hash_xxh3_stream *st, uint64_t seed)
 {
     const uint64_t acc[8] = BK_XXH3_ACC_INIT;
     memcpy(st->acc, acc, sizeof acc);
     if (seed == 0)
-        memcpy(st->secret, bk_xxh3_default_secret, BK_XXH3_SECRET_SIZE);
+        memcpy(st->secret, bk_hash_xxh3_default_secret, BK_XXH3_SECRET_SIZE);
     else
-        bk_xxh3_derive_secret(st->secret, seed);
+        bk_hash_xxh3_derive_secret(st->secret, seed);
     st->total = 0;
     st->seed = seed;
     st->buffered = 0;
     st->nstripes = 0;
 }
 
-void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len)
+void bk_hash_xxh3_stream_update(bk_hash_xxh3_stream *st, const void *data, size_t len)
 {
     const uint8_t *p = (const uint8_t *)data;
     size_t unprocessed, take, pos;
@@ -549,7 +549,7 @@ void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len)
     st->buffered = BK_XXH3_STREAM_BUF;
     for (pos = 0; pos < BK_XXH3_STREAM_BUF && unprocessed - pos >= 2 * BK_XXH3_STRIPE_LEN;
          pos += BK_XXH3_STRIPE_LEN)
-        bk_xxh3_stream_stripe(st, st->buf + pos);
+        bk_hash_xxh3_stream_stripe(st, st->buf + pos);
     if (pos < BK_XXH3_STREAM_BUF) {
         /* Fewer than 128 bytes are left in all: they fit in buf. */
         memmove(st->buf, st->buf + pos, BK_XXH3_STREAM_BUF - pos);
@@ -560,7 +560,7 @@ void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len)
     }
     /* buf is used up: take stripes straight from p, keep the last 64..127. */
     while (len >= 2 * BK_XXH3_STRIPE_LEN) {
-        bk_xxh3_stream_stripe(st, p);
+        bk_hash_xxh3_stream_stripe(st, p);
         p += BK_XXH3_STRIPE_LEN;
         len -= BK_XXH3_STRIPE_LEN;
     }
@@ -568,22 +568,22 @@ void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len)
     st->buffered = (uint32_t)len;
 }
 
-uint64_t bk_xxh3_stream_digest(const bk_xxh3_stream *st)
+uint64_t bk_hash_xxh3_stream_digest(const bk_hash_xxh3_stream *st)
 {
-    bk_xxh3_stream tmp;
+    bk_hash_xxh3_stream tmp;
     size_t pos;
 
     if (st->total <= 240)
-        return bk_xxh3_64(st->buf, (size_t)st->total, st->seed);
+        return bk_hash_xxh3_64(st->buf, (size_t)st->total, st->seed);
     /* total > 240: at least 64 bytes are buffered (see above). */
     tmp = *st;
     for (pos = 0; tmp.buffered - pos > BK_XXH3_STRIPE_LEN; pos += BK_XXH3_STRIPE_LEN)
-        bk_xxh3_stream_stripe(&tmp, tmp.buf + pos);
+        bk_hash_xxh3_stream_stripe(&tmp, tmp.buf + pos);
     if (tmp.nstripes == BK_XXH3_STRIPES_PER_BLOCK)
-        bk_xxh3_scramble(tmp.acc, tmp.secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
-    bk_xxh3_accumulate(tmp.acc, tmp.buf + tmp.buffered - BK_XXH3_STRIPE_LEN,
+        bk_hash_xxh3_scramble(tmp.acc, tmp.secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN);
+    bk_hash_xxh3_accumulate(tmp.acc, tmp.buf + tmp.buffered - BK_XXH3_STRIPE_LEN,
                        tmp.secret + BK_XXH3_SECRET_SIZE - BK_XXH3_STRIPE_LEN - 7);
-    return bk_xxh3_merge(tmp.acc, tmp.total, tmp.secret);
+    return bk_hash_xxh3_merge(tmp.acc, tmp.total, tmp.secret);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -603,7 +603,7 @@ static inline uint64_t bk_hash_xxh64_merge(uint64_t acc, uint64_t v)
     return acc * BK_HASH_P64_1 + BK_HASH_P64_4;
 }
 
-uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed)
+uint64_t bk_hash_xxh64(const void *data, size_t len, uint64_t seed)
 {
     const uint8_t *p = (const uint8_t *)data;
     const uint8_t *end;
@@ -678,7 +678,7 @@ uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed)
         v2 = bk_hash_rotl64(v2, 32);      \
     } while (0)
 
-uint64_t bk_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
+uint64_t bk_hash_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1)
 {
     const uint8_t *p = (const uint8_t *)data;
     /* "somepseudorandomlygeneratedbytes" */

@@ -3,9 +3,9 @@
  *
  * Three digest functions plus one cheap mixer:
  *
- *   bk_xxh3_64    XXH3-64 (seeded), the default hash for keys.
- *   bk_xxh64      classic XXH64 (seeded), kept for compatibility/interop.
- *   bk_siphash24  SipHash-2-4 with a 128-bit key, for the keyed mode
+ *   bk_hash_xxh3_64    XXH3-64 (seeded), the default hash for keys.
+ *   bk_hash_xxh64      classic XXH64 (seeded), kept for compatibility/interop.
+ *   bk_hash_siphash24  SipHash-2-4 with a 128-bit key, for the keyed mode
  *                 (hostile / attacker-chosen input).
  *   bk_mix64      bijective 64-bit finalizer, used to derive a second,
  *                 independent-looking hash from the first one
@@ -29,15 +29,15 @@ extern "C" {
 #endif
 
 /* XXH3-64 with a 64-bit seed (== XXH3_64bits_withSeed). */
-uint64_t bk_xxh3_64(const void *data, size_t len, uint64_t seed);
+uint64_t bk_hash_xxh3_64(const void *data, size_t len, uint64_t seed);
 /* The seed-dependent constant XXH3-64 XORs into a 4..8-byte input
  * ((secret[8..16) ^ secret[16..24)) - mixed seed): precomputed per filter
  * (bk_hasher.int_flip) so that hashing an integer key skips it. */
-uint64_t bk_xxh3_4to8_bitflip(uint64_t seed);
+uint64_t bk_hash_xxh3_4to8_bitflip(uint64_t seed);
 
-/* XXH3-64 over data given in pieces: bk_xxh3_stream_init(&st, seed),
- * bk_xxh3_stream_update(&st, piece, n) any number of times (pieces of any
- * sizes), then bk_xxh3_stream_digest(&st) == bk_xxh3_64(whole, len, seed).
+/* XXH3-64 over data given in pieces: bk_hash_xxh3_stream_init(&st, seed),
+ * bk_hash_xxh3_stream_update(&st, piece, n) any number of times (pieces of any
+ * sizes), then bk_hash_xxh3_stream_digest(&st) == bk_hash_xxh3_64(whole, len, seed).
  * Used by save() to checksum a state while it is written out in bounded
  * chunks.  The state is ~520 bytes; digest does not modify it. */
 typedef struct {
@@ -48,19 +48,19 @@ typedef struct {
     uint64_t seed;
     uint32_t buffered;      /* bytes in buf */
     uint32_t nstripes;      /* stripes accumulated in the current block, 0..16 */
-} bk_xxh3_stream;
+} bk_hash_xxh3_stream;
 
-void bk_xxh3_stream_init(bk_xxh3_stream *st, uint64_t seed);
-void bk_xxh3_stream_update(bk_xxh3_stream *st, const void *data, size_t len);
-uint64_t bk_xxh3_stream_digest(const bk_xxh3_stream *st);
+void bk_hash_xxh3_stream_init(bk_hash_xxh3_stream *st, uint64_t seed);
+void bk_hash_xxh3_stream_update(bk_hash_xxh3_stream *st, const void *data, size_t len);
+uint64_t bk_hash_xxh3_stream_digest(const bk_hash_xxh3_stream *st);
 
 /* Classic XXH64 with a 64-bit seed (== XXH64). */
-uint64_t bk_xxh64(const void *data, size_t len, uint64_t seed);
+uint64_t bk_hash_xxh64(const void *data, size_t len, uint64_t seed);
 
 /* SipHash-2-4, 64-bit output.  k0/k1 are the two little-endian 64-bit
  * halves of the 16-byte key (k0 = bytes 0..7, k1 = bytes 8..15).  The
  * published test vectors are the little-endian bytes of the result. */
-uint64_t bk_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
+uint64_t bk_hash_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
 
 /* Bijective 64-bit finalizer (splitmix64 / Stafford "Mix13" shape:
  * xorshift-multiply-xorshift-multiply-xorshift).  Every step is invertible,

@@ -37,14 +37,14 @@
 typedef struct {
     uint64_t seed;
     uint64_t k0, k1;   /* SipHash key halves (keyed mode only) */
-    uint64_t int_flip; /* bk_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN): ints */
+    uint64_t int_flip; /* bk_hash_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN): ints */
     int keyed;
 } bk_hasher;
 
 static inline void bk_hasher_init(bk_hasher *hs, uint64_t seed, const uint8_t *secret16)
 {
     hs->seed = seed;
-    hs->int_flip = bk_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN);
+    hs->int_flip = bk_hash_xxh3_4to8_bitflip(seed ^ BK_INT_DOMAIN);
     if (secret16 != NULL) {
         hs->keyed = 1;
         hs->k0 = bk_load_u64le(secret16) ^ seed;
@@ -60,23 +60,23 @@ static inline uint64_t bk_hasher_key_check(const bk_hasher *hs)
 {
     if (!hs->keyed)
         return 0;
-    return bk_siphash24(BK_KEY_CHECK_MSG, sizeof(BK_KEY_CHECK_MSG) - 1, hs->k0,
+    return bk_hash_siphash24(BK_KEY_CHECK_MSG, sizeof(BK_KEY_CHECK_MSG) - 1, hs->k0,
                         hs->k1 ^ 0x6b65792d636865ULL);
 }
 
 BK_INLINE uint64_t bk_key_bytes(const bk_hasher *hs, const void *p, size_t n)
 {
     if (BK_UNLIKELY(hs->keyed))
-        return bk_siphash24(p, n, hs->k0, hs->k1);
-    return bk_xxh3_64(p, n, hs->seed);
+        return bk_hash_siphash24(p, n, hs->k0, hs->k1);
+    return bk_hash_xxh3_64(p, n, hs->seed);
 }
 
 /* Integers, already encoded (8 bytes for int64 range, longer otherwise). */
 BK_INLINE uint64_t bk_key_intbytes(const bk_hasher *hs, const void *p, size_t n)
 {
     if (BK_UNLIKELY(hs->keyed))
-        return bk_siphash24(p, n, hs->k0, hs->k1 ^ BK_INT_DOMAIN);
-    return bk_xxh3_64(p, n, hs->seed ^ BK_INT_DOMAIN);
+        return bk_hash_siphash24(p, n, hs->k0, hs->k1 ^ BK_INT_DOMAIN);
+    return bk_hash_xxh3_64(p, n, hs->seed ^ BK_INT_DOMAIN);
 }
 
 BK_INLINE uint64_t bk_key_int64(const bk_hasher *hs, int64_t v)

@@ -93,13 +93,13 @@ BK_INLINE uint64_t bk_kf_xxh3_4to8(uint64_t first, uint64_t last, size_t len, ui
 
 /* XXH3-64 of the 8 little-endian bytes of v, given
  * bitflip = bk_kf_bitflip_4to8(seed) (bk_hasher.int_flip for int keys). */
-BK_INLINE uint64_t bk_xxh3_64_u64le(uint64_t v, uint64_t bitflip)
+BK_INLINE uint64_t bk_hash_xxh3_64_u64le(uint64_t v, uint64_t bitflip)
 {
     return bk_kf_xxh3_4to8((uint32_t)v, v >> 32, 8, bitflip);
 }
 
-/* XXH3-64 of p[0..n), n <= 16 (== bk_xxh3_64). */
-BK_INLINE uint64_t bk_xxh3_64_short(const uint8_t *p, size_t n, uint64_t seed)
+/* XXH3-64 of p[0..n), n <= 16 (== bk_hash_xxh3_64). */
+BK_INLINE uint64_t bk_hash_xxh3_64_short(const uint8_t *p, size_t n, uint64_t seed)
 {
     if (n > 8) {
         uint64_t lo = bk_load_u64le(p) ^ ((BK_XS_24 ^ BK_XS_32) + seed);
@@ -129,7 +129,7 @@ BK_INLINE uint64_t bk_xxh3_64_short(const uint8_t *p, size_t n, uint64_t seed)
     return bk_kf_xxh64_avalanche(seed ^ BK_XS_56 ^ BK_XS_64);
 }
 
-/* XXH3-64 of p[0..n), 17 <= n <= 64 (== bk_xxh3_64): the 17..128-byte
+/* XXH3-64 of p[0..n), 17 <= n <= 64 (== bk_hash_xxh3_64): the 17..128-byte
  * rule (acc = n * PRIME64_1 plus one mix16 pair per 32 bytes, from both
  * ends, then the XXH3 avalanche) with the secret words as immediates.  It
  * covers the usual string keys (20-byte ids, 36-byte UUIDs, short URLs);
@@ -146,7 +146,7 @@ BK_INLINE uint64_t bk_kf_mix16(const uint8_t *p, uint64_t s0, uint64_t s1, uint6
 #endif
 }
 
-BK_INLINE uint64_t bk_xxh3_64_17to64(const uint8_t *p, size_t n, uint64_t seed)
+BK_INLINE uint64_t bk_hash_xxh3_64_17to64(const uint8_t *p, size_t n, uint64_t seed)
 {
     const uint64_t xs0 = ((uint64_t)BK_XS_4_32 << 32) | BK_XS_0_32;
     uint64_t acc = (uint64_t)n * BK_XP64_1;
@@ -168,10 +168,10 @@ BK_INLINE uint64_t bk_fastkey_bytes(const bk_hasher *hs, const void *p, size_t n
     if (BK_UNLIKELY(hs->keyed))
         return bk_key_bytes(hs, p, n);
     if (BK_LIKELY(n <= 16))
-        return bk_xxh3_64_short((const uint8_t *)p, n, hs->seed);
+        return bk_hash_xxh3_64_short((const uint8_t *)p, n, hs->seed);
     if (BK_LIKELY(n <= 64))
-        return bk_xxh3_64_17to64((const uint8_t *)p, n, hs->seed);
-    return bk_xxh3_64(p, n, hs->seed);
+        return bk_hash_xxh3_64_17to64((const uint8_t *)p, n, hs->seed);
+    return bk_hash_xxh3_64(p, n, hs->seed);
 }
 
 /* == bk_key_int64 */
@@ -179,7 +179,7 @@ BK_INLINE uint64_t bk_fastkey_int64(const bk_hasher *hs, int64_t v)
 {
     if (BK_UNLIKELY(hs->keyed))
         return bk_key_int64(hs, v);
-    return bk_xxh3_64_u64le((uint64_t)v, hs->int_flip);
+    return bk_hash_xxh3_64_u64le((uint64_t)v, hs->int_flip);
 }
 
 /* == bk_key_uint64 */
@@ -187,7 +187,7 @@ BK_INLINE uint64_t bk_fastkey_uint64(const bk_hasher *hs, uint64_t v)
 {
     if (BK_UNLIKELY(hs->keyed) || (v >> 63))
         return bk_key_uint64(hs, v);
-    return bk_xxh3_64_u64le(v, hs->int_flip);
+    return bk_hash_xxh3_64_u64le(v, hs->int_flip);
 }
 
 #endif /* BK_KEYS_FAST_H */

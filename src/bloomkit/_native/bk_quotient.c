@@ -26,7 +26,7 @@
  * tests rely on it.  The table is circular: a cluster may wrap from the
  * last slot to slot 0.
  *
- * Invariants (all checked by bk_qf_check, which the loader runs with
+ * Invariants (all checked by bk_quotient_check, which the loader runs with
  * BK_CHECK_DEEP):
  *   - at least one slot is empty (count <= 2^q - 1): every scan stops;
  *     the 2^q-th add raises CapacityError and writes nothing;
@@ -87,7 +87,7 @@
  * the same ~100 ns / 5-10 ns per key trade-off as the blocked Bloom path. */
 #define BK_QF_AHEAD 16
 
-bk_rc bk_qf_shape(uint32_t q, uint32_t r, uint64_t *payload_len, const char **reason)
+bk_rc bk_quotient_shape(uint32_t q, uint32_t r, uint64_t *payload_len, const char **reason)
 {
     uint64_t bits;
     if (q < BK_QF_MIN_Q || q > BK_QF_MAX_Q) {
@@ -110,7 +110,7 @@ bk_rc bk_qf_shape(uint32_t q, uint32_t r, uint64_t *payload_len, const char **re
     return BK_OK;
 }
 
-void bk_qf_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
+void bk_quotient_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
                       double error_rate, double max_load, uint64_t seed, int keyed,
                       uint64_t key_check)
 {
@@ -118,7 +118,7 @@ void bk_qf_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
     const char *reason = NULL;
     uint8_t *p = buf + BK_OFF_PARAMS;
 
-    (void)bk_qf_shape(q, r, &payload_len, &reason);
+    (void)bk_quotient_shape(q, r, &payload_len, &reason);
     bk_format_init_header(buf, BK_KIND_QUOTIENT, BK_QF_HEADER_LEN,
                           BK_QF_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u32le(p + BK_QF_P_Q, q);
@@ -129,7 +129,7 @@ void bk_qf_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
     bk_store_u64le(p + BK_QF_P_COUNT, 0);
 }
 
-static void bk_qf_view(bk_qf *f, const uint8_t *params, const uint8_t *payload)
+static void bk_quotient_view(bk_qf *f, const uint8_t *params, const uint8_t *payload)
 {
     f->q = bk_load_u32le(params + BK_QF_P_Q);
     f->r = bk_load_u32le(params + BK_QF_P_R);
@@ -143,20 +143,20 @@ static void bk_qf_view(bk_qf *f, const uint8_t *params, const uint8_t *payload)
     f->count_p = (uint8_t *)(uintptr_t)(params + BK_QF_P_COUNT);
 }
 
-void bk_qf_attach(bk_qf *f, uint8_t *buf)
+void bk_quotient_attach(bk_qf *f, uint8_t *buf)
 {
     uint32_t header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
-    bk_qf_view(f, buf + BK_OFF_PARAMS, buf + header_len);
+    bk_quotient_view(f, buf + BK_OFF_PARAMS, buf + header_len);
 }
 
-static void bk_qf_set_count(bk_qf *f, uint64_t n)
+static void bk_quotient_set_count(bk_qf *f, uint64_t n)
 {
     bk_store_u64le(f->count_p, n);
 }
 
 /* ---- Begin logic for the validator ------------------------------------ */
 
-bk_rc bk_qf_check(const bk_qf *f, const char **reason)
+bk_rc bk_quotient_check(const bk_qf *f, const char **reason)
 {
     uint64_t n = f->nslots, mask = f->smask, e = 0, used = 0;
     uint64_t occ_t = 0, prev_rem = 0, t;
@@ -168,7 +168,7 @@ bk_rc bk_qf_check(const bk_qf *f, const char **reason)
         return BK_ERR_FORMAT;
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t v = bk_qf_get(f, i);
+        uint64_t v = bk_quotient_get(f, i);
         if ((v & BK_QF_META) == 0) {
             if (v != 0) {
                 *reason = "quotient filter: empty slot with a remainder";
@@ -186,7 +186,7 @@ bk_rc bk_qf_check(const bk_qf *f, const char **reason)
         *reason = "quotient filter: no empty slot (at most 2**q - 1 fingerprints)";
         return BK_ERR_FORMAT;
     }
-    if (used != bk_qf_count(f)) {
+    if (used != bk_quotient_count(f)) {
         *reason = "quotient filter: count does not match the stored fingerprints";
         return BK_ERR_FORMAT;
     }
@@ -194,11 +194,11 @@ bk_rc bk_qf_check(const bk_qf *f, const char **reason)
      * slot (e + t) mod 2^q, and t = n is e itself (empty), which closes
      * the last cluster. */
     for (t = 1; t <= n; t++) {
-        uint64_t v = bk_qf_get(f, (e + t) & mask);
+        uint64_t v = bk_quotient_get(f, (e + t) & mask);
         if ((v & BK_QF_META) == 0) {
             if (in_cluster) {
                 for (uint64_t u = occ_t + 1; u < t; u++)
-                    if (bk_qf_get(f, (e + u) & mask) & BK_QF_OCCUPIED) {
+                    if (bk_quotient_get(f, (e + u) & mask) & BK_QF_OCCUPIED) {
                         *reason = "quotient filter: occupied slot without a run";
                         return BK_ERR_FORMAT;
                     }
@@ -218,8 +218,8 @@ bk_rc bk_qf_check(const bk_qf *f, const char **reason)
             /* A run start: its quotient is the next occupied slot. */
             do {
                 occ_t++;
-            } while (occ_t < t && !(bk_qf_get(f, (e + occ_t) & mask) & BK_QF_OCCUPIED));
-            if (!(bk_qf_get(f, (e + occ_t) & mask) & BK_QF_OCCUPIED)) {
+            } while (occ_t < t && !(bk_quotient_get(f, (e + occ_t) & mask) & BK_QF_OCCUPIED));
+            if (!(bk_quotient_get(f, (e + occ_t) & mask) & BK_QF_OCCUPIED)) {
                 *reason = "quotient filter: run without an occupied quotient";
                 return BK_ERR_FORMAT;
             }
@@ -260,7 +260,7 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
     }
     q = bk_load_u32le(params + BK_QF_P_Q);
     r = bk_load_u32le(params + BK_QF_P_R);
-    if (bk_qf_shape(q, r, &payload_len, reason) != BK_OK)
+    if (bk_quotient_shape(q, r, &payload_len, reason) != BK_OK)
         return BK_ERR_FORMAT;
     if (payload_len != h->payload_len) {
         *reason = "payload_len does not match q and r";
@@ -291,8 +291,8 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
         return BK_ERR_FORMAT;
     }
     if (checks & BK_CHECK_DEEP) {
-        bk_qf_view(&f, params, payload);
-        return bk_qf_check(&f, reason);
+        bk_quotient_view(&f, params, payload);
+        return bk_quotient_check(&f, reason);
     }
     return BK_OK;
 }
@@ -301,73 +301,73 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
 
 /* ---- Begin logic for lookups and updates ------------------------------ */
 
-uint64_t bk_qf_run_start(const bk_qf *f, uint64_t fq)
+uint64_t bk_quotient_run_start(const bk_qf *f, uint64_t fq)
 {
     uint64_t b = fq, mask = f->smask, guard = f->nslots, runs = 0;
-    uint64_t v = bk_qf_get(f, b);
+    uint64_t v = bk_quotient_get(f, b);
 
     /* Back to the start of the cluster (the nearest unshifted slot),
      * counting the occupied quotients in [start, fq): the runs before fq's.
      * One slot read per step. */
     while ((v & BK_QF_SHIFTED) && --guard) {
         b = (b - 1) & mask;
-        v = bk_qf_get(f, b);
+        v = bk_quotient_get(f, b);
         runs += v & BK_QF_OCCUPIED;
     }
     /* Forward over that many runs: each non-continuation slot starts one. */
     guard = f->nslots;
     while (runs > 0 && --guard) {
         b = (b + 1) & mask;
-        runs -= !(bk_qf_get(f, b) & BK_QF_CONTINUATION);
+        runs -= !(bk_quotient_get(f, b) & BK_QF_CONTINUATION);
     }
     return b;
 }
 
-uint64_t bk_qf_count_fp(const bk_qf *f, uint64_t fp)
+uint64_t bk_quotient_count_fp(const bk_qf *f, uint64_t fp)
 {
     uint64_t fq = fp >> f->r, fr = fp & f->rmask, s, c = 0, guard = f->nslots;
-    if (!(bk_qf_get(f, fq) & BK_QF_OCCUPIED))
+    if (!(bk_quotient_get(f, fq) & BK_QF_OCCUPIED))
         return 0;
-    s = bk_qf_run_start(f, fq);
+    s = bk_quotient_run_start(f, fq);
     do {
-        uint64_t rem = bk_qf_get(f, s) >> 3;
+        uint64_t rem = bk_quotient_get(f, s) >> 3;
         if (rem > fr)
             break;
         c += rem == fr;
         s = (s + 1) & f->smask;
-    } while ((bk_qf_get(f, s) & BK_QF_CONTINUATION) && --guard);
+    } while ((bk_quotient_get(f, s) & BK_QF_CONTINUATION) && --guard);
     return c;
 }
 
-bk_rc bk_qf_insert_fp(bk_qf *f, uint64_t fp, int *was_new)
+bk_rc bk_quotient_insert_fp(bk_qf *f, uint64_t fp, int *was_new)
 {
     uint64_t fq = fp >> f->r, fr = fp & f->rmask, mask = f->smask;
-    uint64_t home, s, pos, end, guard, cnt = bk_qf_count(f);
+    uint64_t home, s, pos, end, guard, cnt = bk_quotient_count(f);
     int new_run;
 
     *was_new = 1;
     if (cnt >= f->nslots - 1)
         return BK_ERR_CAPACITY;
-    home = bk_qf_get(f, fq);
+    home = bk_quotient_get(f, fq);
     if ((home & BK_QF_META) == 0) {
-        bk_qf_set(f, fq, BK_QF_OCCUPIED | (fr << 3));
-        bk_qf_set_count(f, cnt + 1);
+        bk_quotient_set(f, fq, BK_QF_OCCUPIED | (fr << 3));
+        bk_quotient_set_count(f, cnt + 1);
         return BK_OK;
     }
     new_run = !(home & BK_QF_OCCUPIED);
-    s = bk_qf_run_start(f, fq);
+    s = bk_quotient_run_start(f, fq);
     pos = s;
     if (!new_run) {
         /* After every remainder <= fr: equal fingerprints stay adjacent. */
         guard = f->nslots;
         for (;;) {
-            uint64_t rem = bk_qf_get(f, pos) >> 3;
+            uint64_t rem = bk_quotient_get(f, pos) >> 3;
             if (rem > fr)
                 break;
             if (rem == fr)
                 *was_new = 0;
             pos = (pos + 1) & mask;
-            if (!(bk_qf_get(f, pos) & BK_QF_CONTINUATION) || !--guard)
+            if (!(bk_quotient_get(f, pos) & BK_QF_CONTINUATION) || !--guard)
                 break;
         }
     }
@@ -375,7 +375,7 @@ bk_rc bk_qf_insert_fp(bk_qf *f, uint64_t fp, int *was_new)
      * written, so a corrupt (full) table is refused unchanged. */
     end = pos;
     guard = f->nslots;
-    while (bk_qf_get(f, end) & BK_QF_META) {
+    while (bk_quotient_get(f, end) & BK_QF_META) {
         end = (end + 1) & mask;
         if (!--guard)
             return BK_ERR_FORMAT;
@@ -383,54 +383,54 @@ bk_rc bk_qf_insert_fp(bk_qf *f, uint64_t fp, int *was_new)
     /* Shift [pos, end) one slot right; is_occupied stays with its slot and
      * every moved element is now shifted. */
     for (uint64_t i = end; i != pos; i = (i - 1) & mask) {
-        uint64_t prev = bk_qf_get(f, (i - 1) & mask);
-        uint64_t cur = bk_qf_get(f, i);
-        bk_qf_set(f, i, (cur & BK_QF_OCCUPIED) | (prev & ~(uint64_t)BK_QF_META) |
+        uint64_t prev = bk_quotient_get(f, (i - 1) & mask);
+        uint64_t cur = bk_quotient_get(f, i);
+        bk_quotient_set(f, i, (cur & BK_QF_OCCUPIED) | (prev & ~(uint64_t)BK_QF_META) |
                             (prev & BK_QF_CONTINUATION) | BK_QF_SHIFTED);
     }
-    bk_qf_set(f, pos, (bk_qf_get(f, pos) & BK_QF_OCCUPIED) | (fr << 3) |
+    bk_quotient_set(f, pos, (bk_quotient_get(f, pos) & BK_QF_OCCUPIED) | (fr << 3) |
                           ((!new_run && pos != s) ? BK_QF_CONTINUATION : 0) |
                           (pos != fq ? BK_QF_SHIFTED : 0));
     if (!new_run && pos == s) {
         /* A new smallest remainder: the old run start follows it. */
         uint64_t nx = (pos + 1) & mask;
-        bk_qf_set(f, nx, bk_qf_get(f, nx) | BK_QF_CONTINUATION);
+        bk_quotient_set(f, nx, bk_quotient_get(f, nx) | BK_QF_CONTINUATION);
     }
     if (new_run)
-        bk_qf_set(f, fq, bk_qf_get(f, fq) | BK_QF_OCCUPIED);
-    bk_qf_set_count(f, cnt + 1);
+        bk_quotient_set(f, fq, bk_quotient_get(f, fq) | BK_QF_OCCUPIED);
+    bk_quotient_set_count(f, cnt + 1);
     return BK_OK;
 }
 
-bk_rc bk_qf_remove_fp(bk_qf *f, uint64_t fp)
+bk_rc bk_quotient_remove_fp(bk_qf *f, uint64_t fp)
 {
     uint64_t fq = fp >> f->r, fr = fp & f->rmask, mask = f->smask;
-    uint64_t s, p, i, cur_q = fq, guard = f->nslots, cnt = bk_qf_count(f);
+    uint64_t s, p, i, cur_q = fq, guard = f->nslots, cnt = bk_quotient_count(f);
     int run_single, first = 1;
 
-    if (cnt == 0 || !(bk_qf_get(f, fq) & BK_QF_OCCUPIED))
+    if (cnt == 0 || !(bk_quotient_get(f, fq) & BK_QF_OCCUPIED))
         return BK_ERR_NOTFOUND;
-    s = bk_qf_run_start(f, fq);
+    s = bk_quotient_run_start(f, fq);
     p = s;
     for (;;) {
-        uint64_t rem = bk_qf_get(f, p) >> 3;
+        uint64_t rem = bk_quotient_get(f, p) >> 3;
         if (rem == fr)
             break;
         if (rem > fr)
             return BK_ERR_NOTFOUND;
         p = (p + 1) & mask;
-        if (!(bk_qf_get(f, p) & BK_QF_CONTINUATION) || !--guard)
+        if (!(bk_quotient_get(f, p) & BK_QF_CONTINUATION) || !--guard)
             return BK_ERR_NOTFOUND;
     }
-    run_single = p == s && !(bk_qf_get(f, (p + 1) & mask) & BK_QF_CONTINUATION);
+    run_single = p == s && !(bk_quotient_get(f, (p + 1) & mask) & BK_QF_CONTINUATION);
     /* Shift the rest of the cluster left by one, up to the first empty or
      * unshifted slot (an element already in its canonical slot stays). */
     i = p;
     guard = f->nslots;
     for (;;) {
-        uint64_t j = (i + 1) & mask, nv = bk_qf_get(f, j), meta;
+        uint64_t j = (i + 1) & mask, nv = bk_quotient_get(f, j), meta;
         if (!(nv & BK_QF_SHIFTED) || !--guard) {
-            bk_qf_set(f, i, bk_qf_get(f, i) & BK_QF_OCCUPIED);
+            bk_quotient_set(f, i, bk_quotient_get(f, i) & BK_QF_OCCUPIED);
             break;
         }
         if (nv & BK_QF_CONTINUATION) {
@@ -443,29 +443,29 @@ bk_rc bk_qf_remove_fp(bk_qf *f, uint64_t fp)
             uint64_t g = f->nslots;
             do {
                 cur_q = (cur_q + 1) & mask;
-            } while (!(bk_qf_get(f, cur_q) & BK_QF_OCCUPIED) && --g);
+            } while (!(bk_quotient_get(f, cur_q) & BK_QF_OCCUPIED) && --g);
             meta = i != cur_q ? BK_QF_SHIFTED : 0;
         }
-        bk_qf_set(f, i, (bk_qf_get(f, i) & BK_QF_OCCUPIED) | (nv & ~(uint64_t)BK_QF_META) | meta);
+        bk_quotient_set(f, i, (bk_quotient_get(f, i) & BK_QF_OCCUPIED) | (nv & ~(uint64_t)BK_QF_META) | meta);
         i = j;
         first = 0;
     }
     if (run_single)
-        bk_qf_set(f, fq, bk_qf_get(f, fq) & ~(uint64_t)BK_QF_OCCUPIED);
-    bk_qf_set_count(f, cnt - 1);
+        bk_quotient_set(f, fq, bk_quotient_get(f, fq) & ~(uint64_t)BK_QF_OCCUPIED);
+    bk_quotient_set_count(f, cnt - 1);
     return BK_OK;
 }
 
-void bk_qf_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *out)
+void bk_quotient_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *out)
 {
     size_t i;
     for (i = 0; i < n && i < BK_QF_AHEAD; i++)
-        bk_prefetch_r(&f->words[((bk_qf_fingerprint(f, hs[i]) >> f->r) * f->w) >> 6]);
+        bk_prefetch_r(&f->words[((bk_quotient_fingerprint(f, hs[i]) >> f->r) * f->w) >> 6]);
     for (i = 0; i < n; i++) {
         if (i + BK_QF_AHEAD < n)
             bk_prefetch_r(
-                &f->words[((bk_qf_fingerprint(f, hs[i + BK_QF_AHEAD]) >> f->r) * f->w) >> 6]);
-        out[i] = (uint8_t)bk_qf_contains(f, hs[i]);
+                &f->words[((bk_quotient_fingerprint(f, hs[i + BK_QF_AHEAD]) >> f->r) * f->w) >> 6]);
+        out[i] = (uint8_t)bk_quotient_contains(f, hs[i]);
     }
 }
 
@@ -480,7 +480,7 @@ void bk_qf_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *
  * everything and yields the quotients below the anchor, pass 1 yields the
  * ones above and stops at the wrap.  With no wrapping cluster (the last
  * slot empty) pass 1 yields nothing at once. */
-void bk_qf_cursor_init(bk_qf_cursor *c, const bk_qf *f)
+void bk_quotient_cursor_init(bk_quotient_cursor *c, const bk_qf *f)
 {
     uint64_t i = f->nslots;
     c->f = f;
@@ -489,7 +489,7 @@ void bk_qf_cursor_init(bk_qf_cursor *c, const bk_qf *f)
     c->cur_q = 0;
     c->phase = 2;
     while (i-- > 0) {
-        if ((bk_qf_get(f, i) & BK_QF_META) == 0) {
+        if ((bk_quotient_get(f, i) & BK_QF_META) == 0) {
             c->anchor = i;
             c->phase = 0;
             return;
@@ -498,7 +498,7 @@ void bk_qf_cursor_init(bk_qf_cursor *c, const bk_qf *f)
     c->anchor = 0; /* corrupt: no empty slot; yield nothing */
 }
 
-int bk_qf_cursor_next(bk_qf_cursor *c, uint64_t *fp)
+int bk_quotient_cursor_next(bk_quotient_cursor *c, uint64_t *fp)
 {
     const bk_qf *f = c->f;
     uint64_t n = f->nslots, mask = f->smask;
@@ -506,14 +506,14 @@ int bk_qf_cursor_next(bk_qf_cursor *c, uint64_t *fp)
         while (c->t + 1 < n) {
             uint64_t v, fq;
             c->t++;
-            v = bk_qf_get(f, (c->anchor + c->t) & mask);
+            v = bk_quotient_get(f, (c->anchor + c->t) & mask);
             if ((v & BK_QF_META) == 0)
                 continue;
             if (!(v & BK_QF_CONTINUATION)) {
                 do {
                     c->occ_t++;
                 } while (c->occ_t < c->t &&
-                         !(bk_qf_get(f, (c->anchor + c->occ_t) & mask) & BK_QF_OCCUPIED));
+                         !(bk_quotient_get(f, (c->anchor + c->occ_t) & mask) & BK_QF_OCCUPIED));
                 c->cur_q = (c->anchor + c->occ_t) & mask;
             }
             fq = c->cur_q;
@@ -536,11 +536,11 @@ typedef struct {
     uint64_t last_q;
     int has_last;
     int wrapped;
-} bk_qf_appender;
+} bk_quotient_appender;
 
-static bk_rc bk_qf_append(bk_qf *f, bk_qf_appender *a, uint64_t fp)
+static bk_rc bk_quotient_append(bk_qf *f, bk_quotient_appender *a, uint64_t fp)
 {
-    uint64_t fq = fp >> f->r, fr = fp & f->rmask, cnt = bk_qf_count(f), pos;
+    uint64_t fq = fp >> f->r, fr = fp & f->rmask, cnt = bk_quotient_count(f), pos;
     int was_new;
     if (cnt >= f->nslots - 1)
         return BK_ERR_CAPACITY;
@@ -550,43 +550,43 @@ static bk_rc bk_qf_append(bk_qf *f, bk_qf_appender *a, uint64_t fp)
             uint64_t meta = (a->has_last && a->last_q == fq) ? BK_QF_CONTINUATION : 0;
             if (pos != fq)
                 meta |= BK_QF_SHIFTED;
-            bk_qf_set(f, pos, (bk_qf_get(f, pos) & BK_QF_OCCUPIED) | (fr << 3) | meta);
-            bk_qf_set(f, fq, bk_qf_get(f, fq) | BK_QF_OCCUPIED);
+            bk_quotient_set(f, pos, (bk_quotient_get(f, pos) & BK_QF_OCCUPIED) | (fr << 3) | meta);
+            bk_quotient_set(f, fq, bk_quotient_get(f, fq) | BK_QF_OCCUPIED);
             a->last = pos;
             a->last_q = fq;
             a->has_last = 1;
-            bk_qf_set_count(f, cnt + 1);
+            bk_quotient_set_count(f, cnt + 1);
             return BK_OK;
         }
         a->wrapped = 1; /* the rest wraps into slot 0..: general inserts */
     }
-    return bk_qf_insert_fp(f, fp, &was_new);
+    return bk_quotient_insert_fp(f, fp, &was_new);
 }
 
-bk_rc bk_qf_rebuild(bk_qf *dst, const bk_qf *a, const bk_qf *b)
+bk_rc bk_quotient_rebuild(bk_qf *dst, const bk_qf *a, const bk_qf *b)
 {
-    bk_qf_cursor ca, cb;
-    bk_qf_appender app = {0, 0, 0, 0};
+    bk_quotient_cursor ca, cb;
+    bk_quotient_appender app = {0, 0, 0, 0};
     uint64_t x = 0, y = 0;
     int hx, hy;
     bk_rc rc;
 
     if (a->q + a->r != dst->q + dst->r || (b != NULL && b->q + b->r != dst->q + dst->r))
         return BK_ERR_INCOMPATIBLE;
-    bk_qf_cursor_init(&ca, a);
-    hx = bk_qf_cursor_next(&ca, &x);
+    bk_quotient_cursor_init(&ca, a);
+    hx = bk_quotient_cursor_next(&ca, &x);
     hy = 0;
     if (b != NULL) {
-        bk_qf_cursor_init(&cb, b);
-        hy = bk_qf_cursor_next(&cb, &y);
+        bk_quotient_cursor_init(&cb, b);
+        hy = bk_quotient_cursor_next(&cb, &y);
     }
     while (hx || hy) {
         if (hx && (!hy || x <= y)) {
-            rc = bk_qf_append(dst, &app, x);
-            hx = bk_qf_cursor_next(&ca, &x);
+            rc = bk_quotient_append(dst, &app, x);
+            hx = bk_quotient_cursor_next(&ca, &x);
         } else {
-            rc = bk_qf_append(dst, &app, y);
-            hy = bk_qf_cursor_next(&cb, &y);
+            rc = bk_quotient_append(dst, &app, y);
+            hy = bk_quotient_cursor_next(&cb, &y);
         }
         if (rc != BK_OK)
             return rc;

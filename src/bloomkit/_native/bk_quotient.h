@@ -55,25 +55,25 @@ typedef struct {
 
 /* Payload bytes for (q, r): ceil(2^q (r + 3) / 64) words.  BK_ERR_ARG with
  * a reason for shapes outside the limits above. */
-bk_rc bk_qf_shape(uint32_t q, uint32_t r, uint64_t *payload_len, const char **reason);
+bk_rc bk_quotient_shape(uint32_t q, uint32_t r, uint64_t *payload_len, const char **reason);
 
 /* Write a fresh header and parameter block into buf (BK_QF_HEADER_LEN +
  * payload_len bytes, payload zeroed). */
-void bk_qf_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
+void bk_quotient_init_state(uint8_t *buf, uint32_t q, uint32_t r, uint64_t capacity,
                       double error_rate, double max_load, uint64_t seed, int keyed,
                       uint64_t key_check);
 
 /* View of a state buffer whose shape was validated. */
-void bk_qf_attach(bk_qf *f, uint8_t *buf);
+void bk_quotient_attach(bk_qf *f, uint8_t *buf);
 
 bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
                            const uint8_t *payload, int checks, const char **reason);
 
 /* Deep check of every metadata invariant of an attached table (the
  * BK_CHECK_DEEP part of bk_quotient_validate). */
-bk_rc bk_qf_check(const bk_qf *f, const char **reason);
+bk_rc bk_quotient_check(const bk_qf *f, const char **reason);
 
-static inline uint64_t bk_qf_count(const bk_qf *f)
+static inline uint64_t bk_quotient_count(const bk_qf *f)
 {
     return bk_load_u64le(f->count_p);
 }
@@ -82,7 +82,7 @@ static inline uint64_t bk_qf_count(const bk_qf *f)
 
 /* Slot i occupies payload bits [i w, (i + 1) w); bit j of the payload is
  * bit (j % 64) of little-endian word j / 64. */
-BK_INLINE uint64_t bk_qf_get(const bk_qf *f, uint64_t i)
+BK_INLINE uint64_t bk_quotient_get(const bk_qf *f, uint64_t i)
 {
     uint64_t b = i * f->w;
     uint64_t wi = b >> 6;
@@ -93,7 +93,7 @@ BK_INLINE uint64_t bk_qf_get(const bk_qf *f, uint64_t i)
     return v & f->slot_mask;
 }
 
-BK_INLINE void bk_qf_set(bk_qf *f, uint64_t i, uint64_t v)
+BK_INLINE void bk_quotient_set(bk_qf *f, uint64_t i, uint64_t v)
 {
     uint64_t b = i * f->w;
     uint64_t wi = b >> 6;
@@ -111,7 +111,7 @@ BK_INLINE void bk_qf_set(bk_qf *f, uint64_t i, uint64_t v)
 
 /* The fingerprint of a key: the top q + r bits of its 64-bit hash.  The
  * quotient is its top q bits, the remainder the low r bits. */
-BK_INLINE uint64_t bk_qf_fingerprint(const bk_qf *f, uint64_t h)
+BK_INLINE uint64_t bk_quotient_fingerprint(const bk_qf *f, uint64_t h)
 {
     uint32_t fb = f->q + f->r;
     return fb >= 64 ? h : h >> (64 - fb);
@@ -121,52 +121,52 @@ BK_INLINE uint64_t bk_qf_fingerprint(const bk_qf *f, uint64_t h)
 
 /* Start of quotient fq's run (fq occupied), or the slot where a new run for
  * fq would go.  Bounded by nslots steps even on a corrupt table. */
-uint64_t bk_qf_run_start(const bk_qf *f, uint64_t fq);
+uint64_t bk_quotient_run_start(const bk_qf *f, uint64_t fq);
 
 /* Number of stored copies of fingerprint fp (0 when absent). */
-uint64_t bk_qf_count_fp(const bk_qf *f, uint64_t fp);
+uint64_t bk_quotient_count_fp(const bk_qf *f, uint64_t fp);
 
-BK_INLINE int bk_qf_contains_fp(const bk_qf *f, uint64_t fp)
+BK_INLINE int bk_quotient_contains_fp(const bk_qf *f, uint64_t fp)
 {
     uint64_t fq = fp >> f->r, fr = fp & f->rmask;
     uint64_t s, v, n = f->nslots;
-    if (!(bk_qf_get(f, fq) & BK_QF_OCCUPIED))
+    if (!(bk_quotient_get(f, fq) & BK_QF_OCCUPIED))
         return 0;
-    s = bk_qf_run_start(f, fq);
+    s = bk_quotient_run_start(f, fq);
     /* Runs are sorted: stop at the first larger remainder.  One read per
      * slot: the next slot's continuation bit comes with its remainder. */
-    v = bk_qf_get(f, s);
+    v = bk_quotient_get(f, s);
     for (;;) {
         uint64_t rem = v >> 3;
         if (rem >= fr)
             return rem == fr;
         s = (s + 1) & f->smask;
-        v = bk_qf_get(f, s);
+        v = bk_quotient_get(f, s);
         if (!(v & BK_QF_CONTINUATION) || !--n)
             return 0;
     }
 }
 
-BK_INLINE int bk_qf_contains(const bk_qf *f, uint64_t h)
+BK_INLINE int bk_quotient_contains(const bk_qf *f, uint64_t h)
 {
-    return bk_qf_contains_fp(f, bk_qf_fingerprint(f, h));
+    return bk_quotient_contains_fp(f, bk_quotient_fingerprint(f, h));
 }
 
 /* Insert one fingerprint (a multiset: duplicates are kept).  BK_ERR_CAPACITY
  * when 2^q - 1 fingerprints are stored (one slot always stays empty), and
  * then nothing is written.  *was_new: no equal fingerprint was stored. */
-bk_rc bk_qf_insert_fp(bk_qf *f, uint64_t fp, int *was_new);
+bk_rc bk_quotient_insert_fp(bk_qf *f, uint64_t fp, int *was_new);
 
 /* Remove one copy of a fingerprint; BK_ERR_NOTFOUND (nothing written) when
  * it is absent.  The layout afterwards is exactly that of a table that
  * never held the removed copy. */
-bk_rc bk_qf_remove_fp(bk_qf *f, uint64_t fp);
+bk_rc bk_quotient_remove_fp(bk_qf *f, uint64_t fp);
 
 /* Batch membership with prefetching of each key's home slot. */
-void bk_qf_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *out);
+void bk_quotient_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *out);
 
 /* Sorted traversal: the fingerprints in increasing order, O(1) memory.
- * bk_qf_cursor_next returns 1 and sets *fp, or 0 at the end. */
+ * bk_quotient_cursor_next returns 1 and sets *fp, or 0 at the end. */
 typedef struct {
     const bk_qf *f;
     uint64_t anchor;  /* an empty slot: the walk starts just after it */
@@ -174,15 +174,15 @@ typedef struct {
     uint64_t occ_t;   /* walk index of the current run's quotient */
     uint64_t cur_q;
     int phase;        /* 0: quotients below anchor, 1: above, 2: done */
-} bk_qf_cursor;
+} bk_quotient_cursor;
 
-void bk_qf_cursor_init(bk_qf_cursor *c, const bk_qf *f);
-int bk_qf_cursor_next(bk_qf_cursor *c, uint64_t *fp);
+void bk_quotient_cursor_init(bk_quotient_cursor *c, const bk_qf *f);
+int bk_quotient_cursor_next(bk_quotient_cursor *c, uint64_t *fp);
 
 /* Rebuild: stream the sorted fingerprints of a (and b, may be NULL) into
  * the empty table dst, whose fingerprint width q + r must equal theirs.
  * Used by merge (two inputs) and resize (one).  BK_ERR_CAPACITY if they
  * do not fit; dst is then partly filled and must be discarded. */
-bk_rc bk_qf_rebuild(bk_qf *dst, const bk_qf *a, const bk_qf *b);
+bk_rc bk_quotient_rebuild(bk_qf *dst, const bk_qf *a, const bk_qf *b);
 
 #endif /* BK_QUOTIENT_H */

@@ -47,12 +47,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "bk_atomic.h"
 #include "bk_endian.h"
 #include "bk_hash.h"
 
 /* The spec's salts (BloomFilter.md, "Algorithm"); all odd, so that the
  * multiply is a bijection of the 32-bit key. */
-static const uint32_t sbbf_salt[8] = {
+static const uint32_t bk_sbbf_salt[8] = {
     UINT32_C(0x47b6137b), UINT32_C(0x44974d91), UINT32_C(0x8824ad5b), UINT32_C(0xa2b7289d),
     UINT32_C(0x705495c7), UINT32_C(0x2df1424b), UINT32_C(0x9efc4947), UINT32_C(0x5c6bfb31),
 };
@@ -61,21 +62,21 @@ static const uint32_t sbbf_salt[8] = {
 
 uint64_t bk_sbbf_hash_bytes(const void *data, size_t len)
 {
-    return bk_xxh64(data, len, 0);
+    return bk_hash_xxh64(data, len, 0);
 }
 
 uint64_t bk_sbbf_hash_i32(int32_t v)
 {
     uint8_t b[4];
     bk_store_u32le(b, (uint32_t)v);
-    return bk_xxh64(b, sizeof b, 0);
+    return bk_hash_xxh64(b, sizeof b, 0);
 }
 
 uint64_t bk_sbbf_hash_i64(int64_t v)
 {
     uint8_t b[8];
     bk_store_u64le(b, (uint64_t)v);
-    return bk_xxh64(b, sizeof b, 0);
+    return bk_hash_xxh64(b, sizeof b, 0);
 }
 
 uint64_t bk_sbbf_hash_f32(float v)
@@ -95,7 +96,7 @@ uint64_t bk_sbbf_hash_f64(double v)
 void bk_sbbf_hash_fixed(const uint8_t *items, size_t n, size_t width, uint64_t *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = bk_xxh64(items + i * width, width, 0);
+        out[i] = bk_hash_xxh64(items + i * width, width, 0);
 }
 
 /* ---- End logic for hashing -------------------------------------------- */
@@ -166,54 +167,40 @@ double bk_sbbf_fpp(uint64_t nbytes, double ndv)
 
 /* ---- Begin logic for insert and check --------------------------------- */
 
-static inline uint64_t sbbf_block(uint64_t h, uint64_t nbytes)
+static inline uint64_t bk_sbbf_block(uint64_t h, uint64_t nbytes)
 {
     /* nblocks < 2^32 (BK_SBBF_LIMIT_BYTES), so the product fits 64 bits. */
     return (((h >> 32) * (nbytes / BK_SBBF_BLOCK_BYTES)) >> 32) * BK_SBBF_BLOCK_BYTES;
 }
 
-static inline uint32_t sbbf_load32(const uint8_t *p)
+static inline uint32_t bk_sbbf_load32(const uint8_t *p)
 {
-    uint32_t v;
-#if defined(__GNUC__) || defined(__clang__)
-    v = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_RELAXED);
-#else
-    memcpy(&v, p, sizeof v);
-#endif
-    return (uint32_t)BK_LE32(v);
+    return (uint32_t)BK_LE32(bk_atomic_load32((const uint32_t *)(const void *)p));
 }
 
-static inline void sbbf_or32(uint8_t *p, uint32_t mask)
+static inline void bk_sbbf_or32(uint8_t *p, uint32_t mask)
 {
-    uint32_t le = (uint32_t)BK_LE32(mask);
-#if defined(__GNUC__) || defined(__clang__)
-    __atomic_fetch_or((uint32_t *)(void *)p, le, __ATOMIC_RELAXED);
-#else
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    v |= le;
-    memcpy(p, &v, sizeof v);
-#endif
+    bk_atomic_or32((uint32_t *)(void *)p, (uint32_t)BK_LE32(mask));
 }
 
 void bk_sbbf_insert(uint8_t *bits, uint64_t nbytes, uint64_t h)
 {
-    uint8_t *blk = bits + sbbf_block(h, nbytes);
+    uint8_t *blk = bits + bk_sbbf_block(h, nbytes);
     uint32_t key = (uint32_t)h;
     for (int i = 0; i < 8; i++)
-        sbbf_or32(blk + 4 * i, UINT32_C(1) << ((uint32_t)(key * sbbf_salt[i]) >> 27));
+        bk_sbbf_or32(blk + 4 * i, UINT32_C(1) << ((uint32_t)(key * bk_sbbf_salt[i]) >> 27));
 }
 
 int bk_sbbf_check(const uint8_t *bits, uint64_t nbytes, uint64_t h)
 {
-    const uint8_t *blk = bits + sbbf_block(h, nbytes);
+    const uint8_t *blk = bits + bk_sbbf_block(h, nbytes);
     uint32_t key = (uint32_t)h, miss = 0;
     /* Branch-free over the eight words: the answer for a random probe is
      * unpredictable, and eight loads of one line cost less than a
      * mispredicted early exit. */
     for (int i = 0; i < 8; i++) {
-        uint32_t bit = UINT32_C(1) << ((uint32_t)(key * sbbf_salt[i]) >> 27);
-        miss |= bit & ~sbbf_load32(blk + 4 * i);
+        uint32_t bit = UINT32_C(1) << ((uint32_t)(key * bk_sbbf_salt[i]) >> 27);
+        miss |= bit & ~bk_sbbf_load32(blk + 4 * i);
     }
     return miss == 0;
 }
@@ -222,7 +209,7 @@ void bk_sbbf_insert_many(uint8_t *bits, uint64_t nbytes, const uint64_t *hs, siz
 {
     for (size_t i = 0; i < n; i++) {
         if (i + 8 < n)
-            bk_prefetch_w(bits + sbbf_block(hs[i + 8], nbytes));
+            bk_prefetch_w(bits + bk_sbbf_block(hs[i + 8], nbytes));
         bk_sbbf_insert(bits, nbytes, hs[i]);
     }
 }
@@ -232,7 +219,7 @@ void bk_sbbf_check_many(const uint8_t *bits, uint64_t nbytes, const uint64_t *hs
 {
     for (size_t i = 0; i < n; i++) {
         if (i + 8 < n)
-            bk_prefetch_r(bits + sbbf_block(hs[i + 8], nbytes));
+            bk_prefetch_r(bits + bk_sbbf_block(hs[i + 8], nbytes));
         out[i] = (uint8_t)bk_sbbf_check(bits, nbytes, hs[i]);
     }
 }

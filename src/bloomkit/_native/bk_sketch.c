@@ -117,11 +117,12 @@
  */
 #include "bk_sketch.h"
 
+#include "bk_atomic.h"
 #include "bk_bloom.h"
 
 /* ---- Begin logic for the count-min sketch ----------------------------- */
 
-bk_rc bk_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
+bk_rc bk_sketch_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
                    const char **reason)
 {
     uint64_t cells, bytes;
@@ -146,14 +147,14 @@ bk_rc bk_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64
     return BK_OK;
 }
 
-void bk_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
+void bk_sketch_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
                        int conservative, uint32_t rows, uint64_t seed, int keyed,
                        uint64_t key_check)
 {
     uint64_t payload_len = 0;
     const char *reason;
     uint8_t *p = buf + BK_OFF_PARAMS;
-    (void)bk_cms_shape(width, depth, counter_bits, &payload_len, &reason);
+    (void)bk_sketch_cms_shape(width, depth, counter_bits, &payload_len, &reason);
     bk_format_init_header(buf, BK_KIND_COUNT_MIN, BK_CMS_HEADER_LEN,
                           BK_CMS_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_CMS_P_WIDTH, width);
@@ -164,7 +165,7 @@ void bk_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t co
     bk_store_u64le(p + BK_CMS_P_TOTAL, 0);
 }
 
-void bk_cms_attach(bk_cms *c, uint8_t *buf)
+void bk_sketch_cms_attach(bk_cms *c, uint8_t *buf)
 {
     const uint8_t *p = buf + BK_OFF_PARAMS;
     c->counters = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
@@ -176,7 +177,7 @@ void bk_cms_attach(bk_cms *c, uint8_t *buf)
     c->max = c->bytes == 4 ? UINT32_MAX : UINT64_MAX;
 }
 
-bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+bk_rc bk_sketch_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                       int checks, const char **reason)
 {
     uint64_t width, payload_len = 0;
@@ -195,7 +196,7 @@ bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *
     depth = bk_load_u32le(params + BK_CMS_P_DEPTH);
     bits = bk_load_u32le(params + BK_CMS_P_COUNTER_BITS);
     opts = bk_load_u32le(params + BK_CMS_P_OPTIONS);
-    if (bk_cms_shape(width, depth, bits, &payload_len, reason) != BK_OK)
+    if (bk_sketch_cms_shape(width, depth, bits, &payload_len, reason) != BK_OK)
         return BK_ERR_FORMAT;
     if (payload_len != h->payload_len) {
         *reason = "payload_len does not match width * depth * counter bytes";
@@ -218,7 +219,7 @@ bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *
 /* splitmix64's increment (2^64 / golden ratio, odd): row i mixes h + (i+1) G. */
 #define BK_CMS_ROW_STEP 0x9E3779B97F4A7C15ULL
 
-void bk_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out)
+void bk_sketch_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out)
 {
     if (BK_LIKELY(c->rows == BK_CMS_ROWS_MIXED)) {
         uint64_t x = h;
@@ -238,13 +239,13 @@ void bk_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out)
     }
 }
 
-BK_INLINE uint64_t bk_cms_get(const bk_cms *c, uint64_t idx)
+BK_INLINE uint64_t bk_sketch_cms_get(const bk_cms *c, uint64_t idx)
 {
     const uint8_t *p = c->counters + idx * c->bytes;
     return c->bytes == 4 ? bk_load_u32le(p) : bk_load_u64le(p);
 }
 
-BK_INLINE void bk_cms_set(bk_cms *c, uint64_t idx, uint64_t v)
+BK_INLINE void bk_sketch_cms_set(bk_cms *c, uint64_t idx, uint64_t v)
 {
     uint8_t *p = c->counters + idx * c->bytes;
     if (c->bytes == 4)
@@ -254,45 +255,45 @@ BK_INLINE void bk_cms_set(bk_cms *c, uint64_t idx, uint64_t v)
 }
 
 /* new = min(old + add, max) and raise-to (conservative) as atomic loops. */
-#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
+#if !BK_BIG_ENDIAN && BK_HAVE_ATOMICS
 #define BK_CMS_HAVE_ATOMIC 1
-static void bk_cms_atomic_add(bk_cms *c, uint64_t idx, uint64_t add)
+static void bk_sketch_cms_atomic_add(bk_cms *c, uint64_t idx, uint64_t add)
 {
     if (c->bytes == 4) {
         uint32_t *p = (uint32_t *)(void *)(c->counters + idx * 4);
-        uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv;
+        uint32_t old = bk_atomic_load32(p), nv;
         do {
             uint64_t s = bk_sat_add64(old, add);
             nv = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
             if (nv == old)
                 return;
-        } while (!__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        } while (!bk_atomic_cas32(p, &old, nv));
     } else {
         uint64_t *p = (uint64_t *)(void *)(c->counters + idx * 8);
-        uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED), nv;
+        uint64_t old = bk_atomic_load64(p), nv;
         do {
             nv = bk_sat_add64(old, add);
             if (nv == old)
                 return;
-        } while (!__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        } while (!bk_atomic_cas64(p, &old, nv));
     }
 }
 #else
 #define BK_CMS_HAVE_ATOMIC 0
 #endif
 
-void bk_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic)
+void bk_sketch_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic)
 {
     uint64_t pos[BK_CMS_MAX_DEPTH];
     if (count == 0)
         return;
-    bk_cms_positions(c, h, pos);
+    bk_sketch_cms_positions(c, h, pos);
 #if BK_CMS_HAVE_ATOMIC
     if (atomic) {
         /* Conservative update is not atomic as a whole: under concurrency
          * fall back to plain (atomic) increments, still an upper bound. */
         for (uint32_t i = 0; i < c->depth; i++)
-            bk_cms_atomic_add(c, pos[i], count);
+            bk_sketch_cms_atomic_add(c, pos[i], count);
         return;
     }
 #else
@@ -301,7 +302,7 @@ void bk_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic)
     if (c->conservative) {
         uint64_t est = UINT64_MAX, target;
         for (uint32_t i = 0; i < c->depth; i++) {
-            uint64_t v = bk_cms_get(c, pos[i]);
+            uint64_t v = bk_sketch_cms_get(c, pos[i]);
             if (v < est)
                 est = v;
         }
@@ -309,39 +310,39 @@ void bk_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic)
         if (target > c->max)
             target = c->max;
         for (uint32_t i = 0; i < c->depth; i++)
-            if (bk_cms_get(c, pos[i]) < target)
-                bk_cms_set(c, pos[i], target);
+            if (bk_sketch_cms_get(c, pos[i]) < target)
+                bk_sketch_cms_set(c, pos[i], target);
         return;
     }
     for (uint32_t i = 0; i < c->depth; i++) {
-        uint64_t v = bk_sat_add64(bk_cms_get(c, pos[i]), count);
-        bk_cms_set(c, pos[i], v > c->max ? c->max : v);
+        uint64_t v = bk_sat_add64(bk_sketch_cms_get(c, pos[i]), count);
+        bk_sketch_cms_set(c, pos[i], v > c->max ? c->max : v);
     }
 }
 
-uint64_t bk_cms_estimate(const bk_cms *c, uint64_t h)
+uint64_t bk_sketch_cms_estimate(const bk_cms *c, uint64_t h)
 {
     uint64_t pos[BK_CMS_MAX_DEPTH], est = UINT64_MAX;
-    bk_cms_positions(c, h, pos);
+    bk_sketch_cms_positions(c, h, pos);
     for (uint32_t i = 0; i < c->depth; i++) {
-        uint64_t v = bk_cms_get(c, pos[i]);
+        uint64_t v = bk_sketch_cms_get(c, pos[i]);
         if (v < est)
             est = v;
     }
     return est;
 }
 
-bk_rc bk_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)
+bk_rc bk_sketch_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)
 {
     uint64_t n = dst->width * dst->depth;
     if (!saturate) {
         for (uint64_t i = 0; i < n; i++)
-            if (bk_cms_get(src, i) > dst->max - bk_cms_get(dst, i))
+            if (bk_sketch_cms_get(src, i) > dst->max - bk_sketch_cms_get(dst, i))
                 return BK_ERR_CAPACITY;
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t v = bk_sat_add64(bk_cms_get(dst, i), bk_cms_get(src, i));
-        bk_cms_set(dst, i, v > dst->max ? dst->max : v);
+        uint64_t v = bk_sat_add64(bk_sketch_cms_get(dst, i), bk_sketch_cms_get(src, i));
+        bk_sketch_cms_set(dst, i, v > dst->max ? dst->max : v);
     }
     return BK_OK;
 }
@@ -350,7 +351,7 @@ bk_rc bk_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)
 
 /* ---- Begin logic for TinyLFU ------------------------------------------ */
 
-bk_rc bk_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blocks,
+bk_rc bk_sketch_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blocks,
                     uint64_t *door_blocks, uint64_t *payload_len, const char **reason)
 {
     uint64_t sample, door_bits, total;
@@ -376,13 +377,13 @@ bk_rc bk_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blo
     return BK_OK;
 }
 
-void bk_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
+void bk_sketch_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
                         int keyed, uint64_t key_check)
 {
     uint64_t nb = 0, db = 0, payload_len = 0;
     const char *reason;
     uint8_t *p = buf + BK_OFF_PARAMS;
-    (void)bk_tlfu_shape(capacity, sample_factor, &nb, &db, &payload_len, &reason);
+    (void)bk_sketch_tlfu_shape(capacity, sample_factor, &nb, &db, &payload_len, &reason);
     bk_format_init_header(buf, BK_KIND_TINYLFU, BK_TLFU_HEADER_LEN,
                           BK_TLFU_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u64le(p + BK_TLFU_P_CAPACITY, capacity);
@@ -395,7 +396,7 @@ void bk_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor,
     bk_store_u64le(p + BK_TLFU_P_RESERVED, 0);
 }
 
-void bk_tlfu_attach(bk_tlfu *t, uint8_t *buf)
+void bk_sketch_tlfu_attach(bk_tlfu *t, uint8_t *buf)
 {
     const uint8_t *p = buf + BK_OFF_PARAMS;
     uint8_t *payload = buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN);
@@ -408,7 +409,7 @@ void bk_tlfu_attach(bk_tlfu *t, uint8_t *buf)
                      bk_load_u32le(p + BK_TLFU_P_SAMPLE_FACTOR);
 }
 
-bk_rc bk_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+bk_rc bk_sketch_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                           int checks, const char **reason)
 {
     uint64_t capacity, nb = 0, db = 0, payload_len = 0;
@@ -425,7 +426,7 @@ bk_rc bk_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8
     }
     capacity = bk_load_u64le(params + BK_TLFU_P_CAPACITY);
     sf = bk_load_u32le(params + BK_TLFU_P_SAMPLE_FACTOR);
-    if (bk_tlfu_shape(capacity, sf, &nb, &db, &payload_len, reason) != BK_OK)
+    if (bk_sketch_tlfu_shape(capacity, sf, &nb, &db, &payload_len, reason) != BK_OK)
         return BK_ERR_FORMAT;
     if (bk_load_u32le(params + BK_TLFU_P_DOOR_K) != BK_TLFU_DOOR_K) {
         *reason = "TinyLFU door_k must be 3";
@@ -452,7 +453,7 @@ bk_rc bk_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8
 }
 
 /* The doorkeeper as a blocked Bloom filter view over our own payload. */
-BK_INLINE void bk_tlfu_door(const bk_tlfu *t, bk_bloom *b)
+BK_INLINE void bk_sketch_tlfu_door(const bk_tlfu *t, bk_bloom *b)
 {
     b->words = t->door;
     b->num_bits = t->door_blocks * BK_BLOCK_BITS;
@@ -465,26 +466,26 @@ BK_INLINE void bk_tlfu_door(const bk_tlfu *t, bk_bloom *b)
 
 /* A second, independent-looking hash for the doorkeeper: the counter block
  * already uses the high bits of h and the nibble indices its low 20 bits. */
-BK_INLINE uint64_t bk_tlfu_door_hash(uint64_t h)
+BK_INLINE uint64_t bk_sketch_tlfu_door_hash(uint64_t h)
 {
     return bk_mix64(h ^ 0x646f6f726b656570ULL); /* "doorkeep" */
 }
 
 /* Nibble (word index within the block, shift) of the key's counter r. */
-BK_INLINE void bk_tlfu_slot(uint64_t h, unsigned r, unsigned *word, unsigned *shift)
+BK_INLINE void bk_sketch_tlfu_slot(uint64_t h, unsigned r, unsigned *word, unsigned *shift)
 {
     unsigned idx = (unsigned)(h >> (5 * r)) & 31u;
     *word = 2 * r + (idx >> 4);
     *shift = (idx & 15u) * 4;
 }
 
-static unsigned bk_tlfu_counters_min(const bk_tlfu *t, uint64_t h, unsigned vals[4])
+static unsigned bk_sketch_tlfu_counters_min(const bk_tlfu *t, uint64_t h, unsigned vals[4])
 {
     const uint64_t *blk = t->blocks + bk_mulhi64(h, t->num_blocks) * 8;
     unsigned m = BK_TLFU_COUNTER_MAX;
     for (unsigned r = 0; r < 4; r++) {
         unsigned w, s;
-        bk_tlfu_slot(h, r, &w, &s);
+        bk_sketch_tlfu_slot(h, r, &w, &s);
         vals[r] = (unsigned)(BK_LE64(blk[w]) >> s) & 15u;
         if (vals[r] < m)
             m = vals[r];
@@ -492,17 +493,17 @@ static unsigned bk_tlfu_counters_min(const bk_tlfu *t, uint64_t h, unsigned vals
     return m;
 }
 
-uint64_t bk_tlfu_events(const bk_tlfu *t)
+uint64_t bk_sketch_tlfu_events(const bk_tlfu *t)
 {
     return bk_load_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_EVENTS);
 }
 
-uint64_t bk_tlfu_resets(const bk_tlfu *t)
+uint64_t bk_sketch_tlfu_resets(const bk_tlfu *t)
 {
     return bk_load_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_RESETS);
 }
 
-void bk_tlfu_age(bk_tlfu *t)
+void bk_sketch_tlfu_age(bk_tlfu *t)
 {
     uint64_t n = t->num_blocks * 8;
     uint8_t *p = t->buf + BK_OFF_PARAMS;
@@ -511,49 +512,49 @@ void bk_tlfu_age(bk_tlfu *t)
         t->blocks[i] = BK_LE64((w >> 1) & 0x7777777777777777ULL);
     }
     memset(t->door, 0, (size_t)(t->door_blocks * 64));
-    bk_store_u64le(p + BK_TLFU_P_EVENTS, bk_tlfu_events(t) / 2);
-    bk_store_u64le(p + BK_TLFU_P_RESETS, bk_sat_add64(bk_tlfu_resets(t), 1));
+    bk_store_u64le(p + BK_TLFU_P_EVENTS, bk_sketch_tlfu_events(t) / 2);
+    bk_store_u64le(p + BK_TLFU_P_RESETS, bk_sat_add64(bk_sketch_tlfu_resets(t), 1));
 }
 
-int bk_tlfu_record(bk_tlfu *t, uint64_t h)
+int bk_sketch_tlfu_record(bk_tlfu *t, uint64_t h)
 {
     bk_bloom door;
     uint64_t events;
-    bk_tlfu_door(t, &door);
-    if (!bk_bloom_blocked_add(&door, bk_tlfu_door_hash(h), 0)) {
+    bk_sketch_tlfu_door(t, &door);
+    if (!bk_bloom_blocked_add(&door, bk_sketch_tlfu_door_hash(h), 0)) {
         /* seen before in this sample: count it (minimal increment) */
         unsigned vals[4];
-        unsigned m = bk_tlfu_counters_min(t, h, vals);
+        unsigned m = bk_sketch_tlfu_counters_min(t, h, vals);
         if (m < BK_TLFU_COUNTER_MAX) {
             uint64_t *blk = t->blocks + bk_mulhi64(h, t->num_blocks) * 8;
             for (unsigned r = 0; r < 4; r++) {
                 unsigned w, s;
                 if (vals[r] != m)
                     continue;
-                bk_tlfu_slot(h, r, &w, &s);
+                bk_sketch_tlfu_slot(h, r, &w, &s);
                 blk[w] = BK_LE64(BK_LE64(blk[w]) + (1ULL << s));
             }
         }
     }
-    events = bk_tlfu_events(t) + 1;
+    events = bk_sketch_tlfu_events(t) + 1;
     bk_store_u64le(t->buf + BK_OFF_PARAMS + BK_TLFU_P_EVENTS, events);
     if (events >= t->sample_size) {
-        bk_tlfu_age(t);
+        bk_sketch_tlfu_age(t);
         return 1;
     }
     return 0;
 }
 
-unsigned bk_tlfu_estimate(const bk_tlfu *t, uint64_t h)
+unsigned bk_sketch_tlfu_estimate(const bk_tlfu *t, uint64_t h)
 {
     bk_bloom door;
     unsigned vals[4];
-    unsigned m = bk_tlfu_counters_min(t, h, vals);
-    bk_tlfu_door(t, &door);
-    return m + (unsigned)bk_bloom_blocked_contains(&door, bk_tlfu_door_hash(h));
+    unsigned m = bk_sketch_tlfu_counters_min(t, h, vals);
+    bk_sketch_tlfu_door(t, &door);
+    return m + (unsigned)bk_bloom_blocked_contains(&door, bk_sketch_tlfu_door_hash(h));
 }
 
-void bk_tlfu_clear(bk_tlfu *t)
+void bk_sketch_tlfu_clear(bk_tlfu *t)
 {
     uint8_t *p = t->buf + BK_OFF_PARAMS;
     memset(t->blocks, 0, (size_t)((t->num_blocks + t->door_blocks) * 64));

@@ -46,13 +46,13 @@ typedef struct {
     uint64_t max;        /* UINT32_MAX or UINT64_MAX */
 } bk_cms;
 
-bk_rc bk_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
+bk_rc bk_sketch_cms_shape(uint64_t width, uint32_t depth, uint32_t counter_bits, uint64_t *payload_len,
                    const char **reason);
-void bk_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
+void bk_sketch_cms_init_state(uint8_t *buf, uint64_t width, uint32_t depth, uint32_t counter_bits,
                        int conservative, uint32_t rows, uint64_t seed, int keyed,
                        uint64_t key_check);
-void bk_cms_attach(bk_cms *c, uint8_t *buf);
-bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+void bk_sketch_cms_attach(bk_cms *c, uint8_t *buf);
+bk_rc bk_sketch_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                       int checks, const char **reason);
 
 /* Flat counter index (row * width + column) of row i, for i in [0, depth),
@@ -60,17 +60,17 @@ bk_rc bk_cms_validate(const bk_header *h, const uint8_t *params, const uint8_t *
  *   BK_CMS_ROWS_MIXED   column i = mulhi(mix64(h + (i + 1) * 0x9E3779B97F4A7C15), width)
  *   BK_CMS_ROWS_DOUBLE  column i = mulhi(x_i, width), x0 = h, y0 = mix64(h),
  *                       x_{i+1} = x_i + y_i, y_{i+1} = y_i + i (old files). */
-void bk_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out);
+void bk_sketch_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out);
 
 /* Add count to the key of hash h (saturating).  atomic: relaxed CAS loops
  * (shared mmap, GIL-free batches).  Returns nothing: nothing can fail. */
-void bk_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic);
-uint64_t bk_cms_estimate(const bk_cms *c, uint64_t h);
+void bk_sketch_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic);
+uint64_t bk_sketch_cms_estimate(const bk_cms *c, uint64_t h);
 
 /* dst += src counter by counter.  saturate == 0: first check that no sum
  * exceeds the counter maximum; if one would, return BK_ERR_CAPACITY and
  * leave dst unchanged.  saturate != 0: sums clamp at the maximum. */
-bk_rc bk_cms_merge(bk_cms *dst, const bk_cms *src, int saturate);
+bk_rc bk_sketch_cms_merge(bk_cms *dst, const bk_cms *src, int saturate);
 
 /* Saturating 64-bit addition. */
 BK_INLINE uint64_t bk_sat_add64(uint64_t a, uint64_t b)
@@ -107,22 +107,22 @@ typedef struct {
     uint64_t sample_size;
 } bk_tlfu;
 
-bk_rc bk_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blocks,
+bk_rc bk_sketch_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *num_blocks,
                     uint64_t *door_blocks, uint64_t *payload_len, const char **reason);
-void bk_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
+void bk_sketch_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
                         int keyed, uint64_t key_check);
-void bk_tlfu_attach(bk_tlfu *t, uint8_t *buf);
-bk_rc bk_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+void bk_sketch_tlfu_attach(bk_tlfu *t, uint8_t *buf);
+bk_rc bk_sketch_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                           int checks, const char **reason);
 
 /* Record one access; returns 1 if it triggered an aging (halving). */
-int bk_tlfu_record(bk_tlfu *t, uint64_t h);
+int bk_sketch_tlfu_record(bk_tlfu *t, uint64_t h);
 /* Estimated frequency: min of the key's four counters + its doorkeeper bit. */
-unsigned bk_tlfu_estimate(const bk_tlfu *t, uint64_t h);
+unsigned bk_sketch_tlfu_estimate(const bk_tlfu *t, uint64_t h);
 /* Halve every counter, clear the doorkeeper, halve the event count. */
-void bk_tlfu_age(bk_tlfu *t);
-void bk_tlfu_clear(bk_tlfu *t);
-uint64_t bk_tlfu_events(const bk_tlfu *t);
-uint64_t bk_tlfu_resets(const bk_tlfu *t);
+void bk_sketch_tlfu_age(bk_tlfu *t);
+void bk_sketch_tlfu_clear(bk_tlfu *t);
+uint64_t bk_sketch_tlfu_events(const bk_tlfu *t);
+uint64_t bk_sketch_tlfu_resets(const bk_tlfu *t);
 
 #endif /* BK_SKETCH_H */

@@ -2,7 +2,7 @@
  * module.c -- bloomkit._core: registration only.
  *
  * Each structure's CPython type lives in py_<structure>.c and exposes
- * bkpy_init_<structure>(module).  setup.py defines BK_HAVE_<STRUCTURE> for
+ * bk<structure>_init(module).  setup.py defines BK_HAVE_<STRUCTURE> for
  * every py_<structure>.c present, so adding a structure needs no edit
  * here beyond its line in the table below.
  *
@@ -16,55 +16,55 @@
 #include "bk_endian.h"
 #include "bk_hash.h"
 
-int bkpy_init_bloom(PyObject *m);
-int bkpy_init_bytekeys(PyObject *m); /* always: the batch path of every structure uses it */
+int bkbloom_init(PyObject *m);
+int bkbytekeys_init(PyObject *m); /* always: the batch path of every structure uses it */
 #ifdef BK_HAVE_COUNTING
-int bkpy_init_counting(PyObject *m);
+int bkcounting_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_SCALABLE
-int bkpy_init_scalable(PyObject *m);
+int bkscalable_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_CUCKOO
-int bkpy_init_cuckoo(PyObject *m);
+int bkcuckoo_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_QUOTIENT
-int bkpy_init_quotient(PyObject *m);
+int bkquotient_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_SKETCH
-int bkpy_init_sketch(PyObject *m);
+int bksketch_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_FUSE
-int bkpy_init_fuse(PyObject *m);
+int bkfuse_init(PyObject *m);
 #endif
 #ifdef BK_HAVE_SBBF
-int bkpy_init_sbbf(PyObject *m);
+int bksbbf_init(PyObject *m);
 #endif
 
-typedef int (*bkpy_init_fn)(PyObject *m);
+typedef int (*bkfn_init)(PyObject *m);
 
-static const bkpy_init_fn bkpy_inits[] = {
-    bkpy_init_bloom,
-    bkpy_init_bytekeys,
+static const bkfn_init bkpy_inits[] = {
+    bkbloom_init,
+    bkbytekeys_init,
 #ifdef BK_HAVE_COUNTING
-    bkpy_init_counting,
+    bkcounting_init,
 #endif
 #ifdef BK_HAVE_SCALABLE
-    bkpy_init_scalable,
+    bkscalable_init,
 #endif
 #ifdef BK_HAVE_CUCKOO
-    bkpy_init_cuckoo,
+    bkcuckoo_init,
 #endif
 #ifdef BK_HAVE_QUOTIENT
-    bkpy_init_quotient,
+    bkquotient_init,
 #endif
 #ifdef BK_HAVE_SKETCH
-    bkpy_init_sketch,
+    bksketch_init,
 #endif
 #ifdef BK_HAVE_FUSE
-    bkpy_init_fuse,
+    bkfuse_init,
 #endif
 #ifdef BK_HAVE_SBBF
-    bkpy_init_sbbf,
+    bksbbf_init,
 #endif
 };
 
@@ -97,18 +97,18 @@ static PyObject *bkmod_xxh3_64(PyObject *mod, PyObject *args)
         return NULL;
     if (bkmod_get_bytes(data, &v) < 0)
         return NULL;
-    h = bk_xxh3_64(v.buf, (size_t)v.len, seed);
+    h = bk_hash_xxh3_64(v.buf, (size_t)v.len, seed);
     PyBuffer_Release(&v);
     return PyLong_FromUnsignedLongLong(h);
 }
 
 /* xxh3_64_pieces(pieces, seed=0): XXH3-64 of the concatenation of the
- * bytes-like pieces, through the streaming state (bk_xxh3_stream_*) that
+ * bytes-like pieces, through the streaming state (bk_hash_xxh3_stream_*) that
  * save() uses for its checksum; equal to xxh3_64(b"".join(pieces), seed). */
 static PyObject *bkmod_xxh3_64_pieces(PyObject *mod, PyObject *args)
 {
     PyObject *pieces, *seed_obj = NULL, *iter, *item;
-    bk_xxh3_stream st;
+    bk_hash_xxh3_stream st;
     uint64_t seed;
     (void)mod;
     if (!PyArg_ParseTuple(args, "O|O:xxh3_64_pieces", &pieces, &seed_obj) ||
@@ -117,7 +117,7 @@ static PyObject *bkmod_xxh3_64_pieces(PyObject *mod, PyObject *args)
     iter = PyObject_GetIter(pieces);
     if (iter == NULL)
         return NULL;
-    bk_xxh3_stream_init(&st, seed);
+    bk_hash_xxh3_stream_init(&st, seed);
     while ((item = PyIter_Next(iter)) != NULL) {
         Py_buffer v;
         int rc = bkmod_get_bytes(item, &v);
@@ -126,13 +126,13 @@ static PyObject *bkmod_xxh3_64_pieces(PyObject *mod, PyObject *args)
             Py_DECREF(iter);
             return NULL;
         }
-        bk_xxh3_stream_update(&st, v.buf, (size_t)v.len);
+        bk_hash_xxh3_stream_update(&st, v.buf, (size_t)v.len);
         PyBuffer_Release(&v);
     }
     Py_DECREF(iter);
     if (PyErr_Occurred())
         return NULL;
-    return PyLong_FromUnsignedLongLong(bk_xxh3_stream_digest(&st));
+    return PyLong_FromUnsignedLongLong(bk_hash_xxh3_stream_digest(&st));
 }
 
 static PyObject *bkmod_xxh64(PyObject *mod, PyObject *args)
@@ -145,7 +145,7 @@ static PyObject *bkmod_xxh64(PyObject *mod, PyObject *args)
         return NULL;
     if (bkmod_get_bytes(data, &v) < 0)
         return NULL;
-    h = bk_xxh64(v.buf, (size_t)v.len, seed);
+    h = bk_hash_xxh64(v.buf, (size_t)v.len, seed);
     PyBuffer_Release(&v);
     return PyLong_FromUnsignedLongLong(h);
 }
@@ -169,7 +169,7 @@ static PyObject *bkmod_siphash24(PyObject *mod, PyObject *args)
         PyBuffer_Release(&k);
         return NULL;
     }
-    h = bk_siphash24(v.buf, (size_t)v.len, bk_load_u64le(k.buf), bk_load_u64le((char *)k.buf + 8));
+    h = bk_hash_siphash24(v.buf, (size_t)v.len, bk_load_u64le(k.buf), bk_load_u64le((char *)k.buf + 8));
     PyBuffer_Release(&v);
     PyBuffer_Release(&k);
     return PyLong_FromUnsignedLongLong(h);
@@ -198,7 +198,7 @@ static PyObject *bkmod_key_hash(PyObject *mod, PyObject *args, PyObject *kwargs)
 
 static PyObject *bkmod_header_dict(const bk_header *h)
 {
-    const char *name = bk_kind_name(h->kind);
+    const char *name = bk_format_kind_name(h->kind);
     return Py_BuildValue(
         "{s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:K,s:K,s:K,s:K}", "version_major",
         (unsigned)h->version_major, "version_minor", (unsigned)h->version_minor, "kind",

@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "bk_bloom.h"
+#include "bk_atomic.h"
 #include "bk_endian.h"
 
 typedef struct {
@@ -38,13 +39,10 @@ static void bkbloom_add_count(BKBloom *self, uint64_t n, int atomic)
     uint8_t *p = BKBLOOM_COUNT_PTR(self);
     if (n == 0)
         return;
-#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
-    if (atomic) {
-        __atomic_fetch_add((uint64_t *)(void *)p, n, __ATOMIC_RELAXED);
+    if (BK_HAVE_ATOMICS && atomic) {
+        bk_atomic_add_u64le(p, n);
         return;
     }
-#endif
-    (void)atomic;
     bk_store_u64le(p, bk_load_u64le(p) + n);
 }
 
@@ -238,9 +236,9 @@ static PyObject *bkbloom_contains_many(BKBloom *self, PyObject *keys)
 
 /* ---- Begin logic for set operations ----------------------------------- */
 
-static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char *op)
+static int bkbloom_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
-    BKBloom *b;
+    BKBloom *a = (BKBloom *)a_obj, *b;
     bk_header ha, hb;
     const char *reason = NULL;
     if (!PyObject_TypeCheck(other_obj, &BKBloom_Type)) {
@@ -253,7 +251,7 @@ static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char 
     (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
     if (ha.kind != hb.kind) {
         PyErr_Format(bkpy_IncompatibleFiltersError, "cannot %s a %s with a %s: layouts differ",
-                     op, bk_kind_name(ha.kind), bk_kind_name(hb.kind));
+                     op, bk_format_kind_name(ha.kind), bk_format_kind_name(hb.kind));
         return -1;
     }
     if (a->bloom.num_bits != b->bloom.num_bits) {
@@ -275,19 +273,6 @@ static int bkbloom_check_compatible(BKBloom *a, PyObject *other_obj, const char 
         return -1;
     }
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
-}
-
-static BKBloom *bkbloom_copy_impl(BKBloom *self, PyTypeObject *type)
-{
-    BKBloom *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_bloom_attach(&c->bloom, c->st.buf);
-    return c;
-}
-
-static PyObject *bkbloom_copy(BKBloom *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
 }
 
 static void bkbloom_recount(BKBloom *self)
@@ -317,15 +302,16 @@ static PyObject *bkbloom_recount_meth(BKBloom *self, PyObject *Py_UNUSED(ignored
     Py_RETURN_NONE;
 }
 
-static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
+static PyObject *bkbloom_inplace(PyObject *self_obj, PyObject *other, int is_union)
 {
+    BKBloom *self = (BKBloom *)self_obj;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     /* Wait first: the wait releases the GIL, and another thread may close
      * (detach) `other` meanwhile, leaving a small stand-in of another
      * shape.  The shapes are checked on what is there after it. */
     bkpy_state_wait_batches(&self->st);
-    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
+    if (bkbloom_check_compatible(self_obj, other, is_union ? "union" : "intersect") < 0)
         return NULL;
     if (is_union)
         bk_bloom_union(&self->bloom, &((BKBloom *)other)->bloom, self->st.shared);
@@ -336,84 +322,13 @@ static PyObject *bkbloom_inplace(BKBloom *self, PyObject *other, int is_union)
     return (PyObject *)self;
 }
 
-static PyObject *bkbloom_binary(BKBloom *self, PyObject *other, int is_union)
+/* Beyond the header's identity: the shape and the bits (not the count). */
+static int bkbloom_equal(PyObject *a, PyObject *b)
 {
-    BKBloom *c;
-    PyObject *r;
-    if (bkbloom_check_compatible(self, other, is_union ? "union" : "intersect") < 0)
-        return NULL;
-    c = bkbloom_copy_impl(self, Py_TYPE(self));
-    if (c == NULL)
-        return NULL;
-    r = bkbloom_inplace(c, other, is_union);
-    Py_DECREF(c);
-    return r;
-}
-
-static PyObject *bkbloom_union_meth(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkbloom_check_compatible(self, args[i], "union") < 0)
-            return NULL;
-    acc = (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkbloom_inplace((BKBloom *)acc, args[i], 1);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-static PyObject *bkbloom_intersection_meth(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkbloom_check_compatible(self, args[i], "intersect") < 0)
-            return NULL;
-    acc = (PyObject *)bkbloom_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkbloom_inplace((BKBloom *)acc, args[i], 0);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-#define BKBLOOM_NB(name, is_union, inplace)                                     \
-    static PyObject *name(PyObject *a, PyObject *b)                              \
-    {                                                                            \
-        if (!PyObject_TypeCheck(a, &BKBloom_Type) ||                             \
-            !PyObject_TypeCheck(b, &BKBloom_Type))                               \
-            Py_RETURN_NOTIMPLEMENTED;                                            \
-        return inplace ? bkbloom_inplace((BKBloom *)a, b, is_union)              \
-                       : bkbloom_binary((BKBloom *)a, b, is_union);              \
-    }
-BKBLOOM_NB(bkbloom_nb_or, 1, 0)
-BKBLOOM_NB(bkbloom_nb_and, 0, 0)
-BKBLOOM_NB(bkbloom_nb_ior, 1, 1)
-BKBLOOM_NB(bkbloom_nb_iand, 0, 1)
-
-static PyObject *bkbloom_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKBloom *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKBloom_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKBloom *)a;
-    y = (BKBloom *)b;
-    eq = x->st.len == y->st.len &&
-         /* header fields that define the filter (not count, not checksum) */
-         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         x->bloom.num_bits == y->bloom.num_bits && x->bloom.k == y->bloom.k &&
-         x->bloom.version == y->bloom.version &&
-         memcmp(x->bloom.words, y->bloom.words, (size_t)x->bloom.num_words * 8) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    BKBloom *x = (BKBloom *)a, *y = (BKBloom *)b;
+    return x->bloom.num_bits == y->bloom.num_bits && x->bloom.k == y->bloom.k &&
+           x->bloom.version == y->bloom.version &&
+           memcmp(x->bloom.words, y->bloom.words, (size_t)x->bloom.num_words * 8) == 0;
 }
 
 /* ---- End logic for set operations ------------------------------------- */
@@ -445,27 +360,6 @@ static unsigned bkbloom_kind_mask(PyTypeObject *type)
     return 1u << v;
 }
 
-static PyObject *bkbloom_load(PyTypeObject *type, const bkpy_load_args *a)
-{
-    BKBloom *self = (BKBloom *)bkpy_obj_load(type, a, bkbloom_kind_mask(type));
-    if (self != NULL)
-        bk_bloom_attach(&self->bloom, self->st.buf);
-    return (PyObject *)self;
-}
-
-static PyObject *bkbloom_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkbloom_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkbloom_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkbloom_load(type, &a);
-}
 /* _header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
  *         secret=None): the 128-byte header of a fresh, empty filter (count
  * 0, checksum 0, DIRTY clear) without allocating its payload.
@@ -512,26 +406,20 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
 
-/* Seal the state in place: checksum current (mmap flush). */
-/* Release a borrowed buffer (mmap close); the object becomes unusable. */
-static PyObject *bkbloom_detach(BKBloom *self, PyObject *Py_UNUSED(ignored))
+static int bkbloom_attach(PyObject *self)
 {
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still reads the map */
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&self->st.view);
-    /* Leave a tiny owned empty filter behind so nothing dangles. */
-    self->st.buf = NULL;
-    self->st.len = 0;
-    if (bkpy_state_alloc(&self->st, BK_BLOOM_HEADER_LEN + 64) < 0)
-        return NULL;
-    bk_bloom_init_state(self->st.buf, 0, 512, 1, 1, 0.5, 0, 0, 0);
-    bk_bloom_attach(&self->bloom, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
+    bk_bloom_attach(&((BKBloom *)self)->bloom, ((BKBloom *)self)->st.buf);
+    return 0;
+}
+
+/* What a closed mapped filter keeps: a classic filter of 512 bits. */
+static int bkbloom_empty(PyObject *self)
+{
+    bkpy_state *st = &((BKBloom *)self)->st;
+    if (bkpy_state_alloc(st, BK_BLOOM_HEADER_LEN + 64) < 0)
+        return -1;
+    bk_bloom_init_state(st->buf, 0, 512, 1, 1, 0.5, 0, 0, 0);
+    return bkbloom_attach(self);
 }
 
 static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
@@ -589,12 +477,6 @@ static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignor
 static PyObject *bkbloom_estimate_error_rate(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     return PyFloat_FromDouble(bk_bloom_estimate_error_rate(&self->bloom));
-}
-
-static PyObject *bkbloom_sizeof(BKBloom *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKBloom) + own);
 }
 
 static Py_ssize_t bkbloom_len(BKBloom *self)
@@ -662,29 +544,19 @@ static PyGetSetDef bkbloom_getset[] = {
     {"num_blocks", (getter)bkbloom_get_num_blocks, NULL, "512-bit blocks (blocked layout; 0 for classic).", NULL},
     {"capacity", (getter)bkbloom_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkbloom_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkbloom_get_nbytes, NULL, "Bytes of the bit array (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload), the serialized size.", NULL},
     {"bits_set", (getter)bkbloom_get_bits_set, NULL, "Number of bits set (popcount).", NULL},
     {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
     {"layout", (getter)bkbloom_get_layout, NULL, "'classic' or 'blocked'.", NULL},
     {"layout_version", (getter)bkbloom_get_layout_version, NULL,
      "How a blocked key's in-block positions are derived: 1 (independent hash bits, "
      "the default) or 0 (32 bits of the hash: files written before version 1); 0 for "
      "classic.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef bkbloom_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkbloom_add, METH_O,
      "add($self, key, /)\n--\n\nAdd a key; return True if it was surely absent before."},
     {"add_many", (PyCFunction)bkbloom_add_many, METH_O,
@@ -695,24 +567,15 @@ static PyMethodDef bkbloom_methods[] = {
     {"contains_many", (PyCFunction)bkbloom_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input."},
-    {"union", (PyCFunction)(void (*)(void))bkbloom_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nA new filter holding the keys of all (bitwise OR)."},
-    {"intersection", (PyCFunction)(void (*)(void))bkbloom_intersection_meth, METH_FASTCALL,
+    {"intersection", (PyCFunction)(void (*)(void))bkpy_obj_intersection, METH_FASTCALL,
      "intersection($self, *others)\n--\n\nA new filter approximating the common keys (bitwise "
      "AND; its false-positive rate is at least that of either input)."},
-    {"copy", (PyCFunction)bkbloom_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkbloom_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkbloom_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkbloom_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkbloom_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
     {"_header", (PyCFunction)(void (*)(void))bkbloom_header, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_header(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, secret=None)\n--\n\n"
      "The header of a fresh empty filter (no payload allocated); used by bloomkit.create()."},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkbloom_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nEstimate of the number of distinct keys from the bits "
      "set (Swamidass-Baldi; for the blocked layout its form for k probes drawn with "
@@ -721,10 +584,6 @@ static PyMethodDef bkbloom_methods[] = {
      "estimate_error_rate($self, /)\n--\n\nCurrent false-positive rate from the bits: "
      "fill_ratio ** num_hashes (classic); the mean over blocks of (block fill) ** num_hashes "
      "(blocked)."},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkbloom_detach, METH_NOARGS, NULL},
     {"_bit_positions", (PyCFunction)bkbloom_bit_positions, METH_O,
      "_bit_positions($self, key, /)\n--\n\nThe payload bit indices a key probes (bit i is bit "
      "i % 8 of payload byte i // 8)."},
@@ -735,7 +594,7 @@ static PyMethodDef bkbloom_methods[] = {
     {"_simd", (PyCFunction)(void (*)(void))bkbloom_simd, METH_FASTCALL | METH_CLASS,
      "_simd(on=None, /)\n--\n\nWhether the AVX2 query paths are in use; pass False to force "
      "the scalar paths (process-wide), True to re-enable them where supported."},
-    {"__sizeof__", (PyCFunction)bkbloom_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -744,42 +603,31 @@ static PySequenceMethods bkbloom_as_sequence = {
     .sq_contains = (objobjproc)bkbloom_contains,
 };
 
-static PyNumberMethods bkbloom_as_number = {
-    .nb_or = bkbloom_nb_or,
-    .nb_and = bkbloom_nb_and,
-    .nb_inplace_or = bkbloom_nb_ior,
-    .nb_inplace_and = bkbloom_nb_iand,
-};
-
 static PyTypeObject BKBloom_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BloomBase",
-    .tp_basicsize = sizeof(BKBloom),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkbloom_as_number,
+    BKPY_OBJ_SLOTS(BKBloom),
+    .tp_as_number = &bkpy_obj_as_number_setops,
     .tp_as_sequence = &bkbloom_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, "
               "secret=None, key=None)\n--\n\nC core of BloomFilter and BlockedBloomFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkbloom_richcompare,
-    .tp_weaklistoffset = offsetof(BKBloom, weakreflist),
     .tp_methods = bkbloom_methods,
     .tp_getset = bkbloom_getset,
     .tp_new = bkbloom_new,
 };
 
-int bkpy_init_bloom(PyObject *m)
+static const bkpy_desc bkbloom_desc = {
+    .type = &BKBloom_Type,
+    .kind_mask = bkbloom_kind_mask,
+    .attach = bkbloom_attach,
+    .empty = bkbloom_empty,
+    .equal = bkbloom_equal,
+    .compatible = bkbloom_check_compatible,
+    .inplace = bkbloom_inplace,
+};
+
+int bkbloom_init(PyObject *m)
 {
     bk_simd_init();
-    if (PyType_Ready(&BKBloom_Type) < 0)
-        return -1;
-    Py_INCREF(&BKBloom_Type);
-    if (PyModule_AddObject(m, "BloomBase", (PyObject *)&BKBloom_Type) < 0) {
-        Py_DECREF(&BKBloom_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "BloomBase", &bkbloom_desc);
 }

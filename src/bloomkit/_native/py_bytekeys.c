@@ -44,7 +44,7 @@ static PyTypeObject BKByteKeys_Type;
 
 /* The integer width of an offsets buffer: 4 or 8 (signed, native order:
  * numpy's and pyarrow's int32/int64), or 0 when it is anything else. */
-static int bkbk_offset_width(const Py_buffer *v)
+static int bkbytekeys_offset_width(const Py_buffer *v)
 {
     const char *f = v->format ? v->format : "B";
     if (*f == '@' || *f == '=')
@@ -61,7 +61,7 @@ static int bkbk_offset_width(const Py_buffer *v)
 }
 
 /* ByteKeys(offsets, data) */
-static PyObject *bkbk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkbytekeys_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"offsets", "data", NULL};
     PyObject *off_obj, *data_obj;
@@ -78,7 +78,7 @@ static PyObject *bkbk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     if (PyObject_GetBuffer(off_obj, &ov, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return NULL;
-    width = bkbk_offset_width(&ov);
+    width = bkbytekeys_offset_width(&ov);
     if (ov.ndim != 1 || width == 0 || ov.len / ov.itemsize < 1) {
         PyErr_Format(PyExc_TypeError,
                      "ByteKeys offsets must be a 1-d array of n + 1 int32 or int64 (got format "
@@ -134,7 +134,7 @@ fail:
     return NULL;
 }
 
-static void bkbk_dealloc(PyObject *op)
+static void bkbytekeys_dealloc(PyObject *op)
 {
     BKByteKeys *self = (BKByteKeys *)op;
     if (self->data.obj != NULL)
@@ -143,13 +143,13 @@ static void bkbk_dealloc(PyObject *op)
     Py_TYPE(op)->tp_free(op);
 }
 
-static Py_ssize_t bkbk_len(PyObject *op)
+static Py_ssize_t bkbytekeys_len(PyObject *op)
 {
     return ((BKByteKeys *)op)->n;
 }
 
 /* Key i as a bytes object: iteration (a structure with key=, list(...)). */
-static PyObject *bkbk_item(PyObject *op, Py_ssize_t i)
+static PyObject *bkbytekeys_item(PyObject *op, Py_ssize_t i)
 {
     BKByteKeys *self = (BKByteKeys *)op;
     if (i < 0 || i >= self->n) {
@@ -160,19 +160,19 @@ static PyObject *bkbk_item(PyObject *op, Py_ssize_t i)
                                      (Py_ssize_t)(self->offsets[i + 1] - self->offsets[i]));
 }
 
-int bkpy_bytekeys_check(PyObject *o)
+int bkbytekeys_api_check(PyObject *o)
 {
     return Py_IS_TYPE(o, &BKByteKeys_Type);
 }
 
-Py_ssize_t bkpy_bytekeys_len(PyObject *o)
+Py_ssize_t bkbytekeys_api_len(PyObject *o)
 {
     return ((BKByteKeys *)o)->n;
 }
 
 /* Hash keys start .. start + n - 1 into out.  No Python API: runs without
  * the GIL (the caller holds a reference to o). */
-void bkpy_bytekeys_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
+void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out)
 {
     const BKByteKeys *self = (const BKByteKeys *)o;
@@ -182,18 +182,18 @@ void bkpy_bytekeys_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher
         out[j] = bk_fastkey_bytes(hs, base + off[j], (size_t)(off[j + 1] - off[j]));
 }
 
-static PyObject *bkbk_repr(PyObject *op)
+static PyObject *bkbytekeys_repr(PyObject *op)
 {
     BKByteKeys *self = (BKByteKeys *)op;
     return PyUnicode_FromFormat("ByteKeys(%zd keys, %zd bytes)", self->n, self->data.len);
 }
 
-static PySequenceMethods bkbk_as_sequence = {
-    .sq_length = bkbk_len,
-    .sq_item = bkbk_item,
+static PySequenceMethods bkbytekeys_as_sequence = {
+    .sq_length = bkbytekeys_len,
+    .sq_item = bkbytekeys_item,
 };
 
-PyDoc_STRVAR(bkbk_doc,
+PyDoc_STRVAR(bkbytekeys_doc,
 "ByteKeys(offsets, data)\n--\n\n"
 "Variable-length byte keys in Arrow's layout: key i is\n"
 "data[offsets[i]:offsets[i + 1]] (offsets: n + 1 int32 or int64, non-decreasing,\n"
@@ -204,15 +204,15 @@ static PyTypeObject BKByteKeys_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.ByteKeys",
     .tp_basicsize = sizeof(BKByteKeys),
-    .tp_dealloc = bkbk_dealloc,
-    .tp_repr = bkbk_repr,
-    .tp_as_sequence = &bkbk_as_sequence,
+    .tp_dealloc = bkbytekeys_dealloc,
+    .tp_repr = bkbytekeys_repr,
+    .tp_as_sequence = &bkbytekeys_as_sequence,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = bkbk_doc,
-    .tp_new = bkbk_new,
+    .tp_doc = bkbytekeys_doc,
+    .tp_new = bkbytekeys_new,
 };
 
-int bkpy_init_bytekeys(PyObject *m)
+int bkbytekeys_init(PyObject *m)
 {
     if (PyType_Ready(&BKByteKeys_Type) < 0)
         return -1;

@@ -131,6 +131,60 @@ static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hashe
     return bkpy_hash_key_slow(key, keyfunc, hs, out);
 }
 
+/* One element of a 1-d buffer as a key (py_common_keys.c, R34): the batch
+ * path and a numpy scalar's 0-d view go through the same code, so an
+ * element and the array it came from never take different key domains. */
+typedef enum { BKPY_BUF_SIGNED, BKPY_BUF_UNSIGNED, BKPY_BUF_BOOL, BKPY_BUF_BYTES } bkpy_buf_kind;
+
+typedef struct {
+    const char *base;
+    Py_ssize_t n, stride, itemsize;
+    bkpy_buf_kind kind;
+} bkpy_buf_iter;
+
+/* The element kind of a buffer's format; -1 with TypeError if unsupported. */
+int bkpy_buffer_kind(const Py_buffer *v, bkpy_buf_kind *kind);
+/* Inline: the batch loop over a numpy array calls it per element. */
+static inline uint64_t bkpy_hash_buffer_item(const bkpy_buf_iter *it, Py_ssize_t i,
+                                             const bk_hasher *hs)
+{
+    const char *p = it->base + i * it->stride;
+    switch (it->kind) {
+    case BKPY_BUF_SIGNED: {
+        int64_t v;
+        switch (it->itemsize) {
+        case 1: { int8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { int16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { int32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { int64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_fastkey_int64(hs, v);
+    }
+    case BKPY_BUF_UNSIGNED: {
+        uint64_t v;
+        switch (it->itemsize) {
+        case 1: { uint8_t x; memcpy(&x, p, 1); v = x; break; }
+        case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+        case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+        default: { uint64_t x; memcpy(&x, p, 8); v = x; break; }
+        }
+        return bk_fastkey_uint64(hs, v);
+    }
+    case BKPY_BUF_BOOL:
+        /* A bool array viewed from uint8 may hold 2..255; numpy reads every
+         * non-zero byte as True, and True is the int 1. */
+        return bk_fastkey_int64(hs, *p != 0);
+    default: {
+        /* numpy's bytes_ drops trailing NULs: so do we, so that arr[i] and
+         * the array itself give the same keys. */
+        Py_ssize_t n = it->itemsize;
+        while (n > 0 && p[n - 1] == '\0')
+            n--;
+        return bk_fastkey_bytes(hs, p, (size_t)n);
+    }
+    }
+}
+
 /* ---- End logic for key hashing ---------------------------------------- */
 
 /* ---- Begin logic for batches ------------------------------------------ */
@@ -165,9 +219,9 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
  * Arrow's offsets + data layout, hashed like bytes objects.  check: is
  * `o` one; len: its number of keys; hash: keys start..start+n-1 into out,
  * with no Python API (may run without the GIL; the caller holds `o`). */
-int bkpy_bytekeys_check(PyObject *o);
-Py_ssize_t bkpy_bytekeys_len(PyObject *o);
-void bkpy_bytekeys_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
+int bkbytekeys_api_check(PyObject *o);
+Py_ssize_t bkbytekeys_api_len(PyObject *o);
+void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out);
 
 /* Results of a contains_many: a list of bools, or for buffer input a numpy
@@ -225,7 +279,7 @@ static inline int bkpy_state_atomic(const bkpy_state *st)
  * garbage collector's finalizers) between reading shared state and using
  * it, because Python code lets other threads run.  Code that must call
  * Python (growth of a scalable chain sizes its link with design.py) calls
- * it first and re-reads the state after (py_scalable.c, bks_add_full).
+ * it first and re-reads the state after (py_scalable.c, bkscalable_add_full).
  *
  * GIL-free batches come in two kinds:
  *   - every one PINS the state (bkpy_for_each_chunk_pinned): a count of
@@ -405,6 +459,105 @@ int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
  * (bkpy_state_load, kinds in kind_mask), with its shared flag and key=
  * set; the caller attaches its structure's view of the state. */
 PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
+
+/* ---- The type descriptor: what the generic contract needs to know ---- */
+
+/* One per structure type (py_<structure>.c), registered at init with
+ * bkpy_register_type.  The generic cold methods below find it from the
+ * object's type (or a facade subclass of it) and call back for the few
+ * things that differ; the per-key and batch hot paths stay in the
+ * structure files with their inline fast paths. */
+typedef struct bkpy_desc {
+    PyTypeObject *type;       /* the base type (facades subclass it) */
+    unsigned kinds;           /* bit per kind from_bytes accepts */
+    /* The kinds a (sub)type accepts, when that depends on the type
+     * (bloom: a facade's _bk_kind); NULL: `kinds`. */
+    unsigned (*kind_mask)(PyTypeObject *type);
+    /* Point the structure's view at st.buf (after a load, copy, detach);
+     * 0 or -1 with an exception set. */
+    int (*attach)(PyObject *self);
+    /* Give a detached object (st.buf NULL) a small owned empty state and
+     * attach it: what stays behind when a mapped file is closed. */
+    int (*empty)(PyObject *self);
+    /* Equality beyond the identity fields of the header (kind, hash, seed,
+     * key check, state length), which the generic compare checks first. */
+    int (*equal)(PyObject *a, PyObject *b);
+    /* Set operations (NULL: the type has none).  compatible raises
+     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect");
+     * inplace is the type's own |= (is_union 1) or &= (0), which returns a
+     * new reference to self or NULL. */
+    int (*compatible)(PyObject *self, PyObject *other, const char *op);
+    PyObject *(*inplace)(PyObject *self, PyObject *other, int is_union);
+} bkpy_desc;
+
+int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
+
+/* The generic methods (shared by every registered type). */
+PyObject *bkpy_obj_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+PyObject *bkpy_obj_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_copy_meth(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_sizeof(PyObject *self, PyObject *unused);
+PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op);
+PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b);
+PyObject *bkpy_obj_nb_iand(PyObject *a, PyObject *b);
+extern PyNumberMethods bkpy_obj_as_number_union;   /* | and |= */
+extern PyNumberMethods bkpy_obj_as_number_setops;  /* | |= & &= */
+
+/* A private copy of self (same type), attached; NULL with an exception. */
+PyObject *bkpy_obj_copy_of(PyObject *self);
+
+/* The method and getter entries every type shares: put them at the end of
+ * its tables, before the sentinel. */
+#define BKPY_OBJ_METHODS                                                                    \
+    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type       */ \
+    /* checkers (see _core.pyi), the C type is the same for every key type.              */ \
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,                             \
+     "See PEP 585: the key type of a typed annotation."},                                   \
+    {"copy", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS,                                  \
+     "copy($self, /)\n--\n\nAn independent in-memory copy."},                               \
+    {"__copy__", (PyCFunction)bkpy_obj_copy_meth, METH_NOARGS, NULL},                       \
+    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,                               \
+     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},     \
+    {"from_bytes", (PyCFunction)(void (*)(void))bkpy_obj_from_bytes,                        \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                             \
+     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild from "         \
+     "to_bytes() output; corrupt input raises FormatError."},                               \
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkpy_obj_from_buffer,                     \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                      \
+    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                        \
+    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                               \
+    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                      \
+    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                          \
+    {"_detach", (PyCFunction)bkpy_obj_detach, METH_NOARGS, NULL},                           \
+    {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
+
+#define BKPY_OBJ_GETSET                                                                     \
+    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                      \
+    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL,                               \
+     "Bytes of the whole state (header + payload), the serialized size.", NULL},            \
+    {"keyed", (getter)bkpy_obj_get_keyed, NULL,                                             \
+     "True when hashed with SipHash under a secret.", NULL},                                \
+    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},           \
+    {"writable", (getter)bkpy_obj_get_writable, NULL,                                       \
+     "False for structures opened read-only.", NULL},                                       \
+    {"mapped", (getter)bkpy_obj_get_mapped, NULL,                                           \
+     "True when the state lives in a borrowed buffer (mmap).", NULL},                       \
+    {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
+     "True when the state is marked open for writing.", NULL}
+
+/* The slots every type shares, for its PyTypeObject initializer. */
+#define BKPY_OBJ_SLOTS(Struct)                                                              \
+    .tp_basicsize = sizeof(Struct), .tp_dealloc = (destructor)bkpy_obj_dealloc,             \
+    .tp_hash = PyObject_HashNotImplemented,                                                 \
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,              \
+    .tp_traverse = (traverseproc)bkpy_obj_traverse, .tp_clear = (inquiry)bkpy_obj_clear,   \
+    .tp_richcompare = bkpy_obj_richcompare,                                                 \
+    .tp_weaklistoffset = offsetof(Struct, weakreflist)
 
 /* ---- End logic for the common object contract ------------------------- */
 

@@ -15,6 +15,7 @@
 
 #include "bk_bloom.h"
 #include "bk_counting.h"
+#include "bk_atomic.h"
 #include "bk_endian.h"
 
 typedef struct {
@@ -28,29 +29,27 @@ static PyTypeObject BKCounting_Type;
 
 #define BKC_PARAM(self, off) ((self)->st.buf + BK_OFF_PARAMS + (off))
 
-static uint64_t bkc_u64(const BKCounting *self, size_t off)
+static uint64_t bkcounting_u64(const BKCounting *self, size_t off)
 {
     return bk_load_u64le(BKC_PARAM(self, off));
 }
 
-static void bkc_set_u64(BKCounting *self, size_t off, uint64_t v)
+static void bkcounting_set_u64(BKCounting *self, size_t off, uint64_t v)
 {
     bk_store_u64le(BKC_PARAM(self, off), v);
 }
 
 /* count and distinct move by +-n; shared mappings update them atomically. */
-static void bkc_bump(BKCounting *self, size_t off, int64_t n)
+static void bkcounting_bump(BKCounting *self, size_t off, int64_t n)
 {
     uint8_t *p = BKC_PARAM(self, off);
     uint64_t v;
     if (n == 0)
         return;
-#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
-    if (self->st.shared) {
-        __atomic_fetch_add((uint64_t *)(void *)p, (uint64_t)n, __ATOMIC_RELAXED);
+    if (BK_HAVE_ATOMICS && self->st.shared) {
+        bk_atomic_add_u64le(p, (uint64_t)n);
         return;
     }
-#endif
     v = bk_load_u64le(p);
     if (n < 0 && v < (uint64_t)(-n))
         v = 0; /* never below zero */
@@ -61,7 +60,7 @@ static void bkc_bump(BKCounting *self, size_t off, int64_t n)
 
 /* CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate,
  *              *, seed=0, secret=None, key=None) */
-static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"num_counters", "num_hashes", "counter_bits", "capacity",
                              "error_rate", "seed", "secret", "key", NULL};
@@ -99,7 +98,7 @@ static PyObject *bkc_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 /* ---- Begin logic for per-key operations ------------------------------- */
 
-static PyObject *bkc_add(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_add(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     int was_new;
@@ -108,15 +107,15 @@ static PyObject *bkc_add(BKCounting *self, PyObject *key)
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
     was_new = bk_counting_add(&self->c, h, self->st.shared);
-    bkc_bump(self, BK_COUNTING_P_COUNT, 1);
+    bkcounting_bump(self, BK_COUNTING_P_COUNT, 1);
     if (was_new) {
-        bkc_bump(self, BK_COUNTING_P_DISTINCT, 1);
+        bkcounting_bump(self, BK_COUNTING_P_DISTINCT, 1);
         Py_RETURN_TRUE;
     }
     Py_RETURN_FALSE;
 }
 
-static PyObject *bkc_remove(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_remove(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     int zeroed;
@@ -128,13 +127,13 @@ static PyObject *bkc_remove(BKCounting *self, PyObject *key)
         PyErr_SetObject(PyExc_KeyError, key);
         return NULL;
     }
-    bkc_bump(self, BK_COUNTING_P_COUNT, -1);
+    bkcounting_bump(self, BK_COUNTING_P_COUNT, -1);
     if (zeroed)
-        bkc_bump(self, BK_COUNTING_P_DISTINCT, -1);
+        bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
     Py_RETURN_NONE;
 }
 
-static PyObject *bkc_discard(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_discard(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     int zeroed;
@@ -144,13 +143,13 @@ static PyObject *bkc_discard(BKCounting *self, PyObject *key)
         return NULL;
     if (bk_counting_remove(&self->c, h, self->st.shared, &zeroed) != BK_OK)
         Py_RETURN_FALSE;
-    bkc_bump(self, BK_COUNTING_P_COUNT, -1);
+    bkcounting_bump(self, BK_COUNTING_P_COUNT, -1);
     if (zeroed)
-        bkc_bump(self, BK_COUNTING_P_DISTINCT, -1);
+        bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
     Py_RETURN_TRUE;
 }
 
-static int bkc_contains(BKCounting *self, PyObject *key)
+static int bkcounting_contains(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -158,7 +157,7 @@ static int bkc_contains(BKCounting *self, PyObject *key)
     return bk_counting_contains(&self->c, h);
 }
 
-static PyObject *bkc_count(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_count(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -174,18 +173,18 @@ typedef struct {
     bk_counting *c;
     int atomic;
     uint64_t added;
-} bkc_add_ctx;
+} bkcounting_add_ctx;
 
-static void bkc_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkcounting_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkc_add_ctx *ctx = (bkc_add_ctx *)vctx;
+    bkcounting_add_ctx *ctx = (bkcounting_add_ctx *)vctx;
     (void)offset;
     ctx->added += bk_counting_add_many(ctx->c, hs, n, ctx->atomic);
 }
 
-static PyObject *bkc_add_many(BKCounting *self, PyObject *keys)
+static PyObject *bkcounting_add_many(BKCounting *self, PyObject *keys)
 {
-    bkc_add_ctx ctx;
+    bkcounting_add_ctx ctx;
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -193,41 +192,41 @@ static PyObject *bkc_add_many(BKCounting *self, PyObject *keys)
     ctx.c = &self->c;
     ctx.atomic = self->st.shared;
     ctx.added = 0;
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkc_add_chunk, NULL,
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcounting_add_chunk, NULL,
                              &ctx, 0, &info);
     /* info.count keys were hashed; every complete chunk was added. */
-    bkc_bump(self, BK_COUNTING_P_DISTINCT, (int64_t)ctx.added);
+    bkcounting_bump(self, BK_COUNTING_P_DISTINCT, (int64_t)ctx.added);
     if (rc < 0) {
         /* Keys of a partial last chunk are not added: count what was. */
-        bkc_bump(self, BK_COUNTING_P_COUNT,
+        bkcounting_bump(self, BK_COUNTING_P_COUNT,
                  (int64_t)(info.count - info.count % BKPY_CHUNK));
         return NULL;
     }
-    bkc_bump(self, BK_COUNTING_P_COUNT, (int64_t)info.count);
+    bkcounting_bump(self, BK_COUNTING_P_COUNT, (int64_t)info.count);
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
     const bk_counting *c;
-} bkc_query_ctx;
+} bkcounting_query_ctx;
 
-static void bkc_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkcounting_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkc_query_ctx *ctx = (bkc_query_ctx *)vctx;
+    bkcounting_query_ctx *ctx = (bkcounting_query_ctx *)vctx;
     bk_counting_contains_many(ctx->c, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
 }
 
-static PyObject *bkc_contains_many(BKCounting *self, PyObject *keys)
+static PyObject *bkcounting_contains_many(BKCounting *self, PyObject *keys)
 {
-    bkc_query_ctx ctx;
+    bkcounting_query_ctx ctx;
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.c = &self->c;
     /* Buffer input runs without the GIL, pinning the state: _detach (an
      * mmap's close) waits for it (py_common.h). */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkc_query_chunk, bkpy_bools_size, &ctx, 1,
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkcounting_query_chunk, bkpy_bools_size, &ctx, 1,
                                    &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
@@ -240,11 +239,11 @@ typedef struct {
     int failed;
     size_t removed;   /* keys removed before the first absent one */
     uint64_t zeroed;
-} bkc_remove_ctx;
+} bkcounting_remove_ctx;
 
-static void bkc_remove_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkcounting_remove_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkc_remove_ctx *ctx = (bkc_remove_ctx *)vctx;
+    bkcounting_remove_ctx *ctx = (bkcounting_remove_ctx *)vctx;
     size_t done;
     (void)offset;
     if (ctx->failed)
@@ -255,9 +254,9 @@ static void bkc_remove_chunk(void *vctx, const uint64_t *hs, size_t n, size_t of
         ctx->failed = 1;
 }
 
-static PyObject *bkc_remove_many(BKCounting *self, PyObject *keys)
+static PyObject *bkcounting_remove_many(BKCounting *self, PyObject *keys)
 {
-    bkc_remove_ctx ctx;
+    bkcounting_remove_ctx ctx;
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -265,10 +264,10 @@ static PyObject *bkc_remove_many(BKCounting *self, PyObject *keys)
     memset(&ctx, 0, sizeof ctx);
     ctx.c = &self->c;
     ctx.atomic = self->st.shared;
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkc_remove_chunk, NULL,
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcounting_remove_chunk, NULL,
                              &ctx, 0, &info);
-    bkc_bump(self, BK_COUNTING_P_COUNT, -(int64_t)ctx.removed);
-    bkc_bump(self, BK_COUNTING_P_DISTINCT, -(int64_t)ctx.zeroed);
+    bkcounting_bump(self, BK_COUNTING_P_COUNT, -(int64_t)ctx.removed);
+    bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -(int64_t)ctx.zeroed);
     if (rc < 0)
         return NULL;
     if (ctx.failed) {
@@ -284,9 +283,9 @@ static PyObject *bkc_remove_many(BKCounting *self, PyObject *keys)
 
 /* ---- Begin logic for set operations ----------------------------------- */
 
-static int bkc_check_compatible(BKCounting *a, PyObject *other_obj, const char *op)
+static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
-    BKCounting *b;
+    BKCounting *a = (BKCounting *)a_obj, *b;
     if (!PyObject_TypeCheck(other_obj, &BKCounting_Type)) {
         PyErr_Format(PyExc_TypeError, "%s needs another CountingBloomFilter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
@@ -314,22 +313,9 @@ static int bkc_check_compatible(BKCounting *a, PyObject *other_obj, const char *
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
-static BKCounting *bkc_copy_impl(BKCounting *self, PyTypeObject *type)
-{
-    BKCounting *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_counting_attach(&c->c, c->st.buf);
-    return c;
-}
-
-static PyObject *bkc_copy(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkc_copy_impl(self, Py_TYPE(self));
-}
-
 /* Swamidass-Baldi estimate of the distinct keys from the nonzero counters,
  * clamped to [0, m]. */
-static double bkc_estimate(const BKCounting *self)
+static double bkcounting_estimate(const BKCounting *self)
 {
     double m = (double)self->c.m, x = (double)bk_counting_nonzero(&self->c);
     if (x >= m)
@@ -339,21 +325,21 @@ static double bkc_estimate(const BKCounting *self)
 
 /* After a union the number of distinct keys is unknown: store the
  * estimate, clamped to [0, m] (as BloomBase does for its count). */
-static void bkc_recount(BKCounting *self)
+static void bkcounting_recount(BKCounting *self)
 {
-    double est = bkc_estimate(self);
+    double est = bkcounting_estimate(self);
     if (!(est >= 0.0))
         est = 0.0;
     if (est > (double)self->c.m)
         est = (double)self->c.m;
-    bkc_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
+    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
 }
 
-static PyObject *bkc_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkcounting_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    bkc_recount(self);
+    bkcounting_recount(self);
     Py_RETURN_NONE;
 }
 
@@ -363,7 +349,7 @@ static PyObject *bkc_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored)
  * counter that saturates stays saturated for ever; so while no counter is
  * saturated the count is exactly sum(counters) / k.  With a saturated
  * counter the sum says nothing and the stored count is kept.  O(m). */
-static PyObject *bkc_recount_total_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkcounting_recount_total_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     uint64_t sum = 0;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -374,15 +360,18 @@ static PyObject *bkc_recount_total_meth(BKCounting *self, PyObject *Py_UNUSED(ig
             Py_RETURN_FALSE;
         sum += v;
     }
-    bkc_set_u64(self, BK_COUNTING_P_COUNT, sum / self->c.k);
+    bkcounting_set_u64(self, BK_COUNTING_P_COUNT, sum / self->c.k);
     Py_RETURN_TRUE;
 }
 
-static PyObject *bkc_inplace_union(BKCounting *self, PyObject *other)
+/* |=: counters added, saturating (counting filters have no intersection:
+ * is_union is always 1). */
+static PyObject *bkcounting_inplace_union(PyObject *self_obj, PyObject *other, int is_union)
 {
-    BKCounting *o;
+    BKCounting *self = (BKCounting *)self_obj, *o;
     uint64_t a, b, s;
-    if (bkc_check_compatible(self, other, "union") < 0 ||
+    (void)is_union;
+    if (bkcounting_check_compatible(self_obj, other, "union") < 0 ||
         bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     if (self->st.shared) {
@@ -393,118 +382,52 @@ static PyObject *bkc_inplace_union(BKCounting *self, PyObject *other)
     }
     o = (BKCounting *)other;
     bk_counting_union(&self->c, &o->c);
-    a = bkc_u64(self, BK_COUNTING_P_COUNT);
-    b = bkc_u64(o, BK_COUNTING_P_COUNT);
+    a = bkcounting_u64(self, BK_COUNTING_P_COUNT);
+    b = bkcounting_u64(o, BK_COUNTING_P_COUNT);
     s = bk_add_overflow(a, b, &s) ? UINT64_MAX : s;
-    bkc_set_u64(self, BK_COUNTING_P_COUNT, s);
-    bkc_recount(self);
+    bkcounting_set_u64(self, BK_COUNTING_P_COUNT, s);
+    bkcounting_recount(self);
     Py_INCREF(self);
     return (PyObject *)self;
 }
 
-static PyObject *bkc_union_meth(BKCounting *self, PyObject *const *args, Py_ssize_t nargs)
+/* Beyond the header's identity: the shape and the counters. */
+static int bkcounting_equal(PyObject *a, PyObject *b)
 {
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkc_check_compatible(self, args[i], "union") < 0)
-            return NULL;
-    acc = (PyObject *)bkc_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkc_inplace_union((BKCounting *)acc, args[i]);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-static PyObject *bkc_nb_or(PyObject *a, PyObject *b)
-{
-    PyObject *args[1];
-    if (!PyObject_TypeCheck(a, &BKCounting_Type) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    args[0] = b;
-    return bkc_union_meth((BKCounting *)a, args, 1);
-}
-
-static PyObject *bkc_nb_ior(PyObject *a, PyObject *b)
-{
-    if (!PyObject_TypeCheck(a, &BKCounting_Type) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    return bkc_inplace_union((BKCounting *)a, b);
-}
-
-static PyObject *bkc_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKCounting *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKCounting_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKCounting *)a;
-    y = (BKCounting *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         x->c.m == y->c.m && x->c.k == y->c.k && x->c.bits == y->c.bits &&
-         memcmp(x->c.bytes, y->c.bytes, (size_t)x->c.nbytes) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    BKCounting *x = (BKCounting *)a, *y = (BKCounting *)b;
+    return x->c.m == y->c.m && x->c.k == y->c.k && x->c.bits == y->c.bits &&
+           memcmp(x->c.bytes, y->c.bytes, (size_t)x->c.nbytes) == 0;
 }
 
 /* ---- End logic for set operations ------------------------------------- */
 
-static PyObject *bkc_clear(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkcounting_clear(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     memset(self->c.bytes, 0, (size_t)self->c.nbytes);
-    bkc_set_u64(self, BK_COUNTING_P_COUNT, 0);
-    bkc_set_u64(self, BK_COUNTING_P_DISTINCT, 0);
+    bkcounting_set_u64(self, BK_COUNTING_P_COUNT, 0);
+    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT, 0);
     Py_RETURN_NONE;
 }
 
-static PyObject *bkc_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkcounting_attach(PyObject *self)
 {
-    BKCounting *self = (BKCounting *)bkpy_obj_load(type, a, 1u << BK_KIND_COUNTING_BLOOM);
-    if (self != NULL)
-        bk_counting_attach(&self->c, self->st.buf);
-    return (PyObject *)self;
+    bk_counting_attach(&((BKCounting *)self)->c, ((BKCounting *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkc_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: one 4-bit counter. */
+static int bkcounting_empty(PyObject *self)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkc_load(type, &a);
+    bkpy_state *st = &((BKCounting *)self)->st;
+    if (bkpy_state_alloc(st, BK_COUNTING_HEADER_LEN + 8) < 0)
+        return -1;
+    bk_counting_init_state(st->buf, 1, 1, 4, 1, 0.5, 0, 0, 0);
+    return bkcounting_attach(self);
 }
 
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkc_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkc_load(type, &a);
-}
-static PyObject *bkc_detach(BKCounting *self, PyObject *Py_UNUSED(ignored))
-{
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still reads the map */
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
-    if (bkpy_state_alloc(&self->st, BK_COUNTING_HEADER_LEN + 8) < 0)
-        return NULL;
-    bk_counting_init_state(self->st.buf, 1, 1, 4, 1, 0.5, 0, 0, 0);
-    bk_counting_attach(&self->c, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
-}
-
-static PyObject *bkc_counter_positions(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_counter_positions(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     PyObject *list;
@@ -526,7 +449,7 @@ static PyObject *bkc_counter_positions(BKCounting *self, PyObject *key)
     return list;
 }
 
-static PyObject *bkc_key_hash(BKCounting *self, PyObject *key)
+static PyObject *bkcounting_key_hash(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -538,7 +461,7 @@ static PyObject *bkc_key_hash(BKCounting *self, PyObject *key)
  * m = num_counters, the same k, seed and hashing, bit i set iff counter i
  * is nonzero, count = distinct: for a sequence of adds, byte-identical to
  * the BloomFilter built from the same adds. */
-static PyObject *bkc_to_bloom(BKCounting *self, PyObject *cls)
+static PyObject *bkcounting_to_bloom(BKCounting *self, PyObject *cls)
 {
     uint64_t payload_len = 0, len, distinct;
     const char *reason = NULL;
@@ -555,11 +478,11 @@ static PyObject *bkc_to_bloom(BKCounting *self, PyObject *cls)
         return NULL;
     buf = (uint8_t *)PyBytes_AS_STRING(data);
     memset(buf, 0, (size_t)len);
-    bk_bloom_init_state(buf, 0, self->c.m, self->c.k, bkc_u64(self, BK_COUNTING_P_CAPACITY),
+    bk_bloom_init_state(buf, 0, self->c.m, self->c.k, bkcounting_u64(self, BK_COUNTING_P_CAPACITY),
                         bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE)),
                         self->st.hasher.seed, self->st.hasher.keyed,
                         bk_hasher_key_check(&self->st.hasher));
-    distinct = bkc_u64(self, BK_COUNTING_P_DISTINCT);
+    distinct = bkcounting_u64(self, BK_COUNTING_P_DISTINCT);
     bk_store_u64le(buf + BK_OFF_PARAMS + BK_BLOOM_P_COUNT, distinct);
     bk_counting_to_bits(&self->c, buf + BK_BLOOM_HEADER_LEN);
     bk_format_seal(buf, len);
@@ -585,26 +508,20 @@ static PyObject *bkc_to_bloom(BKCounting *self, PyObject *cls)
     return res;
 }
 
-static PyObject *bkc_estimate_count(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkcounting_estimate_count(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
-    return PyFloat_FromDouble(bkc_estimate(self));
+    return PyFloat_FromDouble(bkcounting_estimate(self));
 }
 
-static PyObject *bkc_estimate_error_rate(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
     double fill = (double)bk_counting_nonzero(&self->c) / (double)self->c.m;
     return PyFloat_FromDouble(pow(fill, (double)self->c.k));
 }
 
-static PyObject *bkc_sizeof(BKCounting *self, PyObject *Py_UNUSED(ignored))
+static Py_ssize_t bkcounting_len(BKCounting *self)
 {
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKCounting) + own);
-}
-
-static Py_ssize_t bkc_len(BKCounting *self)
-{
-    uint64_t c = bkc_u64(self, BK_COUNTING_P_COUNT);
+    uint64_t c = bkcounting_u64(self, BK_COUNTING_P_COUNT);
     return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
 }
 
@@ -616,137 +533,105 @@ static Py_ssize_t bkc_len(BKCounting *self)
         (void)closure;                                           \
         return expr;                                             \
     }
-BKC_GETTER(bkc_get_num_counters, PyLong_FromUnsignedLongLong(self->c.m))
-BKC_GETTER(bkc_get_num_hashes, PyLong_FromUnsignedLong(self->c.k))
-BKC_GETTER(bkc_get_counter_bits, PyLong_FromUnsignedLong(self->c.bits))
-BKC_GETTER(bkc_get_counter_max, PyLong_FromUnsignedLong(self->c.max))
-BKC_GETTER(bkc_get_capacity, PyLong_FromUnsignedLongLong(bkc_u64(self, BK_COUNTING_P_CAPACITY)))
-BKC_GETTER(bkc_get_error_rate,
+BKC_GETTER(bkcounting_get_num_counters, PyLong_FromUnsignedLongLong(self->c.m))
+BKC_GETTER(bkcounting_get_num_hashes, PyLong_FromUnsignedLong(self->c.k))
+BKC_GETTER(bkcounting_get_counter_bits, PyLong_FromUnsignedLong(self->c.bits))
+BKC_GETTER(bkcounting_get_counter_max, PyLong_FromUnsignedLong(self->c.max))
+BKC_GETTER(bkcounting_get_capacity, PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
+BKC_GETTER(bkcounting_get_error_rate,
            PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
-BKC_GETTER(bkc_get_nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
-BKC_GETTER(bkc_get_counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
-BKC_GETTER(bkc_get_fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
+BKC_GETTER(bkcounting_get_nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
+BKC_GETTER(bkcounting_get_counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
+BKC_GETTER(bkcounting_get_fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
                                                   (double)self->c.m))
 
-static PyGetSetDef bkc_getset[] = {
-    {"num_counters", (getter)bkc_get_num_counters, NULL, "m, the number of counters.", NULL},
-    {"num_bits", (getter)bkc_get_num_counters, NULL, "Alias of num_counters (the m of the equivalent BloomFilter).", NULL},
-    {"num_hashes", (getter)bkc_get_num_hashes, NULL, "k, probes per key.", NULL},
-    {"counter_bits", (getter)bkc_get_counter_bits, NULL, "Bits per counter: 4, 8 or 16.", NULL},
-    {"counter_max", (getter)bkc_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
-    {"capacity", (getter)bkc_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkc_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
-    {"nbytes", (getter)bkc_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
-    {"counters_set", (getter)bkc_get_counters_set, NULL, "Number of nonzero counters.", NULL},
-    {"fill_ratio", (getter)bkc_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+static PyGetSetDef bkcounting_getset[] = {
+    {"num_counters", (getter)bkcounting_get_num_counters, NULL, "m, the number of counters.", NULL},
+    {"num_bits", (getter)bkcounting_get_num_counters, NULL, "Alias of num_counters (the m of the equivalent BloomFilter).", NULL},
+    {"num_hashes", (getter)bkcounting_get_num_hashes, NULL, "k, probes per key.", NULL},
+    {"counter_bits", (getter)bkcounting_get_counter_bits, NULL, "Bits per counter: 4, 8 or 16.", NULL},
+    {"counter_max", (getter)bkcounting_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
+    {"capacity", (getter)bkcounting_get_capacity, NULL, "The design capacity n.", NULL},
+    {"error_rate", (getter)bkcounting_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    {"nbytes", (getter)bkcounting_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
+    {"counters_set", (getter)bkcounting_get_counters_set, NULL, "Number of nonzero counters.", NULL},
+    {"fill_ratio", (getter)bkcounting_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef bkc_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
-    {"add", (PyCFunction)bkc_add, METH_O,
+static PyMethodDef bkcounting_methods[] = {
+    {"add", (PyCFunction)bkcounting_add, METH_O,
      "add($self, key, /)\n--\n\nIncrement the key's counters; return True if it was surely "
      "absent before."},
-    {"remove", (PyCFunction)bkc_remove, METH_O,
+    {"remove", (PyCFunction)bkcounting_remove, METH_O,
      "remove($self, key, /)\n--\n\nDecrement the key's counters; KeyError (and no change) if "
      "it is surely absent.  Removing a key that was never added can create false negatives."},
-    {"discard", (PyCFunction)bkc_discard, METH_O,
+    {"discard", (PyCFunction)bkcounting_discard, METH_O,
      "discard($self, key, /)\n--\n\nLike remove(), but return False instead of raising."},
-    {"count", (PyCFunction)bkc_count, METH_O,
+    {"count", (PyCFunction)bkcounting_count, METH_O,
      "count($self, key, /)\n--\n\nThe minimum of the key's counters: an upper bound of its "
      "multiplicity (0: surely absent)."},
-    {"add_many", (PyCFunction)bkc_add_many, METH_O,
+    {"add_many", (PyCFunction)bkcounting_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were new."},
-    {"contains_many", (PyCFunction)bkc_contains_many, METH_O,
+    {"contains_many", (PyCFunction)bkcounting_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
      "numpy bool array for array input."},
-    {"remove_many", (PyCFunction)bkc_remove_many, METH_O,
+    {"remove_many", (PyCFunction)bkcounting_remove_many, METH_O,
      "remove_many($self, keys, /)\n--\n\nRemove keys in order; return how many.  At the first "
      "surely-absent key, stop and raise KeyError (the keys before it stay removed)."},
-    {"union", (PyCFunction)(void (*)(void))bkc_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nA new filter whose counters are the saturating sums."},
-    {"copy", (PyCFunction)bkc_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkc_copy, METH_NOARGS, NULL},
-    {"clear", (PyCFunction)bkc_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkc_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkc_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
-    {"estimate_count", (PyCFunction)bkc_estimate_count, METH_NOARGS,
+    {"clear", (PyCFunction)bkcounting_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
+    {"estimate_count", (PyCFunction)bkcounting_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the distinct keys held, from "
      "the nonzero counters."},
-    {"estimate_error_rate", (PyCFunction)bkc_estimate_error_rate, METH_NOARGS,
+    {"estimate_error_rate", (PyCFunction)bkcounting_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nfill_ratio ** num_hashes."},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkc_detach, METH_NOARGS, NULL},
-    {"_counter_positions", (PyCFunction)bkc_counter_positions, METH_O,
+    {"_counter_positions", (PyCFunction)bkcounting_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nThe counter indices a key probes, in probe order "
      "(the classic Bloom probe sequence over num_counters)."},
-    {"_key_hash", (PyCFunction)bkc_key_hash, METH_O, NULL},
-    {"_to_bloom", (PyCFunction)bkc_to_bloom, METH_O, NULL},
-    {"_recount_total", (PyCFunction)bkc_recount_total_meth, METH_NOARGS,
+    {"_key_hash", (PyCFunction)bkcounting_key_hash, METH_O, NULL},
+    {"_to_bloom", (PyCFunction)bkcounting_to_bloom, METH_O, NULL},
+    {"_recount_total", (PyCFunction)bkcounting_recount_total_meth, METH_NOARGS,
      "_recount_total($self, /)\n--\n\nStore sum(counters) / k as the count when no counter is "
      "saturated (repair after a killed writer); returns whether it did."},
-    {"_recount", (PyCFunction)bkc_recount_meth, METH_NOARGS,
+    {"_recount", (PyCFunction)bkcounting_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the distinct-key count to the estimate from the counters "
      "(as a union does), so that it no longer depends on the order of the adds."},
-    {"__sizeof__", (PyCFunction)bkc_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkc_as_sequence = {
-    .sq_length = (lenfunc)bkc_len,
-    .sq_contains = (objobjproc)bkc_contains,
-};
-
-static PyNumberMethods bkc_as_number = {
-    .nb_or = bkc_nb_or,
-    .nb_inplace_or = bkc_nb_ior,
+static PySequenceMethods bkcounting_as_sequence = {
+    .sq_length = (lenfunc)bkcounting_len,
+    .sq_contains = (objobjproc)bkcounting_contains,
 };
 
 static PyTypeObject BKCounting_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountingBase",
-    .tp_basicsize = sizeof(BKCounting),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkc_as_number,
-    .tp_as_sequence = &bkc_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    BKPY_OBJ_SLOTS(BKCounting),
+    .tp_as_number = &bkpy_obj_as_number_union,
+    .tp_as_sequence = &bkcounting_as_sequence,
     .tp_doc = "CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CountingBloomFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkc_richcompare,
-    .tp_weaklistoffset = offsetof(BKCounting, weakreflist),
-    .tp_methods = bkc_methods,
-    .tp_getset = bkc_getset,
-    .tp_new = bkc_new,
+    .tp_methods = bkcounting_methods,
+    .tp_getset = bkcounting_getset,
+    .tp_new = bkcounting_new,
 };
 
-int bkpy_init_counting(PyObject *m)
+static const bkpy_desc bkcounting_desc = {
+    .type = &BKCounting_Type,
+    .kinds = 1u << BK_KIND_COUNTING_BLOOM,
+    .attach = bkcounting_attach,
+    .empty = bkcounting_empty,
+    .equal = bkcounting_equal,
+    .compatible = bkcounting_check_compatible,
+    .inplace = bkcounting_inplace_union,
+};
+
+int bkcounting_init(PyObject *m)
 {
-    if (PyType_Ready(&BKCounting_Type) < 0)
-        return -1;
-    Py_INCREF(&BKCounting_Type);
-    if (PyModule_AddObject(m, "CountingBase", (PyObject *)&BKCounting_Type) < 0) {
-        Py_DECREF(&BKCounting_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "CountingBase", &bkcounting_desc);
 }

@@ -223,56 +223,46 @@ static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
 
 /* ---- Begin logic for union -------------------------------------------- */
 
-static int bkcuckoo_check_compatible(BKCuckoo *a, PyObject *other_obj)
+static int bkcuckoo_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
-    BKCuckoo *b;
+    BKCuckoo *a = (BKCuckoo *)a_obj, *b;
     if (!PyObject_TypeCheck(other_obj, &BKCuckoo_Type)) {
-        PyErr_Format(PyExc_TypeError, "union needs another cuckoo filter, not %.50s",
+        PyErr_Format(PyExc_TypeError, "%s needs another cuckoo filter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKCuckoo *)other_obj;
     if (a->ck.num_buckets != b->ck.num_buckets || a->ck.b != b->ck.b || a->ck.f != b->ck.f) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
-                     "cannot union cuckoo filters of different sizes: num_buckets %llu vs %llu, "
+                     "cannot %s cuckoo filters of different sizes: num_buckets %llu vs %llu, "
                      "bucket_size %u vs %u, fingerprint_bits %u vs %u (a fingerprint's two "
                      "buckets depend on all three)",
-                     (unsigned long long)a->ck.num_buckets, (unsigned long long)b->ck.num_buckets,
-                     a->ck.b, b->ck.b, a->ck.f, b->ck.f);
+                     op, (unsigned long long)a->ck.num_buckets,
+                     (unsigned long long)b->ck.num_buckets, a->ck.b, b->ck.b, a->ck.f, b->ck.f);
         return -1;
     }
-    return bkpy_check_same_hashing(&a->st, &b->st, "union", "cuckoo filters");
-}
-
-static BKCuckoo *bkcuckoo_copy_impl(BKCuckoo *self, PyTypeObject *type)
-{
-    BKCuckoo *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_cuckoo_attach(&c->ck, c->st.buf);
-    return c;
-}
-
-static PyObject *bkcuckoo_copy(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
+    return bkpy_check_same_hashing(&a->st, &b->st, op, "cuckoo filters");
 }
 
 /* In-place multiset union: every fingerprint of `other` is inserted at its
  * own bucket pair.  All-or-nothing: on CapacityError the state is restored
- * from a backup copy. */
-static PyObject *bkcuckoo_inplace_union(BKCuckoo *self, PyObject *other)
+ * from a backup copy.  (Cuckoo filters have no intersection: is_union is
+ * always 1.) */
+static PyObject *bkcuckoo_inplace_union(PyObject *self_obj, PyObject *other, int is_union)
 {
+    BKCuckoo *self = (BKCuckoo *)self_obj, *src;
     uint8_t *backup;
-    BKCuckoo *src;
-    if (bkcuckoo_check_compatible(self, other) < 0 || bkpy_state_check_writable(&self->st) < 0)
+    (void)is_union;
+    if (bkcuckoo_check_compatible(self_obj, other, "union") < 0 ||
+        bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     src = (BKCuckoo *)other;
     if (src == self) { /* merging with itself: merge from a snapshot */
-        PyObject *snap = (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
+        PyObject *snap = bkpy_obj_copy_of(self_obj);
         PyObject *r;
         if (snap == NULL)
             return NULL;
-        r = bkcuckoo_inplace_union(self, snap);
+        r = bkcuckoo_inplace_union(self_obj, snap, 1);
         Py_DECREF(snap);
         return r;
     }
@@ -296,58 +286,14 @@ static PyObject *bkcuckoo_inplace_union(BKCuckoo *self, PyObject *other)
     return (PyObject *)self;
 }
 
-static PyObject *bkcuckoo_union_meth(BKCuckoo *self, PyObject *const *args, Py_ssize_t nargs)
+/* Same state beyond the header's identity: all parameters (count and stash
+ * included) and the table. */
+static int bkcuckoo_equal(PyObject *a, PyObject *b)
 {
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkcuckoo_check_compatible(self, args[i]) < 0)
-            return NULL;
-    acc = (PyObject *)bkcuckoo_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkcuckoo_inplace_union((BKCuckoo *)acc, args[i]);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-static PyObject *bkcuckoo_nb_or(PyObject *a, PyObject *b)
-{
-    PyObject *args[1];
-    if (!PyObject_TypeCheck(a, &BKCuckoo_Type) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    args[0] = b;
-    return bkcuckoo_union_meth((BKCuckoo *)a, args, 1);
-}
-
-static PyObject *bkcuckoo_nb_ior(PyObject *a, PyObject *b)
-{
-    if (!PyObject_TypeCheck(a, &BKCuckoo_Type) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    return bkcuckoo_inplace_union((BKCuckoo *)a, b);
-}
-
-static PyObject *bkcuckoo_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKCuckoo *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKCuckoo_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKCuckoo *)a;
-    y = (BKCuckoo *)b;
-    /* Same state: header fields that define the filter, all parameters
-     * (count and stash included) and the table. */
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         memcmp(x->ck.params, y->ck.params, BK_CUCKOO_PARAMS_LEN) == 0 &&
-         BKCUCKOO_PAYLOAD_LEN(x) == BKCUCKOO_PAYLOAD_LEN(y) &&
-         memcmp(x->ck.table, y->ck.table, (size_t)BKCUCKOO_PAYLOAD_LEN(x)) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    BKCuckoo *x = (BKCuckoo *)a, *y = (BKCuckoo *)b;
+    return memcmp(x->ck.params, y->ck.params, BK_CUCKOO_PARAMS_LEN) == 0 &&
+           BKCUCKOO_PAYLOAD_LEN(x) == BKCUCKOO_PAYLOAD_LEN(y) &&
+           memcmp(x->ck.table, y->ck.table, (size_t)BKCUCKOO_PAYLOAD_LEN(x)) == 0;
 }
 
 /* ---- End logic for union ---------------------------------------------- */
@@ -370,46 +316,23 @@ static PyObject *bkcuckoo_recount(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkcuckoo_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkcuckoo_attach(PyObject *self)
 {
-    BKCuckoo *self = (BKCuckoo *)bkpy_obj_load(type, a, 1u << BK_KIND_CUCKOO);
-    if (self != NULL)
-        bk_cuckoo_attach(&self->ck, self->st.buf);
-    return (PyObject *)self;
+    bk_cuckoo_attach(&((BKCuckoo *)self)->ck, ((BKCuckoo *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkcuckoo_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: one bucket of 4 8-bit slots. */
+static int bkcuckoo_empty(PyObject *self_obj)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkcuckoo_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkcuckoo_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkcuckoo_load(type, &a);
-}
-/* Release a borrowed buffer (mmap close); the object becomes an empty
- * read-only filter. */
-static PyObject *bkcuckoo_detach(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
+    BKCuckoo *self = (BKCuckoo *)self_obj;
     uint64_t payload_len = 0;
     const char *reason = NULL;
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
     (void)bk_cuckoo_shape(1, 4, 8, &payload_len, &reason);
     if (bkpy_state_alloc(&self->st, BK_CUCKOO_HEADER_LEN + payload_len) < 0)
-        return NULL;
+        return -1;
     bk_cuckoo_init_state(self->st.buf, 1, 4, 8, 1, 0.5, 0, 0, 0);
-    bk_cuckoo_attach(&self->ck, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
+    return bkcuckoo_attach(self_obj);
 }
 
 static PyObject *bkcuckoo_key_hash(BKCuckoo *self, PyObject *key)
@@ -454,12 +377,6 @@ static PyObject *bkcuckoo_estimate_error_rate(BKCuckoo *self, PyObject *Py_UNUSE
     return PyFloat_FromDouble(-expm1(2.0 * self->ck.b * load * log1p(-q)));
 }
 
-static PyObject *bkcuckoo_sizeof(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKCuckoo) + own);
-}
-
 static Py_ssize_t bkcuckoo_len(BKCuckoo *self)
 {
     uint64_t c = bk_cuckoo_get_count(&self->ck);
@@ -495,23 +412,13 @@ static PyGetSetDef bkcuckoo_getset[] = {
     {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
     {"capacity", (getter)bkcuckoo_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkcuckoo_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkcuckoo_get_nbytes, NULL, "Bytes of the table (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
     {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef bkcuckoo_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkcuckoo_add, METH_O,
      "add($self, key, /)\n--\n\nStore one copy of the key; return True if no copy was found "
      "before.  Raises CapacityError (filter unchanged) when full."},
@@ -531,35 +438,20 @@ static PyMethodDef bkcuckoo_methods[] = {
     {"contains_many", (PyCFunction)bkcuckoo_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input."},
-    {"union", (PyCFunction)(void (*)(void))bkcuckoo_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nA new filter holding every fingerprint of all (multiset "
      "sum: counts add).  CapacityError when they do not fit."},
-    {"copy", (PyCFunction)bkcuckoo_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkcuckoo_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkcuckoo_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkcuckoo_from_bytes,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkcuckoo_from_buffer,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkcuckoo_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nFingerprints stored (adds minus removes), as a float."},
     {"estimate_error_rate", (PyCFunction)bkcuckoo_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\nFalse-positive rate at the current load: "
      "1 - (1 - 1/(2^f - 1))^(2 b load)."},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_recount", (PyCFunction)bkcuckoo_recount, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkcuckoo_detach, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},
     {"_locate", (PyCFunction)bkcuckoo_locate, METH_O,
      "_locate($self, key, /)\n--\n\n(fingerprint, bucket1, bucket2) of a key."},
-    {"__sizeof__", (PyCFunction)bkcuckoo_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -568,39 +460,30 @@ static PySequenceMethods bkcuckoo_as_sequence = {
     .sq_contains = (objobjproc)bkcuckoo_contains,
 };
 
-static PyNumberMethods bkcuckoo_as_number = {
-    .nb_or = bkcuckoo_nb_or,
-    .nb_inplace_or = bkcuckoo_nb_ior,
-};
-
 static PyTypeObject BKCuckoo_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CuckooBase",
-    .tp_basicsize = sizeof(BKCuckoo),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkcuckoo_as_number,
+    BKPY_OBJ_SLOTS(BKCuckoo),
+    .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcuckoo_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CuckooFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkcuckoo_richcompare,
-    .tp_weaklistoffset = offsetof(BKCuckoo, weakreflist),
     .tp_methods = bkcuckoo_methods,
     .tp_getset = bkcuckoo_getset,
     .tp_new = bkcuckoo_new,
 };
 
-int bkpy_init_cuckoo(PyObject *m)
+static const bkpy_desc bkcuckoo_desc = {
+    .type = &BKCuckoo_Type,
+    .kinds = 1u << BK_KIND_CUCKOO,
+    .attach = bkcuckoo_attach,
+    .empty = bkcuckoo_empty,
+    .equal = bkcuckoo_equal,
+    .compatible = bkcuckoo_check_compatible,
+    .inplace = bkcuckoo_inplace_union,
+};
+
+int bkcuckoo_init(PyObject *m)
 {
-    if (PyType_Ready(&BKCuckoo_Type) < 0)
-        return -1;
-    Py_INCREF(&BKCuckoo_Type);
-    if (PyModule_AddObject(m, "CuckooBase", (PyObject *)&BKCuckoo_Type) < 0) {
-        Py_DECREF(&BKCuckoo_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "CuckooBase", &bkcuckoo_desc);
 }

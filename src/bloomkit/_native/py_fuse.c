@@ -301,79 +301,34 @@ static PyObject *bkfuse_key_hash(BKFuse *self, PyObject *key)
 
 /* ---- Begin logic for the object contract ------------------------------ */
 
-static PyObject *bkfuse_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkfuse_attach(PyObject *self)
 {
-    BKFuse *self = (BKFuse *)bkpy_obj_load(type, a, 1u << BK_KIND_BINARY_FUSE);
-    if (self != NULL)
-        bk_fuse_attach(&self->fu, self->st.buf);
-    return (PyObject *)self;
+    bk_fuse_attach(&((BKFuse *)self)->fu, ((BKFuse *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkfuse_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: the empty set. */
+static int bkfuse_empty(PyObject *self_obj)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkfuse_load(type, &a);
-}
-
-static PyObject *bkfuse_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkfuse_load(type, &a);
-}
-
-/* Release a borrowed buffer (mmap close); the object becomes an empty set. */
-static PyObject *bkfuse_detach(BKFuse *self, PyObject *Py_UNUSED(ignored))
-{
+    BKFuse *self = (BKFuse *)self_obj;
     bk_fuse_work w;
     const char *reason = NULL;
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
     (void)bk_fuse_peel(&w, NULL, 0, 8, &reason); /* the empty set's shape */
-    if (bkpy_state_alloc(&self->st, BK_FUSE_HEADER_LEN) < 0)
-        return NULL;
+    if (bkpy_state_alloc(&self->st, BK_FUSE_HEADER_LEN) < 0) {
+        bk_fuse_work_free(&w);
+        return -1;
+    }
     bk_fuse_init_state(self->st.buf, &w, 0, 0, 0);
     bk_fuse_work_free(&w);
-    bk_fuse_attach(&self->fu, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
+    return bkfuse_attach(self_obj);
 }
 
-static PyObject *bkfuse_copy(BKFuse *self, PyObject *Py_UNUSED(ignored))
+/* Beyond the header's identity: the parameters and the fingerprints. */
+static int bkfuse_equal(PyObject *a, PyObject *b)
 {
-    BKFuse *c = bkpy_obj_copy(Py_TYPE(self), &self->st);
-    if (c != NULL)
-        bk_fuse_attach(&c->fu, c->st.buf);
-    return (PyObject *)c;
-}
-
-static PyObject *bkfuse_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKFuse *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKFuse_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKFuse *)a;
-    y = (BKFuse *)b;
-    /* Same filter: hashing, parameters and fingerprints. */
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS, BK_FUSE_PARAMS_LEN) == 0 &&
-         memcmp(x->fu.fps, y->fu.fps, (size_t)(x->fu.array_length * (x->fu.f / 8))) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
-}
-
-static PyObject *bkfuse_sizeof(BKFuse *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKFuse) + own);
+    BKFuse *x = (BKFuse *)a, *y = (BKFuse *)b;
+    return memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS, BK_FUSE_PARAMS_LEN) == 0 &&
+           memcmp(x->fu.fps, y->fu.fps, (size_t)(x->fu.array_length * (x->fu.f / 8))) == 0;
 }
 
 static Py_ssize_t bkfuse_len(BKFuse *self)
@@ -409,13 +364,7 @@ static PyGetSetDef bkfuse_getset[] = {
     {"attempts", (getter)bkfuse_get_attempts, NULL, "Seeds the construction tried.", NULL},
     {"nbytes", (getter)bkfuse_get_nbytes, NULL, "Bytes of the fingerprint table (payload).", NULL},
     {"error_rate", (getter)bkfuse_get_error_rate, NULL, "The false-positive rate, 2**-fingerprint_bits.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only (no method writes the fingerprints).", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -423,16 +372,6 @@ static PyMethodDef bkfuse_methods[] = {
     {"contains_many", (PyCFunction)bkfuse_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input (looked up without the GIL)."},
-    {"copy", (PyCFunction)bkfuse_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkfuse_copy, METH_NOARGS, NULL},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkfuse_from_bytes,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkfuse_from_buffer,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
     {"_from_hashes", (PyCFunction)(void (*)(void))bkfuse_from_hashes,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
@@ -442,13 +381,8 @@ static PyMethodDef bkfuse_methods[] = {
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_hash_keys(keys, *, seed=0, secret=None, key=None)\n--\n\n"
      "The 64-bit key hashes of a batch as native-endian uint64 bytes."},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkfuse_detach, METH_NOARGS, NULL},
     {"_key_hash", (PyCFunction)bkfuse_key_hash, METH_O, NULL},
-    {"__sizeof__", (PyCFunction)bkfuse_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -460,17 +394,10 @@ static PySequenceMethods bkfuse_as_sequence = {
 static PyTypeObject BKFuse_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BinaryFuseBase",
-    .tp_basicsize = sizeof(BKFuse),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
+    BKPY_OBJ_SLOTS(BKFuse),
     .tp_as_sequence = &bkfuse_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
               "C core of BinaryFuseFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkfuse_richcompare,
-    .tp_weaklistoffset = offsetof(BKFuse, weakreflist),
     .tp_methods = bkfuse_methods,
     .tp_getset = bkfuse_getset,
     .tp_new = bkfuse_new,
@@ -478,14 +405,15 @@ static PyTypeObject BKFuse_Type = {
 
 /* ---- End logic for the object contract -------------------------------- */
 
-int bkpy_init_fuse(PyObject *m)
+static const bkpy_desc bkfuse_desc = {
+    .type = &BKFuse_Type,
+    .kinds = 1u << BK_KIND_BINARY_FUSE,
+    .attach = bkfuse_attach,
+    .empty = bkfuse_empty,
+    .equal = bkfuse_equal,
+};
+
+int bkfuse_init(PyObject *m)
 {
-    if (PyType_Ready(&BKFuse_Type) < 0)
-        return -1;
-    Py_INCREF(&BKFuse_Type);
-    if (PyModule_AddObject(m, "BinaryFuseBase", (PyObject *)&BKFuse_Type) < 0) {
-        Py_DECREF(&BKFuse_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "BinaryFuseBase", &bkfuse_desc);
 }

@@ -25,31 +25,31 @@ typedef struct {
     bkpy_state st;
     bk_qf qf;
     uint64_t version; /* bumped by every mutation: live iterators notice */
-    uint64_t clears;  /* bumped by clear and _detach: see bkqf_add_ctx */
+    uint64_t clears;  /* bumped by clear and _detach: see bkquotient_add_ctx */
     PyObject *weakreflist;
 } BKQuotient;
 
 typedef struct {
     PyObject_HEAD
     BKQuotient *owner;
-    bk_qf_cursor cur;
+    bk_quotient_cursor cur;
     uint64_t version;
 } BKQuotientIter;
 
 static PyTypeObject BKQuotient_Type;
 static PyTypeObject BKQuotientIter_Type;
 
-static double bkqf_param_f64(const BKQuotient *self, size_t off)
+static double bkquotient_param_f64(const BKQuotient *self, size_t off)
 {
     return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static uint64_t bkqf_param_u64(const BKQuotient *self, size_t off)
+static uint64_t bkquotient_param_u64(const BKQuotient *self, size_t off)
 {
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static int bkqf_check_params(unsigned long long capacity, double p, double max_load)
+static int bkquotient_check_params(unsigned long long capacity, double p, double max_load)
 {
     if (capacity == 0 || capacity > (1ULL << 48)) {
         PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48]");
@@ -66,7 +66,7 @@ static int bkqf_check_params(unsigned long long capacity, double p, double max_l
     return 0;
 }
 
-static BKQuotient *bkqf_alloc(PyTypeObject *type)
+static BKQuotient *bkquotient_alloc(PyTypeObject *type)
 {
     BKQuotient *self = (BKQuotient *)type->tp_alloc(type, 0);
     if (self == NULL)
@@ -80,18 +80,18 @@ static BKQuotient *bkqf_alloc(PyTypeObject *type)
 }
 
 /* An empty filter of shape (q, r) hashing like `like` (or from seed/key). */
-static BKQuotient *bkqf_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
+static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
                                   uint64_t capacity, double p, double max_load,
                                   const bk_hasher *hs)
 {
     uint64_t payload_len = 0;
     const char *reason = NULL;
     BKQuotient *self;
-    if (bk_qf_shape(q, r, &payload_len, &reason) != BK_OK) {
+    if (bk_quotient_shape(q, r, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = bkqf_alloc(type);
+    self = bkquotient_alloc(type);
     if (self == NULL)
         return NULL;
     if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + payload_len) < 0) {
@@ -99,16 +99,16 @@ static BKQuotient *bkqf_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
         return NULL;
     }
     self->st.hasher = *hs;
-    bk_qf_init_state(self->st.buf, q, r, capacity, p, max_load, hs->seed, hs->keyed,
+    bk_quotient_init_state(self->st.buf, q, r, capacity, p, max_load, hs->seed, hs->keyed,
                      bk_hasher_key_check(hs));
-    bk_qf_attach(&self->qf, self->st.buf);
+    bk_quotient_attach(&self->qf, self->st.buf);
     return self;
 }
 
 /* QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None,
  *              key=None): the low-level constructor; the facade computes q
  * and r from (capacity, error_rate, max_load). */
-static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkquotient_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"q", "r", "capacity", "error_rate", "max_load",
                              "seed", "secret", "key", NULL};
@@ -129,10 +129,10 @@ static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
-    if (bkqf_check_params(capacity, p, max_load) < 0)
+    if (bkquotient_check_params(capacity, p, max_load) < 0)
         return NULL;
     bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
-    self = bkqf_new_empty(type, q, r, capacity, p, max_load, &hs);
+    self = bkquotient_new_empty(type, q, r, capacity, p, max_load, &hs);
     if (self == NULL)
         return NULL;
     if (key != Py_None) {
@@ -142,7 +142,7 @@ static PyObject *bkqf_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-static int bkqf_raise(bk_rc rc)
+static int bkquotient_raise(bk_rc rc)
 {
     switch (rc) {
     case BK_ERR_CAPACITY:
@@ -162,55 +162,55 @@ static int bkqf_raise(bk_rc rc)
 
 /* ---- Begin logic for per-key operations ------------------------------- */
 
-static int bkqf_fp_of(BKQuotient *self, PyObject *key, uint64_t *fp)
+static int bkquotient_fp_of(BKQuotient *self, PyObject *key, uint64_t *fp)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return -1;
-    *fp = bk_qf_fingerprint(&self->qf, h);
+    *fp = bk_quotient_fingerprint(&self->qf, h);
     return 0;
 }
 
-static PyObject *bkqf_add(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_add(BKQuotient *self, PyObject *key)
 {
     uint64_t fp;
     int was_new;
     bk_rc rc;
     if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    if (bkqf_fp_of(self, key, &fp) < 0)
+    if (bkquotient_fp_of(self, key, &fp) < 0)
         return NULL;
-    rc = bk_qf_insert_fp(&self->qf, fp, &was_new);
+    rc = bk_quotient_insert_fp(&self->qf, fp, &was_new);
     if (rc != BK_OK) {
-        bkqf_raise(rc);
+        bkquotient_raise(rc);
         return NULL;
     }
     self->version++;
     return PyBool_FromLong(was_new);
 }
 
-static int bkqf_contains(BKQuotient *self, PyObject *key)
+static int bkquotient_contains(BKQuotient *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return -1;
-    return bk_qf_contains(&self->qf, h);
+    return bk_quotient_contains(&self->qf, h);
 }
 
-static PyObject *bkqf_remove_impl(BKQuotient *self, PyObject *key, int raise)
+static PyObject *bkquotient_remove_impl(BKQuotient *self, PyObject *key, int raise)
 {
     uint64_t fp;
     bk_rc rc;
-    if (bkpy_state_check_writable(&self->st) < 0 || bkqf_fp_of(self, key, &fp) < 0)
+    if (bkpy_state_check_writable(&self->st) < 0 || bkquotient_fp_of(self, key, &fp) < 0)
         return NULL;
-    rc = bk_qf_remove_fp(&self->qf, fp);
+    rc = bk_quotient_remove_fp(&self->qf, fp);
     if (rc == BK_ERR_NOTFOUND && !raise)
         Py_RETURN_FALSE;
     if (rc != BK_OK) {
         if (rc == BK_ERR_NOTFOUND)
             PyErr_SetObject(PyExc_KeyError, key);
         else
-            bkqf_raise(rc);
+            bkquotient_raise(rc);
         return NULL;
     }
     self->version++;
@@ -219,33 +219,33 @@ static PyObject *bkqf_remove_impl(BKQuotient *self, PyObject *key, int raise)
     Py_RETURN_TRUE;
 }
 
-static PyObject *bkqf_remove(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_remove(BKQuotient *self, PyObject *key)
 {
-    return bkqf_remove_impl(self, key, 1);
+    return bkquotient_remove_impl(self, key, 1);
 }
 
-static PyObject *bkqf_discard(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_discard(BKQuotient *self, PyObject *key)
 {
-    return bkqf_remove_impl(self, key, 0);
+    return bkquotient_remove_impl(self, key, 0);
 }
 
-static PyObject *bkqf_count(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_count(BKQuotient *self, PyObject *key)
 {
     uint64_t fp;
-    if (bkqf_fp_of(self, key, &fp) < 0)
+    if (bkquotient_fp_of(self, key, &fp) < 0)
         return NULL;
-    return PyLong_FromUnsignedLongLong(bk_qf_count_fp(&self->qf, fp));
+    return PyLong_FromUnsignedLongLong(bk_quotient_count_fp(&self->qf, fp));
 }
 
-static PyObject *bkqf_fingerprint(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_fingerprint(BKQuotient *self, PyObject *key)
 {
     uint64_t fp;
-    if (bkqf_fp_of(self, key, &fp) < 0)
+    if (bkquotient_fp_of(self, key, &fp) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(fp);
 }
 
-static PyObject *bkqf_key_hash(BKQuotient *self, PyObject *key)
+static PyObject *bkquotient_key_hash(BKQuotient *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -271,9 +271,9 @@ typedef struct {
     bk_rc rc;
     const uint64_t *clears; /* the filter's clear count ... */
     uint64_t seen;          /* ... when the log was last known valid */
-} bkqf_add_ctx;
+} bkquotient_add_ctx;
 
-static void bkqf_log_check(bkqf_add_ctx *ctx)
+static void bkquotient_log_check(bkquotient_add_ctx *ctx)
 {
     if (*ctx->clears != ctx->seen) {
         ctx->len = 0;
@@ -281,13 +281,13 @@ static void bkqf_log_check(bkqf_add_ctx *ctx)
     }
 }
 
-static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkquotient_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkqf_add_ctx *ctx = (bkqf_add_ctx *)vctx;
+    bkquotient_add_ctx *ctx = (bkquotient_add_ctx *)vctx;
     (void)offset;
     if (ctx->rc != BK_OK)
         return;
-    bkqf_log_check(ctx);
+    bkquotient_log_check(ctx);
     if (ctx->len + n > ctx->cap) {
         size_t cap = ctx->cap ? ctx->cap : 256;
         uint64_t *p;
@@ -302,9 +302,9 @@ static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offs
         ctx->cap = cap;
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t fp = bk_qf_fingerprint(ctx->qf, hs[i]);
+        uint64_t fp = bk_quotient_fingerprint(ctx->qf, hs[i]);
         int was_new;
-        bk_rc rc = bk_qf_insert_fp(ctx->qf, fp, &was_new);
+        bk_rc rc = bk_quotient_insert_fp(ctx->qf, fp, &was_new);
         if (rc != BK_OK) {
             ctx->rc = rc;
             return;
@@ -316,22 +316,22 @@ static void bkqf_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offs
 
 /* Size callback: a known length that cannot fit fails before any insert;
  * for iterators (n < 0) it stops the iteration after a failed chunk. */
-static int bkqf_add_size(void *vctx, Py_ssize_t n, int from_buffer)
+static int bkquotient_add_size(void *vctx, Py_ssize_t n, int from_buffer)
 {
-    bkqf_add_ctx *ctx = (bkqf_add_ctx *)vctx;
+    bkquotient_add_ctx *ctx = (bkquotient_add_ctx *)vctx;
     (void)from_buffer;
-    if (n >= 0 && (uint64_t)n > ctx->qf->nslots - 1 - bk_qf_count(ctx->qf))
+    if (n >= 0 && (uint64_t)n > ctx->qf->nslots - 1 - bk_quotient_count(ctx->qf))
         ctx->rc = BK_ERR_CAPACITY;
     if (ctx->rc != BK_OK) {
-        bkqf_raise(ctx->rc);
+        bkquotient_raise(ctx->rc);
         return -1;
     }
     return 0;
 }
 
-static PyObject *bkqf_add_many(BKQuotient *self, PyObject *keys)
+static PyObject *bkquotient_add_many(BKQuotient *self, PyObject *keys)
 {
-    bkqf_add_ctx ctx;
+    bkquotient_add_ctx ctx;
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -341,17 +341,17 @@ static PyObject *bkqf_add_many(BKQuotient *self, PyObject *keys)
     ctx.rc = BK_OK;
     ctx.clears = &self->clears;
     ctx.seen = self->clears;
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkqf_add_chunk,
-                             bkqf_add_size, &ctx, 0, &info);
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkquotient_add_chunk,
+                             bkquotient_add_size, &ctx, 0, &info);
     if (rc < 0 || ctx.rc != BK_OK) {
         /* All or nothing: take back what this call inserted (and is still
-         * there: see bkqf_add_ctx). */
-        bkqf_log_check(&ctx);
+         * there: see bkquotient_add_ctx). */
+        bkquotient_log_check(&ctx);
         while (ctx.len > 0)
-            (void)bk_qf_remove_fp(&self->qf, ctx.log[--ctx.len]);
+            (void)bk_quotient_remove_fp(&self->qf, ctx.log[--ctx.len]);
         free(ctx.log);
         if (!PyErr_Occurred())
-            bkqf_raise(ctx.rc);
+            bkquotient_raise(ctx.rc);
         return NULL;
     }
     free(ctx.log);
@@ -363,23 +363,23 @@ static PyObject *bkqf_add_many(BKQuotient *self, PyObject *keys)
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
     const bk_qf *qf;
-} bkqf_query_ctx;
+} bkquotient_query_ctx;
 
-static void bkqf_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkquotient_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkqf_query_ctx *ctx = (bkqf_query_ctx *)vctx;
-    bk_qf_contains_many(ctx->qf, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bkquotient_query_ctx *ctx = (bkquotient_query_ctx *)vctx;
+    bk_quotient_contains_many(ctx->qf, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
 }
 
-static PyObject *bkqf_contains_many(BKQuotient *self, PyObject *keys)
+static PyObject *bkquotient_contains_many(BKQuotient *self, PyObject *keys)
 {
-    bkqf_query_ctx ctx;
+    bkquotient_query_ctx ctx;
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.qf = &self->qf;
     /* nogil = 0: a writer holding the GIL must not shift runs under us. */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkqf_query_chunk,
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkquotient_query_chunk,
                             bkpy_bools_size, &ctx, 0, &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
@@ -390,7 +390,7 @@ static PyObject *bkqf_contains_many(BKQuotient *self, PyObject *keys)
 
 /* ---- Begin logic for iteration ---------------------------------------- */
 
-static PyObject *bkqf_iter(BKQuotient *self)
+static PyObject *bkquotient_iter(BKQuotient *self)
 {
     BKQuotientIter *it = PyObject_GC_New(BKQuotientIter, &BKQuotientIter_Type);
     if (it == NULL)
@@ -398,25 +398,25 @@ static PyObject *bkqf_iter(BKQuotient *self)
     Py_INCREF(self);
     it->owner = self;
     it->version = self->version;
-    bk_qf_cursor_init(&it->cur, &self->qf);
+    bk_quotient_cursor_init(&it->cur, &self->qf);
     PyObject_GC_Track(it);
     return (PyObject *)it;
 }
 
-static void bkqfit_dealloc(BKQuotientIter *it)
+static void bkquotient_it_dealloc(BKQuotientIter *it)
 {
     PyObject_GC_UnTrack(it);
     Py_XDECREF(it->owner);
     PyObject_GC_Del(it);
 }
 
-static int bkqfit_traverse(BKQuotientIter *it, visitproc visit, void *arg)
+static int bkquotient_it_traverse(BKQuotientIter *it, visitproc visit, void *arg)
 {
     Py_VISIT(it->owner);
     return 0;
 }
 
-static PyObject *bkqfit_next(BKQuotientIter *it)
+static PyObject *bkquotient_it_next(BKQuotientIter *it)
 {
     uint64_t fp;
     if (it->owner == NULL)
@@ -425,7 +425,7 @@ static PyObject *bkqfit_next(BKQuotientIter *it)
         PyErr_SetString(PyExc_RuntimeError, "quotient filter changed during iteration");
         return NULL;
     }
-    if (bk_qf_cursor_next(&it->cur, &fp))
+    if (bk_quotient_cursor_next(&it->cur, &fp))
         return PyLong_FromUnsignedLongLong(fp);
     Py_CLEAR(it->owner);
     return NULL;
@@ -435,18 +435,18 @@ static PyTypeObject BKQuotientIter_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientIterator",
     .tp_basicsize = sizeof(BKQuotientIter),
-    .tp_dealloc = (destructor)bkqfit_dealloc,
+    .tp_dealloc = (destructor)bkquotient_it_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = (traverseproc)bkqfit_traverse,
+    .tp_traverse = (traverseproc)bkquotient_it_traverse,
     .tp_iter = PyObject_SelfIter,
-    .tp_iternext = (iternextfunc)bkqfit_next,
+    .tp_iternext = (iternextfunc)bkquotient_it_next,
 };
 
 /* ---- End logic for iteration ------------------------------------------ */
 
 /* ---- Begin logic for merge and resize --------------------------------- */
 
-static int bkqf_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
+static int bkquotient_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
 {
     BKQuotient *b;
     if (!PyObject_TypeCheck(other_obj, &BKQuotient_Type)) {
@@ -466,7 +466,7 @@ static int bkqf_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
     return 0;
 }
 
-static PyObject *bkqf_rebuild_impl(BKQuotient *self, BKQuotient *other, PyObject *args,
+static PyObject *bkquotient_rebuild_impl(BKQuotient *self, BKQuotient *other, PyObject *args,
                                    const char *fmt)
 {
     unsigned int q, r;
@@ -476,22 +476,22 @@ static PyObject *bkqf_rebuild_impl(BKQuotient *self, BKQuotient *other, PyObject
     bk_rc rc;
     if (!PyArg_ParseTuple(args, fmt, &q, &r, &capacity, &p, &max_load))
         return NULL;
-    if (bkqf_check_params(capacity, p, max_load) < 0)
+    if (bkquotient_check_params(capacity, p, max_load) < 0)
         return NULL;
     if (q + r != self->qf.q + self->qf.r) {
         PyErr_Format(PyExc_ValueError, "q + r must stay %u (the fingerprint width)",
                      self->qf.q + self->qf.r);
         return NULL;
     }
-    dst = bkqf_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher);
+    dst = bkquotient_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher);
     if (dst == NULL)
         return NULL;
     dst->st.keyfunc = self->st.keyfunc;
     Py_XINCREF(dst->st.keyfunc);
-    rc = bk_qf_rebuild(&dst->qf, &self->qf, other ? &other->qf : NULL);
+    rc = bk_quotient_rebuild(&dst->qf, &self->qf, other ? &other->qf : NULL);
     if (rc != BK_OK) {
         Py_DECREF(dst);
-        bkqf_raise(rc);
+        bkquotient_raise(rc);
         return NULL;
     }
     return (PyObject *)dst;
@@ -499,14 +499,14 @@ static PyObject *bkqf_rebuild_impl(BKQuotient *self, BKQuotient *other, PyObject
 
 /* _rebuild(q, r, capacity, error_rate, max_load): the same fingerprints in a
  * table of another shape with the same q + r (resized()). */
-static PyObject *bkqf_rebuild(BKQuotient *self, PyObject *args)
+static PyObject *bkquotient_rebuild(BKQuotient *self, PyObject *args)
 {
-    return bkqf_rebuild_impl(self, NULL, args, "IIKdd:_rebuild");
+    return bkquotient_rebuild_impl(self, NULL, args, "IIKdd:_rebuild");
 }
 
 /* _merge(other, q, r, capacity, error_rate, max_load): both multisets of
  * fingerprints, streamed in sorted order into a new table. */
-static PyObject *bkqf_merge(BKQuotient *self, PyObject *args)
+static PyObject *bkquotient_merge(BKQuotient *self, PyObject *args)
 {
     PyObject *other, *rest, *res;
     if (PyTuple_GET_SIZE(args) < 1) {
@@ -514,58 +514,34 @@ static PyObject *bkqf_merge(BKQuotient *self, PyObject *args)
         return NULL;
     }
     other = PyTuple_GET_ITEM(args, 0);
-    if (bkqf_same_hashing(self, other, "merge") < 0)
+    if (bkquotient_same_hashing(self, other, "merge") < 0)
         return NULL;
     rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
     if (rest == NULL)
         return NULL;
-    res = bkqf_rebuild_impl(self, (BKQuotient *)other, rest, "IIKdd:_merge");
+    res = bkquotient_rebuild_impl(self, (BKQuotient *)other, rest, "IIKdd:_merge");
     Py_DECREF(rest);
     return res;
 }
 
-static PyObject *bkqf_check_merge(BKQuotient *self, PyObject *other)
+static PyObject *bkquotient_check_merge(BKQuotient *self, PyObject *other)
 {
-    if (bkqf_same_hashing(self, other, "merge") < 0)
+    if (bkquotient_same_hashing(self, other, "merge") < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 /* ---- End logic for merge and resize ----------------------------------- */
 
-static BKQuotient *bkqf_copy_impl(BKQuotient *self, PyTypeObject *type)
+/* Beyond the header's identity: the shape and the slots. */
+static int bkquotient_equal(PyObject *a, PyObject *b)
 {
-    BKQuotient *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bk_qf_attach(&c->qf, c->st.buf);
-    return c;
+    BKQuotient *x = (BKQuotient *)a, *y = (BKQuotient *)b;
+    return x->qf.q == y->qf.q && x->qf.r == y->qf.r &&
+           memcmp(x->qf.words, y->qf.words, (size_t)x->qf.num_words * 8) == 0;
 }
 
-static PyObject *bkqf_copy(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkqf_copy_impl(self, Py_TYPE(self));
-}
-
-static PyObject *bkqf_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKQuotient *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKQuotient_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKQuotient *)a;
-    y = (BKQuotient *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         x->qf.q == y->qf.q && x->qf.r == y->qf.r &&
-         memcmp(x->qf.words, y->qf.words, (size_t)x->qf.num_words * 8) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
-}
-
-static PyObject *bkqf_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkquotient_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
@@ -578,21 +554,21 @@ static PyObject *bkqf_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 
 /* _recount(): count the occupied slots, the stored fingerprints
  * (bloomkit.repair after a killed writer; persist.py).  O(2^q). */
-static PyObject *bkqf_recount(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkquotient_recount(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     uint64_t used = 0;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     for (uint64_t i = 0; i < self->qf.nslots; i++)
-        used += (bk_qf_get(&self->qf, i) & BK_QF_META) != 0;
+        used += (bk_quotient_get(&self->qf, i) & BK_QF_META) != 0;
     bk_store_u64le(self->qf.count_p, used);
     Py_RETURN_NONE;
 }
 
-static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkquotient_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     const char *reason = "invalid";
-    bk_rc rc = bk_qf_check(&self->qf, &reason);
+    bk_rc rc = bk_quotient_check(&self->qf, &reason);
     if (rc != BK_OK) {
         PyErr_Format(bkpy_FormatError, "invalid quotient filter: %s", reason);
         return NULL;
@@ -600,56 +576,27 @@ static PyObject *bkqf_validate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkqf_load(PyTypeObject *type, const bkpy_load_args *a)
+static int bkquotient_attach(PyObject *self)
 {
-    BKQuotient *self = (BKQuotient *)bkpy_obj_load(type, a, 1u << BK_KIND_QUOTIENT);
-    if (self != NULL)
-        bk_qf_attach(&self->qf, self->st.buf);
-    return (PyObject *)self;
+    bk_quotient_attach(&((BKQuotient *)self)->qf, ((BKQuotient *)self)->st.buf);
+    return 0;
 }
 
-static PyObject *bkqf_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* What a closed mapped filter keeps: q = r = 1. */
+static int bkquotient_empty(PyObject *self_obj)
 {
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bkqf_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bkqf_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bkqf_load(type, &a);
-}
-/* Release a borrowed buffer (mmap close); the object becomes an empty,
- * read-only filter so nothing dangles. */
-static PyObject *bkqf_detach(BKQuotient *self, PyObject *Py_UNUSED(ignored))
-{
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
+    BKQuotient *self = (BKQuotient *)self_obj;
     if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + 8) < 0)
-        return NULL;
-    bk_qf_init_state(self->st.buf, 1, 1, 1, 0.5, 0.9, 0, 0, 0);
-    bk_qf_attach(&self->qf, self->st.buf);
-    self->st.writable = 0;
-    self->st.shared = 0;
+        return -1;
+    bk_quotient_init_state(self->st.buf, 1, 1, 1, 0.5, 0.9, 0, 0, 0);
     self->version++;
     self->clears++; /* an add_many's log holds fingerprints of the old shape */
-    Py_RETURN_NONE;
+    return bkquotient_attach(self_obj);
 }
 
-static PyObject *bkqf_sizeof(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+static Py_ssize_t bkquotient_len(BKQuotient *self)
 {
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKQuotient) + own);
-}
-
-static Py_ssize_t bkqf_len(BKQuotient *self)
-{
-    uint64_t c = bk_qf_count(&self->qf);
+    uint64_t c = bk_quotient_count(&self->qf);
     return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
 }
 
@@ -661,130 +608,103 @@ static Py_ssize_t bkqf_len(BKQuotient *self)
         (void)c;                                                     \
         return expr;                                                 \
     }
-BKQF_GETTER(bkqf_get_q, PyLong_FromUnsignedLong(self->qf.q))
-BKQF_GETTER(bkqf_get_r, PyLong_FromUnsignedLong(self->qf.r))
-BKQF_GETTER(bkqf_get_fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
-BKQF_GETTER(bkqf_get_num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
-BKQF_GETTER(bkqf_get_capacity,
-            PyLong_FromUnsignedLongLong(bkqf_param_u64(self, BK_QF_P_CAPACITY)))
-BKQF_GETTER(bkqf_get_error_rate, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_ERROR_RATE)))
-BKQF_GETTER(bkqf_get_max_load, PyFloat_FromDouble(bkqf_param_f64(self, BK_QF_P_MAX_LOAD)))
-BKQF_GETTER(bkqf_get_nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
-BKQF_GETTER(bkqf_get_load_factor,
-            PyFloat_FromDouble((double)bk_qf_count(&self->qf) / (double)self->qf.nslots))
+BKQF_GETTER(bkquotient_get_q, PyLong_FromUnsignedLong(self->qf.q))
+BKQF_GETTER(bkquotient_get_r, PyLong_FromUnsignedLong(self->qf.r))
+BKQF_GETTER(bkquotient_get_fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
+BKQF_GETTER(bkquotient_get_num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
+BKQF_GETTER(bkquotient_get_capacity,
+            PyLong_FromUnsignedLongLong(bkquotient_param_u64(self, BK_QF_P_CAPACITY)))
+BKQF_GETTER(bkquotient_get_error_rate, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_ERROR_RATE)))
+BKQF_GETTER(bkquotient_get_max_load, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_MAX_LOAD)))
+BKQF_GETTER(bkquotient_get_nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
+BKQF_GETTER(bkquotient_get_load_factor,
+            PyFloat_FromDouble((double)bk_quotient_count(&self->qf) / (double)self->qf.nslots))
 
-static PyObject *bkqf_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkquotient_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     /* 1 - (1 - 2^-f)^n: an absent key's fingerprint matches a stored one. */
-    double n = (double)bk_qf_count(&self->qf);
+    double n = (double)bk_quotient_count(&self->qf);
     double fb = (double)(self->qf.q + self->qf.r);
     return PyFloat_FromDouble(-expm1(n * log1p(-ldexp(1.0, -(int)fb))));
 }
 
-static PyGetSetDef bkqf_getset[] = {
-    {"q", (getter)bkqf_get_q, NULL, "Quotient bits: the table has 2**q slots.", NULL},
-    {"r", (getter)bkqf_get_r, NULL, "Remainder bits stored per slot.", NULL},
-    {"fingerprint_bits", (getter)bkqf_get_fp_bits, NULL, "q + r: the top bits of the key hash kept per key.", NULL},
-    {"num_slots", (getter)bkqf_get_num_slots, NULL, "2**q.", NULL},
-    {"capacity", (getter)bkqf_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkqf_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"max_load", (getter)bkqf_get_max_load, NULL, "The load factor the table was sized for.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
-    {"nbytes", (getter)bkqf_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state (header + payload).", NULL},
-    {"load_factor", (getter)bkqf_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for filters opened read-only.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer (mmap).", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+static PyGetSetDef bkquotient_getset[] = {
+    {"q", (getter)bkquotient_get_q, NULL, "Quotient bits: the table has 2**q slots.", NULL},
+    {"r", (getter)bkquotient_get_r, NULL, "Remainder bits stored per slot.", NULL},
+    {"fingerprint_bits", (getter)bkquotient_get_fp_bits, NULL, "q + r: the top bits of the key hash kept per key.", NULL},
+    {"num_slots", (getter)bkquotient_get_num_slots, NULL, "2**q.", NULL},
+    {"capacity", (getter)bkquotient_get_capacity, NULL, "The design capacity n.", NULL},
+    {"error_rate", (getter)bkquotient_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    {"max_load", (getter)bkquotient_get_max_load, NULL, "The load factor the table was sized for.", NULL},
+    {"nbytes", (getter)bkquotient_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
+    {"load_factor", (getter)bkquotient_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef bkqf_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
-    {"add", (PyCFunction)bkqf_add, METH_O,
+static PyMethodDef bkquotient_methods[] = {
+    {"add", (PyCFunction)bkquotient_add, METH_O,
      "add($self, key, /)\n--\n\nStore the key's fingerprint (a multiset: duplicates are kept); "
      "return True if no equal fingerprint was stored.  CapacityError when full."},
-    {"add_many", (PyCFunction)bkqf_add_many, METH_O,
+    {"add_many", (PyCFunction)bkquotient_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
      "array, all or nothing; return how many fingerprints were new."},
-    {"contains_many", (PyCFunction)bkqf_contains_many, METH_O,
+    {"contains_many", (PyCFunction)bkquotient_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input."},
-    {"remove", (PyCFunction)bkqf_remove, METH_O,
+    {"remove", (PyCFunction)bkquotient_remove, METH_O,
      "remove($self, key, /)\n--\n\nRemove one copy of the key's fingerprint; KeyError (and no "
      "change) if absent."},
-    {"discard", (PyCFunction)bkqf_discard, METH_O,
+    {"discard", (PyCFunction)bkquotient_discard, METH_O,
      "discard($self, key, /)\n--\n\nRemove one copy if present; return whether one was removed."},
-    {"count", (PyCFunction)bkqf_count, METH_O,
+    {"count", (PyCFunction)bkquotient_count, METH_O,
      "count($self, key, /)\n--\n\nHow many copies of the key's fingerprint are stored."},
-    {"validate", (PyCFunction)bkqf_validate, METH_NOARGS,
+    {"validate", (PyCFunction)bkquotient_validate, METH_NOARGS,
      "validate($self, /)\n--\n\nCheck every metadata invariant; FormatError naming the first "
      "broken one."},
-    {"estimate_error_rate", (PyCFunction)bkqf_estimate_error_rate, METH_NOARGS,
+    {"estimate_error_rate", (PyCFunction)bkquotient_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - (1 - 2**-(q + r)) ** len(self)."},
-    {"_merge", (PyCFunction)bkqf_merge, METH_VARARGS, NULL},
-    {"_check_merge", (PyCFunction)bkqf_check_merge, METH_O, NULL},
-    {"_rebuild", (PyCFunction)bkqf_rebuild, METH_VARARGS, NULL},
-    {"copy", (PyCFunction)bkqf_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent in-memory copy."},
-    {"__copy__", (PyCFunction)bkqf_copy, METH_NOARGS, NULL},
-    {"clear", (PyCFunction)bkqf_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove everything."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkqf_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a filter from "
-     "to_bytes() output; corrupt input raises FormatError."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkqf_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_recount", (PyCFunction)bkqf_recount, METH_NOARGS, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkqf_detach, METH_NOARGS, NULL},
-    {"_fingerprint", (PyCFunction)bkqf_fingerprint, METH_O,
+    {"_merge", (PyCFunction)bkquotient_merge, METH_VARARGS, NULL},
+    {"_check_merge", (PyCFunction)bkquotient_check_merge, METH_O, NULL},
+    {"_rebuild", (PyCFunction)bkquotient_rebuild, METH_VARARGS, NULL},
+    {"clear", (PyCFunction)bkquotient_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove everything."},
+    {"_recount", (PyCFunction)bkquotient_recount, METH_NOARGS, NULL},
+    {"_fingerprint", (PyCFunction)bkquotient_fingerprint, METH_O,
      "_fingerprint($self, key, /)\n--\n\nThe key's (q + r)-bit fingerprint."},
-    {"_key_hash", (PyCFunction)bkqf_key_hash, METH_O, NULL},
-    {"__sizeof__", (PyCFunction)bkqf_sizeof, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bkquotient_key_hash, METH_O, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkqf_as_sequence = {
-    .sq_length = (lenfunc)bkqf_len,
-    .sq_contains = (objobjproc)bkqf_contains,
+static PySequenceMethods bkquotient_as_sequence = {
+    .sq_length = (lenfunc)bkquotient_len,
+    .sq_contains = (objobjproc)bkquotient_contains,
 };
 
 static PyTypeObject BKQuotient_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientBase",
-    .tp_basicsize = sizeof(BKQuotient),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_sequence = &bkqf_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    BKPY_OBJ_SLOTS(BKQuotient),
+    .tp_as_sequence = &bkquotient_as_sequence,
     .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
               "key=None)\n--\n\nC core of QuotientFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkqf_richcompare,
-    .tp_weaklistoffset = offsetof(BKQuotient, weakreflist),
-    .tp_iter = (getiterfunc)bkqf_iter,
-    .tp_methods = bkqf_methods,
-    .tp_getset = bkqf_getset,
-    .tp_new = bkqf_new,
+    .tp_iter = (getiterfunc)bkquotient_iter,
+    .tp_methods = bkquotient_methods,
+    .tp_getset = bkquotient_getset,
+    .tp_new = bkquotient_new,
 };
 
-int bkpy_init_quotient(PyObject *m)
+static const bkpy_desc bkquotient_desc = {
+    .type = &BKQuotient_Type,
+    .kinds = 1u << BK_KIND_QUOTIENT,
+    .attach = bkquotient_attach,
+    .empty = bkquotient_empty,
+    .equal = bkquotient_equal,
+};
+
+int bkquotient_init(PyObject *m)
 {
-    if (PyType_Ready(&BKQuotient_Type) < 0 || PyType_Ready(&BKQuotientIter_Type) < 0)
+    if (PyType_Ready(&BKQuotientIter_Type) < 0)
         return -1;
-    Py_INCREF(&BKQuotient_Type);
-    if (PyModule_AddObject(m, "QuotientBase", (PyObject *)&BKQuotient_Type) < 0) {
-        Py_DECREF(&BKQuotient_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "QuotientBase", &bkquotient_desc);
 }

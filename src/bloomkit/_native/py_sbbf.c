@@ -17,6 +17,7 @@
  */
 #include "py_common.h"
 
+#include "bk_atomic.h"
 #include "bk_endian.h"
 #include "bk_hash.h"
 #include "bk_sbbf.h"
@@ -243,12 +244,7 @@ static PyObject *bksbbf_merge(BKSbbf *self, PyObject *arg)
     for (uint64_t i = 0; i < self->nbytes; i += 4) {
         uint32_t w = bk_load_u32le(o->bits + i);
         if (w != 0)
-#if defined(__GNUC__) || defined(__clang__)
-            __atomic_fetch_or((uint32_t *)(void *)(self->bits + i), (uint32_t)BK_LE32(w),
-                              __ATOMIC_RELAXED);
-#else
-            bk_store_u32le(self->bits + i, bk_load_u32le(self->bits + i) | w);
-#endif
+            bk_atomic_or32((uint32_t *)(void *)(self->bits + i), (uint32_t)BK_LE32(w));
     }
     Py_RETURN_NONE;
 }
@@ -450,7 +446,7 @@ static PyMethodDef bksbbf_module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int bkpy_init_sbbf(PyObject *m)
+int bksbbf_init(PyObject *m)
 {
     if (PyType_Ready(&BKSbbf_Type) < 0)
         return -1;

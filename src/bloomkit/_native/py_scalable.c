@@ -12,7 +12,7 @@
  * sizing), checked here against the chain's scheme so that a saved chain
  * always passes bk_scalable_validate.  That call runs Python code, during
  * which other threads may change the chain: it is made before the state is
- * read, and the growth itself is pure C (bks_add_full; R31).
+ * read, and the growth itself is pure C (bkscalable_add_full; R31).
  *
  * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
  * is read-only: _from_buffer(writable=True) raises TypeError.
@@ -40,24 +40,24 @@ static PyTypeObject BKScalable_Type;
 #define BKS_PARAMS(self) ((self)->st.buf + BK_OFF_PARAMS)
 #define BKS_LINK_PARAM(self, i, off) ((self)->link_buf[i] + BK_OFF_PARAMS + (off))
 
-static double bks_p(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_ERROR_RATE); }
-static double bks_r(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_TIGHTENING); }
-static uint64_t bks_n0(const BKScalable *s) { return bk_load_u64le(BKS_PARAMS(s) + BK_SCALABLE_P_INITIAL); }
-static uint32_t bks_growth(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_GROWTH); }
-static uint32_t bks_layout(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_LAYOUT); }
+static double bkscalable_p(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_ERROR_RATE); }
+static double bkscalable_r(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_TIGHTENING); }
+static uint64_t bkscalable_n0(const BKScalable *s) { return bk_load_u64le(BKS_PARAMS(s) + BK_SCALABLE_P_INITIAL); }
+static uint32_t bkscalable_growth(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_GROWTH); }
+static uint32_t bkscalable_layout(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_LAYOUT); }
 
-static uint64_t bks_link_count(const BKScalable *s, uint32_t i)
+static uint64_t bkscalable_link_count(const BKScalable *s, uint32_t i)
 {
     return bk_load_u64le(BKS_LINK_PARAM(s, i, BK_BLOOM_P_COUNT));
 }
 
-static uint64_t bks_link_capacity(const BKScalable *s, uint32_t i)
+static uint64_t bkscalable_link_capacity(const BKScalable *s, uint32_t i)
 {
     return bk_load_u64le(BKS_LINK_PARAM(s, i, BK_BLOOM_P_CAPACITY));
 }
 
 /* Attach views to a validated (or freshly assembled) state. */
-static void bks_attach(BKScalable *self)
+static void bkscalable_attach(BKScalable *self)
 {
     const uint8_t *params = BKS_PARAMS(self);
     uint8_t *payload = self->st.buf + bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN);
@@ -77,15 +77,15 @@ typedef struct {
     uint64_t n0, seed, key_check;
     uint32_t growth, layout;
     int keyed;
-} bks_scheme;
+} bkscalable_scheme;
 
-static void bks_scheme_of(const BKScalable *self, bks_scheme *sc)
+static void bkscalable_scheme_of(const BKScalable *self, bkscalable_scheme *sc)
 {
-    sc->p = bks_p(self);
-    sc->r = bks_r(self);
-    sc->n0 = bks_n0(self);
-    sc->growth = bks_growth(self);
-    sc->layout = bks_layout(self);
+    sc->p = bkscalable_p(self);
+    sc->r = bkscalable_r(self);
+    sc->n0 = bkscalable_n0(self);
+    sc->growth = bkscalable_growth(self);
+    sc->layout = bkscalable_layout(self);
     sc->seed = self->st.hasher.seed;
     sc->keyed = self->st.hasher.keyed;
     sc->key_check = bk_load_u64le(self->st.buf + BK_OFF_KEY_CHECK);
@@ -94,7 +94,7 @@ static void bks_scheme_of(const BKScalable *self, bks_scheme *sc)
 /* Assemble a chain state in dst from L link containers; a fresh link is
  * passed as its 128-byte header alone (copy_header_only bit i set): the new
  * buffer is calloc'ed, so its bits are already zero and never touched. */
-static int bks_assemble_ex(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+static int bkscalable_assemble_ex(bkpy_state *dst, const bkscalable_scheme *sc, uint32_t L,
                            const uint8_t *const *srcs, const uint64_t *lens,
                            uint64_t copy_header_only)
 {
@@ -139,14 +139,14 @@ static int bks_assemble_ex(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
     return 0;
 }
 
-static int bks_assemble(bkpy_state *dst, const bks_scheme *sc, uint32_t L,
+static int bkscalable_assemble(bkpy_state *dst, const bkscalable_scheme *sc, uint32_t L,
                         const uint8_t *const *srcs, const uint64_t *lens)
 {
-    return bks_assemble_ex(dst, sc, L, srcs, lens, 0);
+    return bkscalable_assemble_ex(dst, sc, L, srcs, lens, 0);
 }
 
 /* Swap a freshly assembled buffer into self (owned states only). */
-static void bks_replace(BKScalable *self, bkpy_state *fresh)
+static void bkscalable_replace(BKScalable *self, bkpy_state *fresh)
 {
     if (self->st.alloc != NULL)
         free(self->st.alloc);
@@ -156,12 +156,12 @@ static void bks_replace(BKScalable *self, bkpy_state *fresh)
     self->st.buf = fresh->buf;
     self->st.len = fresh->len;
     self->st.writable = 1;
-    bks_attach(self);
+    bkscalable_attach(self);
 }
 
 /* The 128-byte header of a fresh, empty link (caller frees *out); *len is
  * the link's full container length. */
-static int bks_new_link(const bks_scheme *sc, uint32_t index, uint64_t num_bits, uint32_t k,
+static int bkscalable_new_link(const bkscalable_scheme *sc, uint32_t index, uint64_t num_bits, uint32_t k,
                         uint64_t capacity, double error_rate, uint8_t **out, uint64_t *len)
 {
     uint64_t payload_len = 0;
@@ -196,13 +196,13 @@ typedef struct {
     unsigned long long num_bits, capacity;
     unsigned int k;
     double error_rate;
-} bks_link_shape;
+} bkscalable_link_shape;
 
 /* Ask the facade for the shape of link `index` (_link_shape(index)).  This
  * runs Python code, so other threads run meanwhile and may grow, clear or
  * union this very chain: call it BEFORE reading the state, never between
- * reading and using it (bks_add_full). */
-static int bks_ask_shape(BKScalable *self, uint32_t index, bks_link_shape *shape)
+ * reading and using it (bkscalable_add_full). */
+static int bkscalable_ask_shape(BKScalable *self, uint32_t index, bkscalable_link_shape *shape)
 {
     PyObject *res = PyObject_CallMethod((PyObject *)self, "_link_shape", "I", index);
     int rc;
@@ -222,9 +222,9 @@ static int bks_ask_shape(BKScalable *self, uint32_t index, bks_link_shape *shape
  * state, assembles the longer chain and swaps it in without calling into
  * Python or releasing the GIL, so no other thread sees a half-grown chain
  * (the caller has waited out the GIL-free batches: pins == 0). */
-static int bks_grow(BKScalable *self, const bks_link_shape *shape)
+static int bkscalable_grow(BKScalable *self, const bkscalable_link_shape *shape)
 {
-    bks_scheme sc;
+    bkscalable_scheme sc;
     uint8_t *link = NULL;
     uint64_t link_len = 0;
     const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
@@ -232,8 +232,8 @@ static int bks_grow(BKScalable *self, const bks_link_shape *shape)
     bkpy_state fresh;
     int rc;
 
-    bks_scheme_of(self, &sc);
-    if (bks_new_link(&sc, self->n, shape->num_bits, shape->k, shape->capacity,
+    bkscalable_scheme_of(self, &sc);
+    if (bkscalable_new_link(&sc, self->n, shape->num_bits, shape->k, shape->capacity,
                      shape->error_rate, &link, &link_len) < 0)
         return -1;
     for (uint32_t i = 0; i < self->n; i++) {
@@ -243,17 +243,17 @@ static int bks_grow(BKScalable *self, const bks_link_shape *shape)
     srcs[self->n] = link;
     lens[self->n] = link_len;
     memset(&fresh, 0, sizeof fresh);
-    rc = bks_assemble_ex(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n);
+    rc = bkscalable_assemble_ex(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n);
     free(link);
     if (rc < 0)
         return -1;
-    bks_replace(self, &fresh);
+    bkscalable_replace(self, &fresh);
     return 0;
 }
 
 /* ---- End logic for growth --------------------------------------------- */
 
-static BKScalable *bks_alloc(PyTypeObject *type)
+static BKScalable *bkscalable_alloc(PyTypeObject *type)
 {
     BKScalable *self = (BKScalable *)type->tp_alloc(type, 0);
     if (self == NULL)
@@ -267,12 +267,12 @@ static BKScalable *bks_alloc(PyTypeObject *type)
 /* ScalableBase(error_rate, tightening, initial_capacity, growth, layout,
  *              num_bits, num_hashes, link_error_rate, *, seed=0,
  *              secret=None, key=None): link 0 is sized by the facade. */
-static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"error_rate", "tightening", "initial_capacity", "growth",
                              "layout", "num_bits", "num_hashes", "link_error_rate", "seed",
                              "secret", "key", NULL};
-    bks_scheme sc;
+    bkscalable_scheme sc;
     unsigned long long n0, num_bits;
     unsigned int growth, layout, k;
     double link_err;
@@ -317,24 +317,24 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     sc.n0 = n0;
     sc.growth = growth;
     sc.layout = layout;
-    self = bks_alloc(type);
+    self = bkscalable_alloc(type);
     if (self == NULL)
         return NULL;
     bk_hasher_init(&self->st.hasher, sc.seed, keyed ? secret16 : NULL);
     sc.keyed = keyed;
     sc.key_check = bk_hasher_key_check(&self->st.hasher);
-    if (bks_new_link(&sc, 0, num_bits, k, n0, link_err, &link, &link_len) < 0) {
+    if (bkscalable_new_link(&sc, 0, num_bits, k, n0, link_err, &link, &link_len) < 0) {
         Py_DECREF(self);
         return NULL;
     }
     srcs[0] = link;
-    if (bks_assemble_ex(&self->st, &sc, 1, srcs, &link_len, 1) < 0) {
+    if (bkscalable_assemble_ex(&self->st, &sc, 1, srcs, &link_len, 1) < 0) {
         free(link);
         Py_DECREF(self);
         return NULL;
     }
     free(link);
-    bks_attach(self);
+    bkscalable_attach(self);
     if (key != Py_None) {
         Py_INCREF(key);
         self->st.keyfunc = key;
@@ -344,20 +344,20 @@ static PyObject *bks_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 /* ---- Begin logic for per-key operations ------------------------------- */
 
-BK_INLINE int bks_contains_h(const BKScalable *self, uint64_t h)
+BK_INLINE int bkscalable_contains_h(const BKScalable *self, uint64_t h)
 {
     return bk_scalable_contains(self->links, &self->soa, self->n, h);
 }
 
-static int bks_newest_full(const BKScalable *self)
+static int bkscalable_newest_full(const BKScalable *self)
 {
     uint32_t last = self->n - 1;
-    return bks_link_count(self, last) >= bks_link_capacity(self, last);
+    return bkscalable_link_count(self, last) >= bkscalable_link_capacity(self, last);
 }
 
 /* Add h to the newest link, which has room, unless some link holds it:
  * 1 new, 0 already present. */
-static int bks_add_newest(BKScalable *self, uint64_t h)
+static int bkscalable_add_newest(BKScalable *self, uint64_t h)
 {
     uint8_t *cp = BKS_LINK_PARAM(self, self->n - 1, BK_BLOOM_P_COUNT);
     if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
@@ -368,7 +368,7 @@ static int bks_add_newest(BKScalable *self, uint64_t h)
 
 /* Add h to a chain whose newest link is full: 1 new, 0 already present, -1
  * error.  Growth needs two things that let other threads run: the new
- * link's shape from the facade (Python code, bks_ask_shape) and the end of
+ * link's shape from the facade (Python code, bkscalable_ask_shape) and the end of
  * every GIL-free batch on the old buffer, which growth frees
  * (bkpy_state_wait_pins releases the GIL while it waits).  Another thread
  * may meanwhile grow, clear or union this chain.  So both come first, and
@@ -381,14 +381,14 @@ static int bks_add_newest(BKScalable *self, uint64_t h)
  * that raised lost the rest of its keys; issue #23, R31.)  Each retry
  * follows a change made by another thread, and a chain has at most 64
  * links, so the loop ends. */
-static int bks_add_full(BKScalable *self, uint64_t h)
+static int bkscalable_add_full(BKScalable *self, uint64_t h)
 {
-    bks_link_shape shape;
+    bkscalable_link_shape shape;
     shape.index = UINT32_MAX; /* none yet */
     for (;;) {
-        if (!bks_newest_full(self))
-            return bks_add_newest(self, h); /* room now (a clear, say) */
-        if (bks_contains_h(self, h))
+        if (!bkscalable_newest_full(self))
+            return bkscalable_add_newest(self, h); /* room now (a clear, say) */
+        if (bkscalable_contains_h(self, h))
             return 0; /* a key already present never makes the chain grow */
         if (self->n >= BK_SCALABLE_MAX_LINKS) {
             PyErr_Format(bkpy_CapacityError,
@@ -397,11 +397,11 @@ static int bks_add_full(BKScalable *self, uint64_t h)
         }
         if (shape.index == self->n && self->st.pins == 0)
             break;
-        if (shape.index != self->n && bks_ask_shape(self, self->n, &shape) < 0)
+        if (shape.index != self->n && bkscalable_ask_shape(self, self->n, &shape) < 0)
             return -1;
         bkpy_state_wait_pins(&self->st);
     }
-    if (bks_grow(self, &shape) < 0)
+    if (bkscalable_grow(self, &shape) < 0)
         return -1;
     (void)bk_bloom_add(&self->links[self->n - 1], h, 0);
     bk_store_u64le(BKS_LINK_PARAM(self, self->n - 1, BK_BLOOM_P_COUNT), 1);
@@ -412,20 +412,20 @@ static int bks_add_full(BKScalable *self, uint64_t h)
  * common case (the newest link has room) is one pass over the chain
  * (bk_scalable_add_newest); a full newest link is checked first, so that a
  * key already present never makes the chain grow. */
-static int bks_add_h(BKScalable *self, uint64_t h)
+static int bkscalable_add_h(BKScalable *self, uint64_t h)
 {
     uint32_t last = self->n - 1;
     uint8_t *cp = BKS_LINK_PARAM(self, last, BK_BLOOM_P_COUNT);
     uint64_t count = bk_load_u64le(cp);
-    if (BK_UNLIKELY(count >= bks_link_capacity(self, last)))
-        return bks_add_full(self, h);
+    if (BK_UNLIKELY(count >= bkscalable_link_capacity(self, last)))
+        return bkscalable_add_full(self, h);
     if (!bk_scalable_add_newest(self->links, &self->soa, self->n, h))
         return 0;
     bk_store_u64le(cp, count + 1);
     return 1;
 }
 
-static PyObject *bks_add(BKScalable *self, PyObject *key)
+static PyObject *bkscalable_add(BKScalable *self, PyObject *key)
 {
     uint64_t h;
     int rc;
@@ -433,18 +433,18 @@ static PyObject *bks_add(BKScalable *self, PyObject *key)
         return NULL;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    rc = bks_add_h(self, h);
+    rc = bkscalable_add_h(self, h);
     if (rc < 0)
         return NULL;
     return PyBool_FromLong(rc);
 }
 
-static int bks_contains(BKScalable *self, PyObject *key)
+static int bkscalable_contains(BKScalable *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return -1;
-    return bks_contains_h(self, h);
+    return bkscalable_contains_h(self, h);
 }
 
 /* ---- End logic for per-key operations --------------------------------- */
@@ -458,17 +458,17 @@ typedef struct {
     BKScalable *self;
     uint64_t added;
     int failed;
-} bks_add_ctx;
+} bkscalable_add_ctx;
 
-static void bks_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkscalable_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bks_add_ctx *ctx = (bks_add_ctx *)vctx;
+    bkscalable_add_ctx *ctx = (bkscalable_add_ctx *)vctx;
     (void)offset;
     for (size_t i = 0; i < n && !ctx->failed; i++) {
         int rc;
         if (i + BKS_AHEAD < n) /* re-read each time: growth moves the links */
             bk_scalable_prefetch(ctx->self->links, ctx->self->n, hs[i + BKS_AHEAD]);
-        rc = bks_add_h(ctx->self, hs[i]);
+        rc = bkscalable_add_h(ctx->self, hs[i]);
         if (rc < 0)
             ctx->failed = 1;
         else
@@ -476,9 +476,9 @@ static void bks_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offse
     }
 }
 
-static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
+static PyObject *bkscalable_add_many(BKScalable *self, PyObject *keys)
 {
-    bks_add_ctx ctx;
+    bkscalable_add_ctx ctx;
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -486,8 +486,8 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
     ctx.self = self;
     ctx.added = 0;
     ctx.failed = 0;
-    /* Holds the GIL: growth calls back into Python (bks_add_full). */
-    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bks_add_chunk, NULL,
+    /* Holds the GIL: growth calls back into Python (bkscalable_add_full). */
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkscalable_add_chunk, NULL,
                              &ctx, 0, &info);
     if (rc < 0 || ctx.failed)
         return NULL;
@@ -497,11 +497,11 @@ static PyObject *bks_add_many(BKScalable *self, PyObject *keys)
 typedef struct {
     bkpy_bools out; /* first: bkpy_bools_size receives this context */
     BKScalable *self;
-} bks_query_ctx;
+} bkscalable_query_ctx;
 
-static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkscalable_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bks_query_ctx *ctx = (bks_query_ctx *)vctx;
+    bkscalable_query_ctx *ctx = (bkscalable_query_ctx *)vctx;
     uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
     const BKScalable *self = ctx->self;
     if (self->links[0].blocked) {
@@ -527,13 +527,13 @@ static void bks_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t off
     for (size_t i = 0; i < n; i++) {
         if (i + BKS_AHEAD < n)
             bk_scalable_prefetch(self->links, self->n, hs[i + BKS_AHEAD]);
-        out[i] = (uint8_t)bks_contains_h(self, hs[i]);
+        out[i] = (uint8_t)bkscalable_contains_h(self, hs[i]);
     }
 }
 
-static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
+static PyObject *bkscalable_contains_many(BKScalable *self, PyObject *keys)
 {
-    bks_query_ctx ctx;
+    bkscalable_query_ctx ctx;
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
@@ -541,7 +541,7 @@ static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
     /* Buffer input is queried without the GIL, pinning the chain: whatever
      * reallocates it (growth, clear, union, _detach) first waits for the
      * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bks_query_chunk, bkpy_bools_size, &ctx, 1,
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkscalable_query_chunk, bkpy_bools_size, &ctx, 1,
                                    &info) == 0)
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
@@ -552,18 +552,18 @@ static PyObject *bks_contains_many(BKScalable *self, PyObject *keys)
 
 /* ---- Begin logic for set operations ----------------------------------- */
 
-static int bks_check_compatible(BKScalable *a, PyObject *other_obj)
+static int bkscalable_check_compatible(BKScalable *a, PyObject *other_obj)
 {
     BKScalable *b;
-    bks_scheme x, y;
+    bkscalable_scheme x, y;
     if (!PyObject_TypeCheck(other_obj, &BKScalable_Type)) {
         PyErr_Format(PyExc_TypeError, "union needs another ScalableBloomFilter, not %.50s",
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKScalable *)other_obj;
-    bks_scheme_of(a, &x);
-    bks_scheme_of(b, &y);
+    bkscalable_scheme_of(a, &x);
+    bkscalable_scheme_of(b, &y);
 #define BKS_DIFF(cond, ...)                                              \
     if (cond) {                                                          \
         PyErr_Format(bkpy_IncompatibleFiltersError, __VA_ARGS__);        \
@@ -591,7 +591,7 @@ static int bks_check_compatible(BKScalable *a, PyObject *other_obj)
     return 0;
 }
 
-static void bks_recount(BKScalable *self, uint32_t i)
+static void bkscalable_recount(BKScalable *self, uint32_t i)
 {
     bk_bloom *b = &self->links[i];
     double m = (double)b->num_bits;
@@ -603,20 +603,20 @@ static void bks_recount(BKScalable *self, uint32_t i)
     bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT), (uint64_t)llround(est));
 }
 
-static BKScalable *bks_copy_impl(BKScalable *self, PyTypeObject *type)
+static BKScalable *bkscalable_copy_impl(BKScalable *self, PyTypeObject *type)
 {
     BKScalable *c = bkpy_obj_copy(type, &self->st);
     if (c != NULL)
-        bks_attach(c);
+        bkscalable_attach(c);
     return c;
 }
 
-static PyObject *bks_copy(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_copy(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
-    return (PyObject *)bks_copy_impl(self, Py_TYPE(self));
+    return (PyObject *)bkscalable_copy_impl(self, Py_TYPE(self));
 }
 
-static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
+static PyObject *bkscalable_inplace_union(BKScalable *self, PyObject *other_obj)
 {
     BKScalable *o;
     uint32_t common;
@@ -625,8 +625,8 @@ static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
     /* Wait first (the GIL is released while waiting: either chain may
      * grow meanwhile), then check the link shapes on the chains as they
      * are now, and OR them without releasing the GIL again. */
-    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
-    if (bks_check_compatible(self, other_obj) < 0)
+    bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
+    if (bkscalable_check_compatible(self, other_obj) < 0)
         return NULL;
     o = (BKScalable *)other_obj;
     common = self->n < o->n ? self->n : o->n;
@@ -634,59 +634,59 @@ static PyObject *bks_inplace_union(BKScalable *self, PyObject *other_obj)
         /* Longer other chain: take its extra links as they are. */
         const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
         uint64_t lens[BK_SCALABLE_MAX_LINKS];
-        bks_scheme sc;
+        bkscalable_scheme sc;
         bkpy_state fresh;
         for (uint32_t i = 0; i < o->n; i++) {
             BKScalable *from = i < self->n ? self : o;
             srcs[i] = from->link_buf[i];
             lens[i] = bk_load_u64le(BKS_PARAMS(from) + BK_SCALABLE_P_LINK_LENS + 8u * i);
         }
-        bks_scheme_of(self, &sc);
+        bkscalable_scheme_of(self, &sc);
         memset(&fresh, 0, sizeof fresh);
-        if (bks_assemble(&fresh, &sc, o->n, srcs, lens) < 0)
+        if (bkscalable_assemble(&fresh, &sc, o->n, srcs, lens) < 0)
             return NULL;
-        bks_replace(self, &fresh);
+        bkscalable_replace(self, &fresh);
     }
     for (uint32_t i = 0; i < common; i++) {
         bk_bloom_union(&self->links[i], &o->links[i], 0);
-        bks_recount(self, i);
+        bkscalable_recount(self, i);
     }
     Py_INCREF(self);
     return (PyObject *)self;
 }
 
-static PyObject *bks_union_meth(BKScalable *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *bkscalable_union_meth(BKScalable *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *acc;
     for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bks_check_compatible(self, args[i]) < 0)
+        if (bkscalable_check_compatible(self, args[i]) < 0)
             return NULL;
-    acc = (PyObject *)bks_copy_impl(self, Py_TYPE(self));
+    acc = (PyObject *)bkscalable_copy_impl(self, Py_TYPE(self));
     for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bks_inplace_union((BKScalable *)acc, args[i]);
+        PyObject *r = bkscalable_inplace_union((BKScalable *)acc, args[i]);
         Py_DECREF(acc);
         acc = r;
     }
     return acc;
 }
 
-static PyObject *bks_nb_or(PyObject *a, PyObject *b)
+static PyObject *bkscalable_nb_or(PyObject *a, PyObject *b)
 {
     PyObject *args[1];
     if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
         Py_RETURN_NOTIMPLEMENTED;
     args[0] = b;
-    return bks_union_meth((BKScalable *)a, args, 1);
+    return bkscalable_union_meth((BKScalable *)a, args, 1);
 }
 
-static PyObject *bks_nb_ior(PyObject *a, PyObject *b)
+static PyObject *bkscalable_nb_ior(PyObject *a, PyObject *b)
 {
     if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
         Py_RETURN_NOTIMPLEMENTED;
-    return bks_inplace_union((BKScalable *)a, b);
+    return bkscalable_inplace_union((BKScalable *)a, b);
 }
 
-static PyObject *bks_richcompare(PyObject *a, PyObject *b, int op)
+static PyObject *bkscalable_richcompare(PyObject *a, PyObject *b, int op)
 {
     BKScalable *x, *y;
     int eq;
@@ -709,28 +709,28 @@ static PyObject *bks_richcompare(PyObject *a, PyObject *b, int op)
 
 /* ---- End logic for set operations ------------------------------------- */
 
-static PyObject *bks_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     /* Back to link 0 alone, empty. */
-    bks_scheme sc;
+    bkscalable_scheme sc;
     bkpy_state fresh;
     const uint8_t *srcs[1];
     uint64_t len;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
-    bks_scheme_of(self, &sc);
+    bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
+    bkscalable_scheme_of(self, &sc);
     srcs[0] = self->link_buf[0];
     len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
     memset(&fresh, 0, sizeof fresh);
-    if (bks_assemble_ex(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
+    if (bkscalable_assemble_ex(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
         return NULL;
-    bks_replace(self, &fresh);
+    bkscalable_replace(self, &fresh);
     bk_store_u64le(BKS_LINK_PARAM(self, 0, BK_BLOOM_P_COUNT), 0);
     Py_RETURN_NONE;
 }
 
-static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
+static PyObject *bkscalable_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
                                  PyObject *key, int copy, int checks)
 {
     BKScalable *self;
@@ -739,7 +739,7 @@ static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *s
         PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
         return NULL;
     }
-    self = bks_alloc(type);
+    self = bkscalable_alloc(type);
     if (self == NULL)
         return NULL;
     if (bkpy_state_load(&self->st, data, copy, 0, checks, 1u << BK_KIND_SCALABLE_BLOOM,
@@ -748,7 +748,7 @@ static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *s
         return NULL;
     }
     self->st.writable = copy; /* a borrowed chain cannot grow: read-only */
-    bks_attach(self);
+    bkscalable_attach(self);
     if (key != NULL && key != Py_None) {
         Py_INCREF(key);
         self->st.keyfunc = key;
@@ -756,7 +756,7 @@ static PyObject *bks_load_common(PyTypeObject *type, PyObject *data, PyObject *s
     return (PyObject *)self;
 }
 
-static PyObject *bks_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkscalable_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
     PyObject *data, *secret = Py_None, *key = Py_None;
@@ -764,11 +764,11 @@ static PyObject *bks_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kw
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
                                      &key, &verify))
         return NULL;
-    return bks_load_common(type, data, secret, key, 1,
+    return bkscalable_load_common(type, data, secret, key, 1,
                            BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0));
 }
 
-static PyObject *bks_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bkscalable_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
                              "verify", NULL};
@@ -784,27 +784,27 @@ static PyObject *bks_from_buffer(PyTypeObject *type, PyObject *args, PyObject *k
                         "or load it (bloomkit.load), add, and save it");
         return NULL;
     }
-    return bks_load_common(type, data, secret, key, 0,
+    return bkscalable_load_common(type, data, secret, key, 0,
                            (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
                                (allow_dirty ? BK_ALLOW_DIRTY : 0));
 }
 
 /* Release a borrowed buffer: keep an owned copy of the chain, read-only. */
-static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     bkpy_state fresh;
     bk_header h;
     const char *reason = NULL;
     if (self->st.view.obj == NULL)
         Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* see bks_contains_many */
+    bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
     memset(&fresh, 0, sizeof fresh);
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
         return NULL;
     memcpy(fresh.buf, self->st.buf, (size_t)self->st.len);
     if (bk_format_validate(fresh.buf, fresh.len, BK_ALLOW_DIRTY, &h, &reason) == BK_OK &&
         h.kind == BK_KIND_SCALABLE_BLOOM) {
-        bks_replace(self, &fresh);
+        bkscalable_replace(self, &fresh);
     } else {
         /* Another process rewrote the map since it was opened (R32): its
          * header cannot be attached again, so the views validated at open
@@ -826,7 +826,7 @@ static PyObject *bks_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bks_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     /* Read every number first: building the tuples allocates objects the
      * garbage collector tracks, and a collection may run finalizers (Python
@@ -839,11 +839,11 @@ static PyObject *bks_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
     uint32_t n = self->n;
     PyObject *list;
     for (uint32_t i = 0; i < n; i++) {
-        row[i].capacity = bks_link_capacity(self, i);
+        row[i].capacity = bkscalable_link_capacity(self, i);
         row[i].error_rate = bk_load_f64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_ERROR_RATE));
         row[i].num_bits = self->links[i].num_bits;
         row[i].k = self->links[i].k;
-        row[i].count = bks_link_count(self, i);
+        row[i].count = bkscalable_link_count(self, i);
         row[i].bits_set = bk_bloom_popcount(&self->links[i]);
         row[i].nbytes = (unsigned long long)self->links[i].num_words * 8;
     }
@@ -863,7 +863,7 @@ static PyObject *bks_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
     return list;
 }
 
-static PyObject *bks_key_hash(BKScalable *self, PyObject *key)
+static PyObject *bkscalable_key_hash(BKScalable *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -871,7 +871,7 @@ static PyObject *bks_key_hash(BKScalable *self, PyObject *key)
     return PyLong_FromUnsignedLongLong(h);
 }
 
-static PyObject *bks_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double total = 0.0;
     for (uint32_t i = 0; i < self->n; i++)
@@ -879,7 +879,7 @@ static PyObject *bks_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignore
     return PyFloat_FromDouble(total);
 }
 
-static PyObject *bks_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double miss = 1.0;
     for (uint32_t i = 0; i < self->n; i++)
@@ -887,17 +887,17 @@ static PyObject *bks_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(i
     return PyFloat_FromDouble(1.0 - miss);
 }
 
-static PyObject *bks_sizeof(BKScalable *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bkscalable_sizeof(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
     return PyLong_FromSize_t(sizeof(BKScalable) + own);
 }
 
-static Py_ssize_t bks_len(BKScalable *self)
+static Py_ssize_t bkscalable_len(BKScalable *self)
 {
     uint64_t c = 0;
     for (uint32_t i = 0; i < self->n; i++)
-        c += bks_link_count(self, i);
+        c += bkscalable_link_count(self, i);
     return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
 }
 
@@ -907,27 +907,27 @@ static Py_ssize_t bks_len(BKScalable *self)
         (void)closure;                                           \
         return expr;                                             \
     }
-BKS_GETTER(bks_get_error_rate, PyFloat_FromDouble(bks_p(self)))
-BKS_GETTER(bks_get_tightening, PyFloat_FromDouble(bks_r(self)))
-BKS_GETTER(bks_get_initial_capacity, PyLong_FromUnsignedLongLong(bks_n0(self)))
-BKS_GETTER(bks_get_growth, PyLong_FromUnsignedLong(bks_growth(self)))
-BKS_GETTER(bks_get_layout, PyUnicode_FromString(bks_layout(self) ? "blocked" : "classic"))
-BKS_GETTER(bks_get_layout_version,
-           PyLong_FromUnsignedLong(bks_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
-BKS_GETTER(bks_get_num_links, PyLong_FromUnsignedLong(self->n))
-BKS_GETTER(bks_get_nbytes, PyLong_FromUnsignedLongLong(
+BKS_GETTER(bkscalable_get_error_rate, PyFloat_FromDouble(bkscalable_p(self)))
+BKS_GETTER(bkscalable_get_tightening, PyFloat_FromDouble(bkscalable_r(self)))
+BKS_GETTER(bkscalable_get_initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
+BKS_GETTER(bkscalable_get_growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
+BKS_GETTER(bkscalable_get_layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
+BKS_GETTER(bkscalable_get_layout_version,
+           PyLong_FromUnsignedLong(bkscalable_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
+BKS_GETTER(bkscalable_get_num_links, PyLong_FromUnsignedLong(self->n))
+BKS_GETTER(bkscalable_get_nbytes, PyLong_FromUnsignedLongLong(
                                self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
 
-static PyObject *bks_get_capacity(BKScalable *self, void *closure)
+static PyObject *bkscalable_get_capacity(BKScalable *self, void *closure)
 {
     uint64_t c = 0;
     (void)closure;
     for (uint32_t i = 0; i < self->n; i++)
-        c += bks_link_capacity(self, i);
+        c += bkscalable_link_capacity(self, i);
     return PyLong_FromUnsignedLongLong(c);
 }
 
-static PyObject *bks_get_num_bits(BKScalable *self, void *closure)
+static PyObject *bkscalable_get_num_bits(BKScalable *self, void *closure)
 {
     uint64_t c = 0;
     (void)closure;
@@ -936,19 +936,19 @@ static PyObject *bks_get_num_bits(BKScalable *self, void *closure)
     return PyLong_FromUnsignedLongLong(c);
 }
 
-static PyGetSetDef bks_getset[] = {
-    {"error_rate", (getter)bks_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
-    {"tightening", (getter)bks_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
-    {"initial_capacity", (getter)bks_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
-    {"growth", (getter)bks_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
-    {"layout", (getter)bks_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
-    {"layout_version", (getter)bks_get_layout_version, NULL,
+static PyGetSetDef bkscalable_getset[] = {
+    {"error_rate", (getter)bkscalable_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
+    {"tightening", (getter)bkscalable_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
+    {"initial_capacity", (getter)bkscalable_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
+    {"growth", (getter)bkscalable_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
+    {"layout", (getter)bkscalable_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
+    {"layout_version", (getter)bkscalable_get_layout_version, NULL,
      "The links' layout version (BlockedBloomFilter.layout_version; 0 for classic).", NULL},
-    {"num_links", (getter)bks_get_num_links, NULL, "Length of the chain.", NULL},
-    {"capacity", (getter)bks_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
-    {"num_bits", (getter)bks_get_num_bits, NULL, "Sum of the links' bits.", NULL},
+    {"num_links", (getter)bkscalable_get_num_links, NULL, "Length of the chain.", NULL},
+    {"capacity", (getter)bkscalable_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
+    {"num_bits", (getter)bkscalable_get_num_bits, NULL, "Sum of the links' bits.", NULL},
     {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
-    {"nbytes", (getter)bks_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
+    {"nbytes", (getter)bkscalable_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
     {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state.", NULL},
     {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
     {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
@@ -958,51 +958,51 @@ static PyGetSetDef bks_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef bks_methods[] = {
+static PyMethodDef bkscalable_methods[] = {
     /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
        checkers (see _core.pyi), the C type is the same for every key type. */
     {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
      "See PEP 585: the key type of a typed annotation."},
-    {"add", (PyCFunction)bks_add, METH_O,
+    {"add", (PyCFunction)bkscalable_add, METH_O,
      "add($self, key, /)\n--\n\nAdd a key to the newest link unless some link already reports "
      "it; return True if it was added."},
-    {"add_many", (PyCFunction)bks_add_many, METH_O,
+    {"add_many", (PyCFunction)bkscalable_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were added."},
-    {"contains_many", (PyCFunction)bks_contains_many, METH_O,
+    {"contains_many", (PyCFunction)bkscalable_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key."},
-    {"union", (PyCFunction)(void (*)(void))bks_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkscalable_union_meth, METH_FASTCALL,
      "union($self, *others)\n--\n\nLink-wise OR of chains with identical parameters."},
-    {"copy", (PyCFunction)bks_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent copy."},
-    {"__copy__", (PyCFunction)bks_copy, METH_NOARGS, NULL},
-    {"clear", (PyCFunction)bks_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
+    {"copy", (PyCFunction)bkscalable_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent copy."},
+    {"__copy__", (PyCFunction)bkscalable_copy, METH_NOARGS, NULL},
+    {"clear", (PyCFunction)bkscalable_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
     {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe whole chain as one container."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bks_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+    {"from_bytes", (PyCFunction)(void (*)(void))bkscalable_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a chain."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bks_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
+    {"_from_buffer", (PyCFunction)(void (*)(void))bkscalable_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
     {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
-    {"estimate_count", (PyCFunction)bks_estimate_count, METH_NOARGS,
+    {"estimate_count", (PyCFunction)bkscalable_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSum of the links' Swamidass-Baldi estimates."},
-    {"estimate_error_rate", (PyCFunction)bks_estimate_error_rate, METH_NOARGS,
+    {"estimate_error_rate", (PyCFunction)bkscalable_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
     {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bks_detach, METH_NOARGS, NULL},
-    {"_links", (PyCFunction)bks_links, METH_NOARGS, NULL},
-    {"_key_hash", (PyCFunction)bks_key_hash, METH_O, NULL},
-    {"__sizeof__", (PyCFunction)bks_sizeof, METH_NOARGS, NULL},
+    {"_detach", (PyCFunction)bkscalable_detach, METH_NOARGS, NULL},
+    {"_links", (PyCFunction)bkscalable_links, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bkscalable_key_hash, METH_O, NULL},
+    {"__sizeof__", (PyCFunction)bkscalable_sizeof, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bks_as_sequence = {
-    .sq_length = (lenfunc)bks_len,
-    .sq_contains = (objobjproc)bks_contains,
+static PySequenceMethods bkscalable_as_sequence = {
+    .sq_length = (lenfunc)bkscalable_len,
+    .sq_contains = (objobjproc)bkscalable_contains,
 };
 
-static PyNumberMethods bks_as_number = {
-    .nb_or = bks_nb_or,
-    .nb_inplace_or = bks_nb_ior,
+static PyNumberMethods bkscalable_as_number = {
+    .nb_or = bkscalable_nb_or,
+    .nb_inplace_or = bkscalable_nb_ior,
 };
 
 static PyTypeObject BKScalable_Type = {
@@ -1010,21 +1010,21 @@ static PyTypeObject BKScalable_Type = {
     .tp_name = "bloomkit._core.ScalableBase",
     .tp_basicsize = sizeof(BKScalable),
     .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bks_as_number,
-    .tp_as_sequence = &bks_as_sequence,
+    .tp_as_number = &bkscalable_as_number,
+    .tp_as_sequence = &bkscalable_as_sequence,
     .tp_hash = PyObject_HashNotImplemented,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "C core of ScalableBloomFilter.",
     .tp_traverse = (traverseproc)bkpy_obj_traverse,
     .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bks_richcompare,
+    .tp_richcompare = bkscalable_richcompare,
     .tp_weaklistoffset = offsetof(BKScalable, weakreflist),
-    .tp_methods = bks_methods,
-    .tp_getset = bks_getset,
-    .tp_new = bks_new,
+    .tp_methods = bkscalable_methods,
+    .tp_getset = bkscalable_getset,
+    .tp_new = bkscalable_new,
 };
 
-int bkpy_init_scalable(PyObject *m)
+int bkscalable_init(PyObject *m)
 {
     if (PyType_Ready(&BKScalable_Type) < 0)
         return -1;

@@ -10,6 +10,7 @@
  */
 #include "py_common.h"
 
+#include "bk_atomic.h"
 #include "bk_endian.h"
 #include "bk_sketch.h"
 
@@ -38,7 +39,7 @@ static PyTypeObject BKTlfu_Type;
 
 /* ---- Begin logic for shared state methods ----------------------------- */
 
-static int bksk_parse_seed(PyObject *obj, uint64_t *seed)
+static int bksketch_parse_seed(PyObject *obj, uint64_t *seed)
 {
     if (obj == NULL) {
         *seed = 0;
@@ -60,7 +61,7 @@ static int bksk_parse_seed(PyObject *obj, uint64_t *seed)
 
 /* A non-negative int as u64; values >= 2^64 saturate (counters would
  * saturate anyway).  what names the argument in errors. */
-static int bksk_parse_count(PyObject *obj, uint64_t *out, const char *what)
+static int bksketch_parse_count(PyObject *obj, uint64_t *out, const char *what)
 {
     int overflow = 0;
     long long v;
@@ -74,7 +75,7 @@ static int bksk_parse_count(PyObject *obj, uint64_t *out, const char *what)
         int rc;
         if (i == NULL)
             return -1;
-        rc = bksk_parse_count(i, out, what);
+        rc = bksketch_parse_count(i, out, what);
         Py_DECREF(i);
         return rc;
     }
@@ -97,7 +98,7 @@ static int bksk_parse_count(PyObject *obj, uint64_t *out, const char *what)
     return 0;
 }
 
-static BKSk *bksk_alloc(PyTypeObject *type)
+static BKSk *bksketch_alloc(PyTypeObject *type)
 {
     BKSk *self = (BKSk *)type->tp_alloc(type, 0);
     if (self == NULL)
@@ -107,7 +108,7 @@ static BKSk *bksk_alloc(PyTypeObject *type)
     return self;
 }
 
-static void bksk_set_keyfunc(BKSk *self, PyObject *key)
+static void bksketch_set_keyfunc(BKSk *self, PyObject *key)
 {
     if (key != NULL && key != Py_None) {
         Py_INCREF(key);
@@ -115,95 +116,41 @@ static void bksk_set_keyfunc(BKSk *self, PyObject *key)
     }
 }
 
-typedef void (*bksk_attach_fn)(BKSk *self);
-
-static void bksk_attach_cms(BKSk *self)
+static int bksketch_attach_cms(PyObject *self)
 {
-    bk_cms_attach(&((BKCms *)self)->cms, self->st.buf);
+    bk_sketch_cms_attach(&((BKCms *)self)->cms, ((BKSk *)self)->st.buf);
+    return 0;
 }
 
-static void bksk_attach_tlfu(BKSk *self)
+static int bksketch_attach_tlfu(PyObject *self)
 {
-    bk_tlfu_attach(&((BKTlfu *)self)->t, self->st.buf);
+    bk_sketch_tlfu_attach(&((BKTlfu *)self)->t, ((BKSk *)self)->st.buf);
+    return 0;
 }
 
-static bksk_attach_fn bksk_attacher(PyTypeObject *type)
+/* What a closed mapped sketch keeps: the smallest of its kind. */
+static int bksketch_empty_cms(PyObject *self)
 {
-    return PyType_IsSubtype(type, &BKCms_Type) ? bksk_attach_cms : bksk_attach_tlfu;
+    bkpy_state *st = &((BKSk *)self)->st;
+    if (bkpy_state_alloc(st, BK_CMS_HEADER_LEN + 4) < 0)
+        return -1;
+    bk_sketch_cms_init_state(st->buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
+    return bksketch_attach_cms(self);
 }
 
-static unsigned bksk_kind(PyTypeObject *type)
+static int bksketch_empty_tlfu(PyObject *self)
 {
-    return PyType_IsSubtype(type, &BKCms_Type) ? BK_KIND_COUNT_MIN : BK_KIND_TINYLFU;
+    bkpy_state *st = &((BKSk *)self)->st;
+    uint64_t nb, db, pl = 0;
+    const char *reason;
+    (void)bk_sketch_tlfu_shape(1, 1, &nb, &db, &pl, &reason);
+    if (bkpy_state_alloc(st, BK_TLFU_HEADER_LEN + pl) < 0)
+        return -1;
+    bk_sketch_tlfu_init_state(st->buf, 1, 1, 0, 0, 0);
+    return bksketch_attach_tlfu(self);
 }
 
-static PyObject *bksk_load(PyTypeObject *type, const bkpy_load_args *a)
-{
-    BKSk *self = (BKSk *)bkpy_obj_load(type, a, 1u << bksk_kind(type));
-    if (self != NULL)
-        bksk_attacher(type)(self);
-    return (PyObject *)self;
-}
-
-static PyObject *bksk_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_bytes(args, kwargs, &a) < 0 ? NULL : bksk_load(type, &a);
-}
-
-/* _from_buffer: works in place on an exporter's memory (an mmap), keeping
- * the exporter alive. */
-static PyObject *bksk_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    bkpy_load_args a;
-    return bkpy_parse_from_buffer(args, kwargs, &a) < 0 ? NULL : bksk_load(type, &a);
-}
-static BKSk *bksk_copy_impl(BKSk *self)
-{
-    BKSk *c = bkpy_obj_copy(Py_TYPE(self), &self->st);
-    if (c != NULL)
-        bksk_attacher(Py_TYPE(self))(c);
-    return c;
-}
-
-static PyObject *bksk_copy(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bksk_copy_impl(self);
-}
-
-/* Release a borrowed buffer (mmap close): a tiny owned, read-only empty
- * state is left behind so that nothing dangles. */
-static PyObject *bksk_detach(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    uint64_t len;
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* no GIL-free batch still uses the map */
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&self->st.view);
-    self->st.buf = NULL;
-    self->st.len = 0;
-    if (bksk_kind(Py_TYPE(self)) == BK_KIND_COUNT_MIN) {
-        len = BK_CMS_HEADER_LEN + 4;
-        if (bkpy_state_alloc(&self->st, len) < 0)
-            return NULL;
-        bk_cms_init_state(self->st.buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
-    } else {
-        uint64_t nb, db, pl = 0;
-        const char *reason;
-        (void)bk_tlfu_shape(1, 1, &nb, &db, &pl, &reason);
-        if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + pl) < 0)
-            return NULL;
-        bk_tlfu_init_state(self->st.buf, 1, 1, 0, 0, 0);
-    }
-    bksk_attacher(Py_TYPE(self))(self);
-    self->st.writable = 0;
-    self->st.shared = 0;
-    Py_RETURN_NONE;
-}
-
-static PyObject *bksk_key_hash(BKSk *self, PyObject *key)
+static PyObject *bksketch_key_hash(BKSk *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
@@ -211,35 +158,16 @@ static PyObject *bksk_key_hash(BKSk *self, PyObject *key)
     return PyLong_FromUnsignedLongLong(h);
 }
 
-static PyObject *bksk_sizeof(BKSk *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t((size_t)Py_TYPE(self)->tp_basicsize + own);
-}
-
-/* Equal: same kind, hashing, seed, parameters and payload (DIRTY and the
+/* Beyond the header's identity: parameters and payload (DIRTY and the
  * checksum field are not part of a sketch's value). */
-static PyObject *bksk_richcompare(PyObject *a, PyObject *b, int op)
+static int bksketch_equal(PyObject *a, PyObject *b)
 {
-    BKSk *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b)->tp_richcompare != Py_TYPE(a)->tp_richcompare)
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKSk *)a;
-    y = (BKSk *)b;
-    eq = x->st.len == y->st.len &&
-         memcmp(x->st.buf + BK_OFF_KIND, y->st.buf + BK_OFF_KIND, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_PARAMS, y->st.buf + BK_OFF_PARAMS,
-                (size_t)(x->st.len - BK_OFF_PARAMS)) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    const bkpy_state *x = &((BKSk *)a)->st, *y = &((BKSk *)b)->st;
+    return memcmp(x->buf + BK_OFF_PARAMS, y->buf + BK_OFF_PARAMS,
+                  (size_t)(x->len - BK_OFF_PARAMS)) == 0;
 }
 
-static PyObject *bksk_get_nbytes(BKSk *self, void *c)
+static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->st.len -
@@ -247,37 +175,12 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
 }
 
 #define BKSK_COMMON_GETSET                                                                     \
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                             \
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.",   \
-     NULL},                                                                                    \
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},                  \
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False when opened read-only.", NULL},       \
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed "       \
-     "buffer (mmap).", NULL},                                                                  \
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when marked open for writing.", NULL},       \
-    {"nbytes", (getter)bksk_get_nbytes, NULL, "Bytes of the payload.", NULL},                  \
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state "          \
-     "(the serialized size).", NULL}
+    {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},              \
+    BKPY_OBJ_GETSET
 
 #define BKSK_COMMON_METHODS                                                                    \
-    {"copy", (PyCFunction)bksk_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent "      \
-     "in-memory copy."},                                                                       \
-    {"__copy__", (PyCFunction)bksk_copy, METH_NOARGS, NULL},                                   \
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,                                      \
-     "to_bytes($self, /)\n--\n\nThe full state (header, payload, checksum) as bytes."},        \
-    {"from_bytes", (PyCFunction)(void (*)(void))bksk_from_bytes,                               \
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,                                                \
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild from "           \
-     "to_bytes() output; corrupt input raises FormatError."},                                  \
-    {"_from_buffer", (PyCFunction)(void (*)(void))bksk_from_buffer,                            \
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},                                         \
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},                               \
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},                                      \
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                             \
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                                 \
-    {"_detach", (PyCFunction)bksk_detach, METH_NOARGS, NULL},                                  \
-    {"_key_hash", (PyCFunction)bksk_key_hash, METH_O, NULL},                                   \
-    {"__sizeof__", (PyCFunction)bksk_sizeof, METH_NOARGS, NULL}
+    {"_key_hash", (PyCFunction)bksketch_key_hash, METH_O, NULL},                               \
+    BKPY_OBJ_METHODS
 
 /* ---- End logic for shared state methods ------------------------------- */
 
@@ -285,20 +188,13 @@ static PyObject *bksk_get_nbytes(BKSk *self, void *c)
 
 #define BKCMS_TOTAL_PTR(self) ((self)->st.buf + BK_OFF_PARAMS + BK_CMS_P_TOTAL)
 
-static void bkcms_total_add(BKCms *self, uint64_t n, int atomic)
+static void bksketch_cms_total_add(BKCms *self, uint64_t n, int atomic)
 {
     uint8_t *p = BKCMS_TOTAL_PTR(self);
-#if !BK_BIG_ENDIAN && (defined(__GNUC__) || defined(__clang__))
-    if (atomic) {
-        uint64_t *w = (uint64_t *)(void *)p;
-        uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
-        while (!__atomic_compare_exchange_n(w, &old, bk_sat_add64(old, n), 1, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
-        }
+    if (BK_HAVE_ATOMICS && atomic) {
+        bk_atomic_sat_add_u64le(p, n);
         return;
     }
-#endif
-    (void)atomic;
     bk_store_u64le(p, bk_sat_add64(bk_load_u64le(p), n));
 }
 
@@ -306,7 +202,7 @@ static void bkcms_total_add(BKCms *self, uint64_t n, int atomic)
  *              conservative=False, counter_bits=32, row_hash=1)
  * row_hash 0 rebuilds a sketch of the old row derivation (a Redis sketch
  * created before #16.5, or a rebuild of an old file); new work uses 1. */
-static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
                              "counter_bits", "row_hash", NULL};
@@ -341,7 +237,7 @@ static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_Clear();
         depth = 0;
     }
-    if (bksk_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
+    if (bksketch_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
         bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
@@ -350,11 +246,11 @@ static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "counter_bits must be 32 or 64");
         return NULL;
     }
-    if (bk_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason) != BK_OK) {
+    if (bk_sketch_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = (BKCms *)bksk_alloc(type);
+    self = (BKCms *)bksketch_alloc(type);
     if (self == NULL)
         return NULL;
     if (bkpy_state_alloc(&self->st, BK_CMS_HEADER_LEN + payload_len) < 0) {
@@ -362,15 +258,15 @@ static PyObject *bkcms_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
+    bk_sketch_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
                       (uint32_t)rows, seed,
                       keyed, bk_hasher_key_check(&self->st.hasher));
-    bk_cms_attach(&self->cms, self->st.buf);
-    bksk_set_keyfunc((BKSk *)self, key);
+    bk_sketch_cms_attach(&self->cms, self->st.buf);
+    bksketch_set_keyfunc((BKSk *)self, key);
     return (PyObject *)self;
 }
 
-static PyObject *bkcms_add(BKCms *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *bksketch_cms_add(BKCms *self, PyObject *const *args, Py_ssize_t nargs)
 {
     uint64_t h, count = 1;
     int atomic;
@@ -380,30 +276,30 @@ static PyObject *bkcms_add(BKCms *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    if (nargs == 2 && bksk_parse_count(args[1], &count, "count") < 0)
+    if (nargs == 2 && bksketch_parse_count(args[1], &count, "count") < 0)
         return NULL;
     if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
     atomic = bkpy_state_atomic(&self->st);
-    bk_cms_add(&self->cms, h, count, atomic);
-    bkcms_total_add(self, count, atomic);
-    return PyLong_FromUnsignedLongLong(bk_cms_estimate(&self->cms, h));
+    bk_sketch_cms_add(&self->cms, h, count, atomic);
+    bksketch_cms_total_add(self, count, atomic);
+    return PyLong_FromUnsignedLongLong(bk_sketch_cms_estimate(&self->cms, h));
 }
 
-static PyObject *bkcms_estimate(BKCms *self, PyObject *key)
+static PyObject *bksketch_cms_estimate(BKCms *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    return PyLong_FromUnsignedLongLong(bk_cms_estimate(&self->cms, h));
+    return PyLong_FromUnsignedLongLong(bk_sketch_cms_estimate(&self->cms, h));
 }
 
-static int bkcms_contains(BKCms *self, PyObject *key)
+static int bksketch_cms_contains(BKCms *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return -1;
-    return bk_cms_estimate(&self->cms, h) > 0;
+    return bk_sketch_cms_estimate(&self->cms, h) > 0;
 }
 
 typedef struct {
@@ -413,11 +309,11 @@ typedef struct {
     int atomic;
     int mismatch;
     uint64_t total;
-} bkcms_add_ctx;
+} bksketch_cms_add_ctx;
 
-static void bkcms_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bksketch_cms_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkcms_add_ctx *ctx = (bkcms_add_ctx *)vctx;
+    bksketch_cms_add_ctx *ctx = (bksketch_cms_add_ctx *)vctx;
     for (size_t j = 0; j < n; j++) {
         uint64_t c = 1;
         if (ctx->counts != NULL) {
@@ -427,13 +323,13 @@ static void bkcms_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t off
             }
             c = ctx->counts[offset + j];
         }
-        bk_cms_add(ctx->cms, hs[j], c, ctx->atomic);
+        bk_sketch_cms_add(ctx->cms, hs[j], c, ctx->atomic);
         ctx->total = bk_sat_add64(ctx->total, c);
     }
 }
 
 /* counts: a 1-d integer buffer (numpy array) or a sequence of ints. */
-static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
+static int bksketch_cms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -505,7 +401,7 @@ static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
             return -1;
         }
         for (Py_ssize_t i = 0; i < len; i++) {
-            if (bksk_parse_count(PySequence_Fast_GET_ITEM(seq, i), &(*out)[i], "counts") < 0) {
+            if (bksketch_parse_count(PySequence_Fast_GET_ITEM(seq, i), &(*out)[i], "counts") < 0) {
                 PyMem_Free(*out);
                 *out = NULL;
                 Py_DECREF(seq);
@@ -518,11 +414,11 @@ static int bkcms_read_counts(PyObject *counts, uint64_t **out, size_t *n)
     }
 }
 
-static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
+static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"keys", "counts", NULL};
     PyObject *keys, *counts = Py_None, *owned = NULL;
-    bkcms_add_ctx ctx;
+    bksketch_cms_add_ctx ctx;
     bkpy_batch_info info;
     int rc, nogil;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:add_many", kwlist, &keys, &counts))
@@ -533,11 +429,11 @@ static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
     if (counts != Py_None) {
         Py_ssize_t nkeys;
         uint64_t *cs;
-        if (bkcms_read_counts(counts, &cs, &ctx.ncounts) < 0)
+        if (bksketch_cms_read_counts(counts, &cs, &ctx.ncounts) < 0)
             return NULL;
         ctx.counts = cs;
         if (!PyList_CheckExact(keys) && !PyTuple_CheckExact(keys) &&
-            !((PyObject_CheckBuffer(keys) || bkpy_bytekeys_check(keys)) &&
+            !((PyObject_CheckBuffer(keys) || bkbytekeys_api_check(keys)) &&
               self->st.keyfunc == NULL) &&
             !PyUnicode_Check(keys) && !PyBytes_Check(keys) && !PyByteArray_Check(keys)) {
             owned = PySequence_List(keys);
@@ -565,8 +461,8 @@ static PyObject *bkcms_add_many(BKCms *self, PyObject *args, PyObject *kwargs)
      * merge, clear and _detach wait for them (py_common.h). */
     nogil = !self->cms.conservative;
     ctx.atomic = nogil || bkpy_state_atomic(&self->st);
-    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bkcms_add_chunk, NULL, &ctx, nogil, &info);
-    bkcms_total_add(self, ctx.total, bkpy_state_atomic(&self->st));
+    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_add_chunk, NULL, &ctx, nogil, &info);
+    bksketch_cms_total_add(self, ctx.total, bkpy_state_atomic(&self->st));
     PyMem_Free((void *)ctx.counts);
     Py_XDECREF(owned);
     if (rc < 0)
@@ -583,11 +479,11 @@ typedef struct {
     uint64_t *out;
     Py_ssize_t len, cap;
     PyObject *bytearray;
-} bkcms_est_ctx;
+} bksketch_cms_est_ctx;
 
-static int bkcms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
+static int bksketch_cms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
 {
-    bkcms_est_ctx *ctx = (bkcms_est_ctx *)vctx;
+    bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
     Py_ssize_t need = n >= 0 ? n : -n;
     if (from_buffer) {
         ctx->bytearray = PyByteArray_FromStringAndSize(NULL, need * 8);
@@ -616,21 +512,21 @@ static int bkcms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
     return 0;
 }
 
-static void bkcms_est_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bksketch_cms_est_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bkcms_est_ctx *ctx = (bkcms_est_ctx *)vctx;
+    bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
     for (size_t j = 0; j < n; j++)
-        ctx->out[offset + j] = bk_cms_estimate(ctx->cms, hs[j]);
+        ctx->out[offset + j] = bk_sketch_cms_estimate(ctx->cms, hs[j]);
 }
 
-static PyObject *bkcms_estimate_many(BKCms *self, PyObject *keys)
+static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
 {
-    bkcms_est_ctx ctx;
+    bksketch_cms_est_ctx ctx;
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
     ctx.cms = &self->cms;
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkcms_est_chunk, bkcms_est_size, &ctx, 1,
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_est_chunk, bksketch_cms_est_size, &ctx, 1,
                                    &info) == 0) {
         if (info.from_buffer) {
             PyObject *np = PyImport_ImportModule("numpy");
@@ -661,7 +557,7 @@ static PyObject *bkcms_estimate_many(BKCms *self, PyObject *keys)
     return res;
 }
 
-static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
+static int bksketch_cms_check_compatible(BKCms *a, PyObject *other, const char *op)
 {
     BKCms *b;
     if (!PyObject_TypeCheck(other, &BKCms_Type)) {
@@ -698,7 +594,7 @@ static int bkcms_check_compatible(BKCms *a, PyObject *other, const char *op)
     return bkpy_check_same_hashing(&a->st, &b->st, op, "sketches");
 }
 
-static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
+static int bksketch_cms_merge_into(BKCms *self, PyObject *other, int saturate)
 {
     uint64_t other_total;
     if (bkpy_state_check_writable(&self->st) < 0)
@@ -708,61 +604,61 @@ static int bkcms_merge_into(BKCms *self, PyObject *other, int saturate)
      * wait releases the GIL, and another thread may close (detach) `other`
      * meanwhile: check the shapes after it. */
     bkpy_state_wait_pins(&self->st);
-    if (bkcms_check_compatible(self, other, "merge") < 0)
+    if (bksketch_cms_check_compatible(self, other, "merge") < 0)
         return -1;
     other_total = bk_load_u64le(BKCMS_TOTAL_PTR((BKCms *)other));
-    if (bk_cms_merge(&self->cms, &((BKCms *)other)->cms, saturate) != BK_OK) {
+    if (bk_sketch_cms_merge(&self->cms, &((BKCms *)other)->cms, saturate) != BK_OK) {
         PyErr_SetString(PyExc_OverflowError,
                         "merge would overflow a counter; the sketch is unchanged (use "
                         "merge(other, saturate=True) to clamp at the maximum, or 64-bit "
                         "counters)");
         return -1;
     }
-    bkcms_total_add(self, other_total, bkpy_state_atomic(&self->st));
+    bksketch_cms_total_add(self, other_total, bkpy_state_atomic(&self->st));
     return 0;
 }
 
-static PyObject *bkcms_merge(BKCms *self, PyObject *args, PyObject *kwargs)
+static PyObject *bksketch_cms_merge(BKCms *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"other", "saturate", NULL};
     PyObject *other;
     int saturate = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:merge", kwlist, &other, &saturate))
         return NULL;
-    if (bkcms_merge_into(self, other, saturate) < 0)
+    if (bksketch_cms_merge_into(self, other, saturate) < 0)
         return NULL;
     Py_INCREF(self);
     return (PyObject *)self;
 }
 
-static PyObject *bkcms_nb_add(PyObject *a, PyObject *b)
+static PyObject *bksketch_cms_nb_add(PyObject *a, PyObject *b)
 {
-    BKSk *c;
+    PyObject *c;
     if (!PyObject_TypeCheck(a, &BKCms_Type) || !PyObject_TypeCheck(b, &BKCms_Type))
         Py_RETURN_NOTIMPLEMENTED;
-    if (bkcms_check_compatible((BKCms *)a, b, "add") < 0)
+    if (bksketch_cms_check_compatible((BKCms *)a, b, "add") < 0)
         return NULL;
-    c = bksk_copy_impl((BKSk *)a);
+    c = bkpy_obj_copy_of(a);
     if (c == NULL)
         return NULL;
-    if (bkcms_merge_into((BKCms *)c, b, 0) < 0) {
+    if (bksketch_cms_merge_into((BKCms *)c, b, 0) < 0) {
         Py_DECREF(c);
         return NULL;
     }
-    return (PyObject *)c;
+    return c;
 }
 
-static PyObject *bkcms_nb_iadd(PyObject *a, PyObject *b)
+static PyObject *bksketch_cms_nb_iadd(PyObject *a, PyObject *b)
 {
     if (!PyObject_TypeCheck(a, &BKCms_Type) || !PyObject_TypeCheck(b, &BKCms_Type))
         Py_RETURN_NOTIMPLEMENTED;
-    if (bkcms_merge_into((BKCms *)a, b, 0) < 0)
+    if (bksketch_cms_merge_into((BKCms *)a, b, 0) < 0)
         return NULL;
     Py_INCREF(a);
     return a;
 }
 
-static PyObject *bkcms_clear(BKCms *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bksketch_cms_clear(BKCms *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
@@ -772,13 +668,13 @@ static PyObject *bkcms_clear(BKCms *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *bkcms_counter_positions(BKCms *self, PyObject *key)
+static PyObject *bksketch_cms_counter_positions(BKCms *self, PyObject *key)
 {
     uint64_t h, pos[BK_CMS_MAX_DEPTH];
     PyObject *list;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    bk_cms_positions(&self->cms, h, pos);
+    bk_sketch_cms_positions(&self->cms, h, pos);
     list = PyList_New(self->cms.depth);
     if (list == NULL)
         return NULL;
@@ -793,113 +689,102 @@ static PyObject *bkcms_counter_positions(BKCms *self, PyObject *key)
     return list;
 }
 
-static PyObject *bkcms_get_width(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_width(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->cms.width);
 }
-static PyObject *bkcms_get_depth(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_depth(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLong(self->cms.depth);
 }
-static PyObject *bkcms_get_counter_bits(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_counter_bits(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLong(self->cms.bytes * 8);
 }
-static PyObject *bkcms_get_conservative(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_conservative(BKCms *self, void *c)
 {
     (void)c;
     return PyBool_FromLong(self->cms.conservative);
 }
-static PyObject *bkcms_get_total(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_total(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(bk_load_u64le(BKCMS_TOTAL_PTR(self)));
 }
-static PyObject *bkcms_get_row_hash(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_row_hash(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLong(self->cms.rows);
 }
-static PyObject *bkcms_get_counter_max(BKCms *self, void *c)
+static PyObject *bksketch_cms_get_counter_max(BKCms *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->cms.max);
 }
 
-static PyGetSetDef bkcms_getset[] = {
-    {"width", (getter)bkcms_get_width, NULL, "Counters per row.", NULL},
-    {"depth", (getter)bkcms_get_depth, NULL, "Rows (one counter per row per key).", NULL},
-    {"counter_bits", (getter)bkcms_get_counter_bits, NULL, "32 or 64.", NULL},
-    {"row_hash", (getter)bkcms_get_row_hash, NULL,
+static PyGetSetDef bksketch_cms_getset[] = {
+    {"width", (getter)bksketch_cms_get_width, NULL, "Counters per row.", NULL},
+    {"depth", (getter)bksketch_cms_get_depth, NULL, "Rows (one counter per row per key).", NULL},
+    {"counter_bits", (getter)bksketch_cms_get_counter_bits, NULL, "32 or 64.", NULL},
+    {"row_hash", (getter)bksketch_cms_get_row_hash, NULL,
      "How rows derive from the key hash: 1 independent (mixed) rows, 0 the double hashing "
      "of sketches written before bloomkit's #16.5.", NULL},
-    {"counter_max", (getter)bkcms_get_counter_max, NULL, "The saturation value of a counter.",
+    {"counter_max", (getter)bksketch_cms_get_counter_max, NULL, "The saturation value of a counter.",
      NULL},
-    {"conservative", (getter)bkcms_get_conservative, NULL, "True with conservative update.",
+    {"conservative", (getter)bksketch_cms_get_conservative, NULL, "True with conservative update.",
      NULL},
-    {"total", (getter)bkcms_get_total, NULL, "Sum of all counts added (saturating u64).", NULL},
+    {"total", (getter)bksketch_cms_get_total, NULL, "Sum of all counts added (saturating u64).", NULL},
     BKSK_COMMON_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef bkcms_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
-    {"add", (PyCFunction)(void (*)(void))bkcms_add, METH_FASTCALL,
+static PyMethodDef bksketch_cms_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))bksketch_cms_add, METH_FASTCALL,
      "add($self, key, count=1, /)\n--\n\nAdd count (a non-negative int) to key; return its new "
      "estimate.  Counters saturate at counter_max."},
-    {"estimate", (PyCFunction)bkcms_estimate, METH_O,
+    {"estimate", (PyCFunction)bksketch_cms_estimate, METH_O,
      "estimate($self, key, /)\n--\n\nThe estimated count of key: never below the true count."},
-    {"add_many", (PyCFunction)(void (*)(void))bkcms_add_many, METH_VARARGS | METH_KEYWORDS,
+    {"add_many", (PyCFunction)(void (*)(void))bksketch_cms_add_many, METH_VARARGS | METH_KEYWORDS,
      "add_many($self, keys, counts=None)\n--\n\nAdd every key (count 1, or the matching entry "
      "of counts: a sequence of ints or a 1-d integer array)."},
-    {"estimate_many", (PyCFunction)bkcms_estimate_many, METH_O,
+    {"estimate_many", (PyCFunction)bksketch_cms_estimate_many, METH_O,
      "estimate_many($self, keys, /)\n--\n\nEstimates of every key: a list, or a numpy uint64 "
      "array for array input."},
-    {"merge", (PyCFunction)(void (*)(void))bkcms_merge, METH_VARARGS | METH_KEYWORDS,
+    {"merge", (PyCFunction)(void (*)(void))bksketch_cms_merge, METH_VARARGS | METH_KEYWORDS,
      "merge($self, other, *, saturate=False)\n--\n\nAdd other's counters into this sketch "
      "(same shape, seed, counter width and hashing only).  If a sum would pass counter_max, "
      "raise OverflowError and change nothing, unless saturate=True (then clamp).  Returns self."},
-    {"clear", (PyCFunction)bkcms_clear, METH_NOARGS, "clear($self, /)\n--\n\nZero every counter."},
-    {"_counter_positions", (PyCFunction)bkcms_counter_positions, METH_O,
+    {"clear", (PyCFunction)bksketch_cms_clear, METH_NOARGS, "clear($self, /)\n--\n\nZero every counter."},
+    {"_counter_positions", (PyCFunction)bksketch_cms_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nFlat counter indices (row * width + column), "
      "one per row, in payload order; counter j is at payload byte j * counter_bits / 8."},
     BKSK_COMMON_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkcms_as_sequence = {
-    .sq_contains = (objobjproc)bkcms_contains,
+static PySequenceMethods bksketch_cms_as_sequence = {
+    .sq_contains = (objobjproc)bksketch_cms_contains,
 };
 
-static PyNumberMethods bkcms_as_number = {
-    .nb_add = bkcms_nb_add,
-    .nb_inplace_add = bkcms_nb_iadd,
+static PyNumberMethods bksketch_cms_as_number = {
+    .nb_add = bksketch_cms_nb_add,
+    .nb_inplace_add = bksketch_cms_nb_iadd,
 };
 
 static PyTypeObject BKCms_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountMinBase",
-    .tp_basicsize = sizeof(BKCms),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkcms_as_number,
-    .tp_as_sequence = &bkcms_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    BKPY_OBJ_SLOTS(BKCms),
+    .tp_as_number = &bksketch_cms_as_number,
+    .tp_as_sequence = &bksketch_cms_as_sequence,
     .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
               "counter_bits=32)\n--\n\nC core of CountMinSketch.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bksk_richcompare,
-    .tp_weaklistoffset = offsetof(BKCms, weakreflist),
-    .tp_methods = bkcms_methods,
-    .tp_getset = bkcms_getset,
-    .tp_new = bkcms_new,
+    .tp_methods = bksketch_cms_methods,
+    .tp_getset = bksketch_cms_getset,
+    .tp_new = bksketch_cms_new,
 };
 
 /* ---- End logic for the count-min sketch ------------------------------- */
@@ -907,7 +792,7 @@ static PyTypeObject BKCms_Type = {
 /* ---- Begin logic for TinyLFU ------------------------------------------ */
 
 /* TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None) */
-static PyObject *bktlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"capacity", "sample_factor", "seed", "secret", "key", NULL};
     PyObject *cobj, *sfobj = NULL, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
@@ -939,14 +824,14 @@ static PyObject *bktlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
-    if (bksk_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
+    if (bksketch_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
         bkpy_parse_secret(secret, secret16, &keyed) < 0)
         return NULL;
-    if (bk_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
+    if (bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = (BKTlfu *)bksk_alloc(type);
+    self = (BKTlfu *)bksketch_alloc(type);
     if (self == NULL)
         return NULL;
     if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + payload_len) < 0) {
@@ -954,53 +839,53 @@ static PyObject *bktlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     }
     bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, seed, keyed,
+    bk_sketch_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, seed, keyed,
                        bk_hasher_key_check(&self->st.hasher));
-    bk_tlfu_attach(&self->t, self->st.buf);
-    bksk_set_keyfunc((BKSk *)self, key);
+    bk_sketch_tlfu_attach(&self->t, self->st.buf);
+    bksketch_set_keyfunc((BKSk *)self, key);
     return (PyObject *)self;
 }
 
-static PyObject *bktlfu_record(BKTlfu *self, PyObject *key)
+static PyObject *bksketch_tlfu_record(BKTlfu *self, PyObject *key)
 {
     uint64_t h;
     if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    (void)bk_tlfu_record(&self->t, h);
+    (void)bk_sketch_tlfu_record(&self->t, h);
     Py_RETURN_NONE;
 }
 
-static void bktlfu_record_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bksketch_tlfu_record_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bk_tlfu *t = (bk_tlfu *)vctx;
     (void)offset;
     for (size_t j = 0; j < n; j++)
-        (void)bk_tlfu_record(t, hs[j]);
+        (void)bk_sketch_tlfu_record(t, hs[j]);
 }
 
-static PyObject *bktlfu_record_many(BKTlfu *self, PyObject *keys)
+static PyObject *bksketch_tlfu_record_many(BKTlfu *self, PyObject *keys)
 {
     bkpy_batch_info info;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     /* one writer at a time: the GIL is kept */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bktlfu_record_chunk, NULL,
+    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bksketch_tlfu_record_chunk, NULL,
                             &self->t, 0, &info) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *bktlfu_estimate(BKTlfu *self, PyObject *key)
+static PyObject *bksketch_tlfu_estimate(BKTlfu *self, PyObject *key)
 {
     uint64_t h;
     if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
         return NULL;
-    return PyLong_FromUnsignedLong(bk_tlfu_estimate(&self->t, h));
+    return PyLong_FromUnsignedLong(bk_sketch_tlfu_estimate(&self->t, h));
 }
 
-static PyObject *bktlfu_admit(BKTlfu *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *bksketch_tlfu_admit(BKTlfu *self, PyObject *const *args, Py_ssize_t nargs)
 {
     uint64_t hc, hv;
     if (nargs != 2) {
@@ -1010,99 +895,95 @@ static PyObject *bktlfu_admit(BKTlfu *self, PyObject *const *args, Py_ssize_t na
     if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &hc) < 0 ||
         bkpy_hash_key(args[1], self->st.keyfunc, &self->st.hasher, &hv) < 0)
         return NULL;
-    return PyBool_FromLong(bk_tlfu_estimate(&self->t, hc) > bk_tlfu_estimate(&self->t, hv));
+    return PyBool_FromLong(bk_sketch_tlfu_estimate(&self->t, hc) > bk_sketch_tlfu_estimate(&self->t, hv));
 }
 
-static PyObject *bktlfu_age(BKTlfu *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bksketch_tlfu_age(BKTlfu *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    bk_tlfu_age(&self->t);
+    bk_sketch_tlfu_age(&self->t);
     Py_RETURN_NONE;
 }
 
-static PyObject *bktlfu_clear(BKTlfu *self, PyObject *Py_UNUSED(ignored))
+static PyObject *bksketch_tlfu_clear(BKTlfu *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    bk_tlfu_clear(&self->t);
+    bk_sketch_tlfu_clear(&self->t);
     Py_RETURN_NONE;
 }
 
-static uint64_t bktlfu_param_u64(BKTlfu *self, size_t off)
+static uint64_t bksketch_tlfu_param_u64(BKTlfu *self, size_t off)
 {
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static PyObject *bktlfu_get_capacity(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_capacity(BKTlfu *self, void *c)
 {
     (void)c;
-    return PyLong_FromUnsignedLongLong(bktlfu_param_u64(self, BK_TLFU_P_CAPACITY));
+    return PyLong_FromUnsignedLongLong(bksketch_tlfu_param_u64(self, BK_TLFU_P_CAPACITY));
 }
-static PyObject *bktlfu_get_sample_factor(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_sample_factor(BKTlfu *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLong(
         bk_load_u32le(self->st.buf + BK_OFF_PARAMS + BK_TLFU_P_SAMPLE_FACTOR));
 }
-static PyObject *bktlfu_get_sample_size(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_sample_size(BKTlfu *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->t.sample_size);
 }
-static PyObject *bktlfu_get_events(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_events(BKTlfu *self, void *c)
 {
     (void)c;
-    return PyLong_FromUnsignedLongLong(bk_tlfu_events(&self->t));
+    return PyLong_FromUnsignedLongLong(bk_sketch_tlfu_events(&self->t));
 }
-static PyObject *bktlfu_get_resets(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_resets(BKTlfu *self, void *c)
 {
     (void)c;
-    return PyLong_FromUnsignedLongLong(bk_tlfu_resets(&self->t));
+    return PyLong_FromUnsignedLongLong(bk_sketch_tlfu_resets(&self->t));
 }
-static PyObject *bktlfu_get_num_counters(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_num_counters(BKTlfu *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->t.num_blocks * 128);
 }
-static PyObject *bktlfu_get_doorkeeper_bits(BKTlfu *self, void *c)
+static PyObject *bksketch_tlfu_get_doorkeeper_bits(BKTlfu *self, void *c)
 {
     (void)c;
     return PyLong_FromUnsignedLongLong(self->t.door_blocks * 512);
 }
 
-static PyGetSetDef bktlfu_getset[] = {
-    {"capacity", (getter)bktlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
-    {"sample_factor", (getter)bktlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
-    {"sample_size", (getter)bktlfu_get_sample_size, NULL,
+static PyGetSetDef bksketch_tlfu_getset[] = {
+    {"capacity", (getter)bksketch_tlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
+    {"sample_factor", (getter)bksketch_tlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
+    {"sample_size", (getter)bksketch_tlfu_get_sample_size, NULL,
      "Events between agings (sample_factor * capacity).", NULL},
-    {"events", (getter)bktlfu_get_events, NULL, "Events recorded since the last aging (halved "
+    {"events", (getter)bksketch_tlfu_get_events, NULL, "Events recorded since the last aging (halved "
      "at each aging).", NULL},
-    {"resets", (getter)bktlfu_get_resets, NULL, "Agings so far.", NULL},
-    {"num_counters", (getter)bktlfu_get_num_counters, NULL, "4-bit counters.", NULL},
-    {"doorkeeper_bits", (getter)bktlfu_get_doorkeeper_bits, NULL, "Bits of the doorkeeper.",
+    {"resets", (getter)bksketch_tlfu_get_resets, NULL, "Agings so far.", NULL},
+    {"num_counters", (getter)bksketch_tlfu_get_num_counters, NULL, "4-bit counters.", NULL},
+    {"doorkeeper_bits", (getter)bksketch_tlfu_get_doorkeeper_bits, NULL, "Bits of the doorkeeper.",
      NULL},
     BKSK_COMMON_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef bktlfu_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
-    {"record", (PyCFunction)bktlfu_record, METH_O,
+static PyMethodDef bksketch_tlfu_methods[] = {
+    {"record", (PyCFunction)bksketch_tlfu_record, METH_O,
      "record($self, key, /)\n--\n\nRecord one access of key."},
-    {"record_many", (PyCFunction)bktlfu_record_many, METH_O,
+    {"record_many", (PyCFunction)bksketch_tlfu_record_many, METH_O,
      "record_many($self, keys, /)\n--\n\nRecord one access of every key, in order."},
-    {"estimate", (PyCFunction)bktlfu_estimate, METH_O,
+    {"estimate", (PyCFunction)bksketch_tlfu_estimate, METH_O,
      "estimate($self, key, /)\n--\n\nEstimated recent frequency of key, in [0, 16]."},
-    {"admit", (PyCFunction)(void (*)(void))bktlfu_admit, METH_FASTCALL,
+    {"admit", (PyCFunction)(void (*)(void))bksketch_tlfu_admit, METH_FASTCALL,
      "admit($self, candidate, victim, /)\n--\n\nTrue when candidate is estimated more frequent "
      "than victim (the TinyLFU admission rule)."},
-    {"age", (PyCFunction)bktlfu_age, METH_NOARGS,
+    {"age", (PyCFunction)bksketch_tlfu_age, METH_NOARGS,
      "age($self, /)\n--\n\nAge now: halve every counter and clear the doorkeeper."},
-    {"clear", (PyCFunction)bktlfu_clear, METH_NOARGS, "clear($self, /)\n--\n\nForget everything."},
+    {"clear", (PyCFunction)bksketch_tlfu_clear, METH_NOARGS, "clear($self, /)\n--\n\nForget everything."},
     BKSK_COMMON_METHODS,
     {NULL, NULL, 0, NULL},
 };
@@ -1110,35 +991,35 @@ static PyMethodDef bktlfu_methods[] = {
 static PyTypeObject BKTlfu_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.TinyLFUBase",
-    .tp_basicsize = sizeof(BKTlfu),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    BKPY_OBJ_SLOTS(BKTlfu),
     .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
               "C core of TinyLFU.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bksk_richcompare,
-    .tp_weaklistoffset = offsetof(BKTlfu, weakreflist),
-    .tp_methods = bktlfu_methods,
-    .tp_getset = bktlfu_getset,
-    .tp_new = bktlfu_new,
+    .tp_methods = bksketch_tlfu_methods,
+    .tp_getset = bksketch_tlfu_getset,
+    .tp_new = bksketch_tlfu_new,
 };
 
 /* ---- End logic for TinyLFU -------------------------------------------- */
 
-int bkpy_init_sketch(PyObject *m)
+static const bkpy_desc bksketch_cms_desc = {
+    .type = &BKCms_Type,
+    .kinds = 1u << BK_KIND_COUNT_MIN,
+    .attach = bksketch_attach_cms,
+    .empty = bksketch_empty_cms,
+    .equal = bksketch_equal,
+};
+
+static const bkpy_desc bksketch_tlfu_desc = {
+    .type = &BKTlfu_Type,
+    .kinds = 1u << BK_KIND_TINYLFU,
+    .attach = bksketch_attach_tlfu,
+    .empty = bksketch_empty_tlfu,
+    .equal = bksketch_equal,
+};
+
+int bksketch_init(PyObject *m)
 {
-    PyTypeObject *types[2] = {&BKCms_Type, &BKTlfu_Type};
-    const char *names[2] = {"CountMinBase", "TinyLFUBase"};
-    for (int i = 0; i < 2; i++) {
-        if (PyType_Ready(types[i]) < 0)
-            return -1;
-        Py_INCREF(types[i]);
-        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {
-            Py_DECREF(types[i]);
-            return -1;
-        }
-    }
-    return 0;
+    if (bkpy_register_type(m, "CountMinBase", &bksketch_cms_desc) < 0)
+        return -1;
+    return bkpy_register_type(m, "TinyLFUBase", &bksketch_tlfu_desc);
 }

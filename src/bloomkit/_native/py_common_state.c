@@ -1,0 +1,326 @@
+/*
+ * py_common_state.c -- shared CPython glue: state buffers (owned or borrowed), the batch
+ * lock, gate and pins, the one loader through bk_format_validate.
+ * See py_common.h; the object contract is in py_common.c.
+ */
+#include "py_common.h"
+
+#if defined(__linux__)
+#include <stdlib.h>
+#include <sys/mman.h>
+#endif
+
+#include "bk_endian.h"
+
+/* ---- Begin logic for state buffers ------------------------------------ */
+
+/* What a failed state allocation tells the user. */
+static const char bkpy_state_nomem_advice[] =
+    "use a smaller capacity or a larger error rate, free memory, or build it in a "
+    "memory-mapped file with bloomkit.create(path, capacity, error_rate, kind=...), "
+    "which needs no memory of that size";
+
+/* Transparent huge pages for large states (issue #19).  A probe of a large
+ * filter is one random line read, and with 4 KiB pages it is also a TLB
+ * miss: benchmarks/line_probe.c measured independent random reads of a
+ * 1.2 GB set at 37 ns with 4 KiB pages and 12 ns with 2 MiB pages on the
+ * 2-core test machine (loaded), 16 against 14 ns at 124 MB.  Most kernels
+ * ship THP as "madvise", so the state asks for it.  Only the 2 MiB-aligned
+ * interior of the calloc'd block can be backed by huge pages (the edges,
+ * under 4 MiB, keep 4 KiB pages); pages are still allocated on first
+ * touch, so an untouched state costs nothing (a huge page is 2 MiB of it
+ * at once).  Below BKPY_THP_MIN the TLB covers the state anyway.
+ * BLOOMKIT_NO_THP=1 in the environment turns it off (for measurement). */
+#define BKPY_THP_MIN ((uint64_t)32 << 20)
+#define BKPY_THP_PAGE ((uintptr_t)2 << 20)
+
+static void bkpy_state_advise(void *raw, uint64_t len)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const char *env;
+    uintptr_t lo, hi;
+    if (len < BKPY_THP_MIN)
+        return;
+    env = getenv("BLOOMKIT_NO_THP");
+    if (env != NULL && env[0] != '\0' && !(env[0] == '0' && env[1] == '\0'))
+        return;
+    lo = ((uintptr_t)raw + BKPY_THP_PAGE - 1) & ~(BKPY_THP_PAGE - 1);
+    hi = ((uintptr_t)raw + (uintptr_t)len) & ~(BKPY_THP_PAGE - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE); /* a hint: errors ignored */
+#else
+    (void)raw;
+    (void)len;
+#endif
+}
+
+int bkpy_state_alloc(bkpy_state *st, uint64_t len)
+{
+    void *raw;
+    if (len > (uint64_t)PY_SSIZE_T_MAX - BK_ALIGN) {
+        bkpy_raise_nomem(len, "the structure's state (more than this platform can address)",
+                         bkpy_state_nomem_advice);
+        return -1;
+    }
+    /* calloc: untouched zero pages cost nothing until written. */
+    raw = calloc(1, (size_t)len + BK_ALIGN);
+    if (raw == NULL) {
+        bkpy_raise_nomem(len, "the structure's state", bkpy_state_nomem_advice);
+        return -1;
+    }
+    bkpy_state_advise(raw, len);
+    st->alloc = raw;
+    st->buf = (uint8_t *)raw + (BK_ALIGN - ((uintptr_t)raw % BK_ALIGN)) % BK_ALIGN;
+    st->len = len;
+    st->writable = 1;
+    return 0;
+}
+
+/* Lazily allocate *lock; -1 with MemoryError. */
+static int bkpy_lock_ready(PyThread_type_lock *lock)
+{
+    if (*lock == NULL && (*lock = PyThread_allocate_lock()) == NULL) {
+        bkpy_raise_nomem(sizeof(void *), "a lock", "free memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Take lock (GIL held): at once if it is free, else wait for it with the
+ * GIL released. */
+static void bkpy_lock_take(PyThread_type_lock lock)
+{
+    if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* Pass a gate (GIL held): wait while a waiter holds it. */
+static void bkpy_gate_pass(PyThread_type_lock gate)
+{
+    bkpy_lock_take(gate);
+    PyThread_release_lock(gate);
+}
+
+int bkpy_state_begin_batch(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->batch_lock) < 0 || bkpy_lock_ready(&st->batch_gate) < 0)
+        return -1;
+    /* A thread that runs add_many in a loop would otherwise retake
+     * batch_lock before a waiter wakes up (a union waited minutes). */
+    bkpy_gate_pass(st->batch_gate);
+    bkpy_lock_take(st->batch_lock);
+    st->nogil_writers++;
+    return 0;
+}
+
+void bkpy_state_end_batch(bkpy_state *st)
+{
+    st->nogil_writers--;
+    PyThread_release_lock(st->batch_lock);
+}
+
+void bkpy_state_wait_batches_slow(bkpy_state *st)
+{
+    /* nogil_writers > 0: both locks exist (bkpy_state_begin_batch).  Loop:
+     * with the GIL back, a batch that passed the gate before us may run. */
+    bkpy_lock_take(st->batch_gate);
+    while (st->nogil_writers > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->batch_lock, WAIT_LOCK);
+        PyThread_release_lock(st->batch_lock);
+        Py_END_ALLOW_THREADS
+    }
+    PyThread_release_lock(st->batch_gate);
+}
+
+/* Pins (py_common.h).  pin_lock is held exactly while pins > 0: the first
+ * pin takes it and the last unpin gives it back (a PyThread lock may be
+ * released by another thread than the one that took it, like
+ * threading.Lock), so a waiter sleeps on it instead of polling.  pin_gate
+ * is held by a waiter for the whole of its wait: a new pin passes through
+ * it first, so batches that keep overlapping in other threads cannot hold
+ * pins above zero forever. */
+int bkpy_state_pin(bkpy_state *st)
+{
+    if (bkpy_lock_ready(&st->pin_lock) < 0 || bkpy_lock_ready(&st->pin_gate) < 0)
+        return -1;
+    bkpy_gate_pass(st->pin_gate);
+    /* With the GIL held nobody else pins or unpins now.  pins == 0 means
+     * pin_lock is free: a waiter takes it only while it holds pin_gate,
+     * and releases it before the gate. */
+    if (st->pins++ == 0)
+        bkpy_lock_take(st->pin_lock);
+    return 0;
+}
+
+void bkpy_state_unpin(bkpy_state *st)
+{
+    if (--st->pins == 0)
+        PyThread_release_lock(st->pin_lock);
+}
+
+void bkpy_state_wait_pins_slow(bkpy_state *st)
+{
+    /* pins > 0: both locks exist (bkpy_state_pin allocated them). */
+    bkpy_lock_take(st->pin_gate);
+    while (st->pins > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(st->pin_lock, WAIT_LOCK);
+        PyThread_release_lock(st->pin_lock);
+        Py_END_ALLOW_THREADS
+    }
+    PyThread_release_lock(st->pin_gate);
+}
+
+void bkpy_state_release(bkpy_state *st)
+{
+    PyThread_type_lock *locks[4] = {&st->batch_lock, &st->batch_gate, &st->pin_lock,
+                                    &st->pin_gate};
+    for (int i = 0; i < 4; i++)
+        if (*locks[i] != NULL) {
+            PyThread_free_lock(*locks[i]);
+            *locks[i] = NULL;
+        }
+    if (st->alloc != NULL)
+        free(st->alloc);
+    st->alloc = NULL;
+    if (st->view.obj != NULL)
+        PyBuffer_Release(&st->view);
+    st->buf = NULL;
+    st->len = 0;
+    Py_CLEAR(st->keyfunc);
+}
+
+int bkpy_parse_secret(PyObject *secret, uint8_t out16[16], int *has)
+{
+    Py_buffer v;
+    *has = 0;
+    if (secret == NULL || secret == Py_None)
+        return 0;
+    if (PyUnicode_Check(secret) || PyObject_GetBuffer(secret, &v, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "secret must be 16 bytes (bytes-like), e.g. os.urandom(16)");
+        return -1;
+    }
+    if (v.len != 16) {
+        PyBuffer_Release(&v);
+        PyErr_Format(PyExc_ValueError, "secret must be exactly 16 bytes, got %zd", v.len);
+        return -1;
+    }
+    memcpy(out16, v.buf, 16);
+    PyBuffer_Release(&v);
+    *has = 1;
+    return 0;
+}
+
+int bkpy_state_set_hasher(bkpy_state *st, const bk_header *h, PyObject *secret)
+{
+    uint8_t key[16];
+    int has;
+    if (bkpy_parse_secret(secret, key, &has) < 0)
+        return -1;
+    if ((h->flags & BK_FLAG_KEYED) && !has) {
+        PyErr_SetString(PyExc_ValueError,
+                        "this filter is keyed (SipHash): pass the secret it was built with "
+                        "(secret=...); the secret is never stored in the file");
+        return -1;
+    }
+    if (!(h->flags & BK_FLAG_KEYED) && has) {
+        PyErr_SetString(PyExc_ValueError, "secret given, but this filter is not keyed");
+        return -1;
+    }
+    bk_hasher_init(&st->hasher, h->seed, has ? key : NULL);
+    if (has && bk_hasher_key_check(&st->hasher) != h->key_check) {
+        PyErr_SetString(PyExc_ValueError, "wrong secret for this keyed filter");
+        return -1;
+    }
+    return 0;
+}
+
+int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int checks,
+                    unsigned kind_mask, PyObject *secret, bk_header *h)
+{
+    Py_buffer v;
+    const char *reason = "invalid";
+    bk_rc rc;
+
+    if (PyUnicode_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "state must be bytes-like, not str");
+        return -1;
+    }
+    if (PyObject_GetBuffer(data, &v, (writable && !copy) ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return -1;
+    rc = bk_format_validate((const uint8_t *)v.buf, (uint64_t)v.len, checks, h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, h);
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    if (!(kind_mask & (1u << h->kind))) {
+        PyErr_Format(bkpy_FormatError, "this data holds a %s, not the expected structure "
+                     "(use bloomkit.loads() to load any kind)", bk_format_kind_name(h->kind));
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    if (bkpy_state_set_hasher(st, h, secret) < 0) {
+        PyBuffer_Release(&v);
+        return -1;
+    }
+    st->kind = h->kind;
+    if (copy) {
+        if (bkpy_state_alloc(st, (uint64_t)v.len) < 0) {
+            PyBuffer_Release(&v);
+            return -1;
+        }
+        memcpy(st->buf, v.buf, (size_t)v.len);
+        /* an owned copy is a clean in-memory filter */
+        bk_store_u16le(st->buf + BK_OFF_FLAGS,
+                       (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+        PyBuffer_Release(&v);
+    } else {
+        if (((uintptr_t)v.buf % 8) != 0) {
+            PyErr_SetString(PyExc_ValueError, "a borrowed state buffer must be 8-byte aligned");
+            PyBuffer_Release(&v);
+            return -1;
+        }
+        st->view = v;
+        st->buf = (uint8_t *)v.buf;
+        st->len = (uint64_t)v.len;
+        st->writable = writable;
+    }
+    return 0;
+}
+
+PyObject *bkpy_state_to_bytes(const bkpy_state *st)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)st->len);
+    uint8_t *p;
+    if (out == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyErr_Clear();
+            bkpy_raise_nomem(st->len, "a copy of the state (to_bytes)",
+                             "save it to a file with bloomkit.save(obj, path) or obj.save(path), "
+                             "which writes it through a small buffer instead of a copy");
+        }
+        return NULL;
+    }
+    p = (uint8_t *)PyBytes_AS_STRING(out);
+    memcpy(p, st->buf, (size_t)st->len);
+    bk_store_u16le(p + BK_OFF_FLAGS, (uint16_t)(bk_load_u16le(p + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    bk_format_seal(p, st->len);
+    return out;
+}
+
+int bkpy_state_check_writable(const bkpy_state *st)
+{
+    if (!st->writable) {
+        PyErr_SetString(PyExc_TypeError, "this filter is read-only (opened with mode='r')");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- End logic for state buffers -------------------------------------- */
