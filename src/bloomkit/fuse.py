@@ -8,11 +8,15 @@ released) and every lookup are C.  See docs/fuse.md and the essay in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn, TypeVar, overload
 
 from . import _core
+from ._typing import Key
 from .persist import Persistent
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 __all__ = ["FINGERPRINT_BITS", "KIND_BINARY_FUSE", "BinaryFuseFilter", "fingerprint_bits_for"]
 
@@ -43,7 +47,7 @@ def fingerprint_bits_for(error_rate: float) -> int:
     return 32  # unreachable: p >= 2**-32
 
 
-class BinaryFuseFilter(Persistent, _core.BinaryFuseBase):
+class BinaryFuseFilter(Persistent, _core.BinaryFuseBase[_K]):
     """Approximate membership for a static set: ~1.075-1.125 f bits a key, rate 2**-f.
 
     ``BinaryFuseFilter(keys, *, fingerprint_bits=8, error_rate=None, seed=0,
@@ -64,19 +68,45 @@ class BinaryFuseFilter(Persistent, _core.BinaryFuseBase):
     _bk_kind = KIND_BINARY_FUSE
     _bk_static = True  # built once: add/merge/create refuse (tests, CLI)
 
+    @overload
+    def __new__(
+        cls, keys: Iterable[Key], *, fingerprint_bits: int | None = None,
+        error_rate: float | None = None, seed: int = 0, key: None = None,
+        secret: bytes | None = None,
+    ) -> BinaryFuseFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, keys: Iterable[_T], *, fingerprint_bits: int | None = None,
+        error_rate: float | None = None, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
+    ) -> BinaryFuseFilter[_T]: ...
     def __new__(
         cls,
-        keys: Iterable[object] | Any,
+        keys: Iterable[Any],
         *,
         fingerprint_bits: int | None = None,
         error_rate: float | None = None,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
-    ) -> Any:
+    ) -> BinaryFuseFilter[Any]:
         f = _choose_bits(fingerprint_bits, error_rate)
         return super().__new__(cls, keys, f, seed=seed, secret=secret, key=key)
 
+    @overload
+    @classmethod
+    def from_hashes(
+        cls, hashes: Any, *, fingerprint_bits: int | None = None,
+        error_rate: float | None = None, seed: int = 0, key: None = None,
+        secret: bytes | None = None, reuse: bool = False,
+    ) -> BinaryFuseFilter[Key]: ...
+    @overload
+    @classmethod
+    def from_hashes(
+        cls, hashes: Any, *, fingerprint_bits: int | None = None,
+        error_rate: float | None = None, seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None, reuse: bool = False,
+    ) -> BinaryFuseFilter[_T]: ...
     @classmethod
     def from_hashes(
         cls,
@@ -85,10 +115,10 @@ class BinaryFuseFilter(Persistent, _core.BinaryFuseBase):
         fingerprint_bits: int | None = None,
         error_rate: float | None = None,
         seed: int = 0,
-        key: Any = None,
+        key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         reuse: bool = False,
-    ) -> Any:
+    ) -> BinaryFuseFilter[Any]:
         """Build from a uint64 array of key hashes made with the same ``seed``/``secret``.
 
         The hashes are :func:`bloomkit.key_hash` values (what
@@ -103,7 +133,7 @@ class BinaryFuseFilter(Persistent, _core.BinaryFuseBase):
 
     @classmethod
     def hash_keys(
-        cls, keys: Iterable[object] | Any, *, seed: int = 0, key: Any = None,
+        cls, keys: Iterable[Any], *, seed: int = 0, key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
     ) -> Any:
         """The 64-bit key hashes of ``keys`` (a numpy uint64 array, or an

@@ -17,6 +17,7 @@ from typing_extensions import reveal_type  # mypy's own; this file never runs
 
 import bloomkit
 from bloomkit import (
+    BinaryFuseFilter,
     BlockedBloomFilter,
     BloomFilter,
     CountingBloomFilter,
@@ -48,6 +49,7 @@ reveal_type(CuckooFilter(1000))  # N: bloomkit.cuckoo.CuckooFilter[K]
 reveal_type(QuotientFilter(1000))  # N: bloomkit.quotient.QuotientFilter[K]
 reveal_type(CountMinSketch(100, 4))  # N: bloomkit.sketch.CountMinSketch[K]
 reveal_type(TinyLFU(100))  # N: bloomkit.sketch.TinyLFU[K]
+reveal_type(BinaryFuseFilter([1, 2, 3]))  # N: bloomkit.fuse.BinaryFuseFilter[K]
 reveal_type(BloomFilter.with_size(1024, 7))  # N: bloomkit.bloom.BloomFilter[K]
 reveal_type(BlockedBloomFilter.with_size(1024, 7))  # N: bloomkit.bloom.BlockedBloomFilter[K]
 reveal_type(QuotientFilter.with_shape(10, 8))  # N: bloomkit.quotient.QuotientFilter[K]
@@ -61,6 +63,8 @@ reveal_type(CuckooFilter(1000, key=row_key))  # N: bloomkit.cuckoo.CuckooFilter[
 chain = ScalableBloomFilter(key=row_key)
 reveal_type(chain)  # N: bloomkit.scalable.ScalableBloomFilter[check_keys.Row]
 reveal_type(TinyLFU(10, key=row_key))  # N: bloomkit.sketch.TinyLFU[check_keys.Row]
+shipped = BinaryFuseFilter([Row("ann", 1)], key=row_key)
+reveal_type(shipped)  # N: bloomkit.fuse.BinaryFuseFilter[check_keys.Row]
 rows: BlockedBloomFilter[Row] = BlockedBloomFilter(1000, key=lambda r: f"{r.user}:{r.day}")
 
 # ---- keys the encoding accepts type-check ----
@@ -100,5 +104,7 @@ QuotientFilter(100).count([1])  # E: arg-type
 CountMinSketch(10, 2).add(1.5, 3)  # E: arg-type
 TinyLFU(10).admit("a", 1.5)  # E: arg-type
 ScalableBloomFilter().contains_many(5)  # E: arg-type
+BinaryFuseFilter([Row("ann", 1)])  # E: list-item
+seen = 2.5 in BinaryFuseFilter([1, 2])  # E: operator
 BloomFilter("1000")  # E: call-overload
 BloomFilter(1000, key="not callable")  # E: call-overload
