@@ -26,6 +26,7 @@ changed.
 from __future__ import annotations
 
 import glob as _glob
+import importlib
 import math
 import mmap
 import os
@@ -90,6 +91,17 @@ _ZERO = {"FLOAT": struct.pack("<f", 0.0), "DOUBLE": struct.pack("<d", 0.0)}
 PathLike = str | os.PathLike[str]
 
 
+def _mod(name: str) -> Any:
+    """An optional dependency (pyarrow, dask), untyped."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        top = name.split(".")[0]
+        extra = "parquet" if top == "pyarrow" else "dask"
+        raise ImportError(f"building a Parquet index needs {top}: pip install "
+                          f"'bloomkit[{extra}]'") from None
+
+
 class StaleIndexError(BloomkitError):
     """The lake changed since the index was built (``strict=True``)."""
 
@@ -129,10 +141,10 @@ def _arrow_plain(col: ColumnType, arr: Any) -> tuple[Any, int]:
     """(keys, count): the distinct non-null values of an Arrow array as
     bloomkit bytes keys holding their canonical PLAIN encoding."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     from .sources import byte_keys
+
+    pa, pc = _mod("pyarrow"), _mod("pyarrow.compute")
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
@@ -225,8 +237,7 @@ def _stat(path: str) -> tuple[int, int]:
 
 def _index_file(path: str, column: str, granularity: str, error_rate: float,
                 seed: int) -> _FileIndex:
-    import pyarrow.parquet as pq
-
+    pq = _mod("pyarrow.parquet")
     size, mtime = _stat(path)
     with CountingFile(path) as f:
         footer = read_footer(f)
@@ -301,8 +312,7 @@ def _run(paths: list[str], column: str, granularity: str, error_rate: float, see
          use_dask: bool) -> list[_FileIndex]:
     if not use_dask or not paths:
         return [_index_file(p, column, granularity, error_rate, seed) for p in paths]
-    import dask
-
+    dask = _mod("dask")
     tasks = [dask.delayed(_index_file, pure=False)(p, column, granularity, error_rate, seed)
              for p in paths]
     return list(dask.compute(*tasks))
@@ -383,7 +393,7 @@ def _write(output: PathLike, column: str, granularity: str, error_rate: float, s
     _core.seal(state)
     _core.validate(bytes(state))  # the writer's own output passes the one validator
 
-    _atomic_write(output, lambda fd: _write_all(fd, state))
+    _atomic_write(output, lambda fd: _write_all(fd, memoryview(state)))
 
 
 # ---- reading ----------------------------------------------------------------
@@ -460,24 +470,33 @@ def open_index(path: PathLike, *, verify: bool = True) -> ParquetIndex:
 class ParquetIndex:
     """A sidecar index of one column of a lake (see the module docstring)."""
 
-    def __init__(self, path: PathLike, *, verify: bool = True) -> None:
+    def __init__(self, path: PathLike, *, verify: bool = True,
+                 _data: bytes | None = None) -> None:
         self.path = os.fspath(path)
         self._base = os.path.dirname(os.path.abspath(self.path))
-        with open(self.path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size < 64:
-                raise FormatError(f"{self.path}: not a bloomkit index ({size} bytes)")
-            self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        self._mm: Any
+        if _data is not None:  # tests: the same checks on bytes in memory
+            self._mm = _data
+        else:
+            with open(self.path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size < 64:
+                    raise FormatError(f"{self.path}: not a bloomkit file ({size} bytes)")
+                self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
             self._load(verify)
         except BaseException:
-            self._mm.close()
+            self._close_map()
             raise
+
+    def _close_map(self) -> None:
+        if isinstance(self._mm, mmap.mmap):
+            self._mm.close()
 
     def _load(self, verify: bool) -> None:
         mm = self._mm
         try:
-            hdr = _core.validate(mm, checksum=verify, deep=verify)
+            hdr = _core.validate(memoryview(mm), checksum=verify, deep=verify)
         except FormatError as e:
             raise type(e)(f"{self.path}: {e}") from None
         if hdr["kind"] != KIND_PARQUET_INDEX:
@@ -504,10 +523,10 @@ class ParquetIndex:
         eoff = hl + nfiles * _FILE_LEN
         # (file, row group or None, values, filter offset in the file, length)
         self._entries = []
-        for e in range(nentries):
-            fi, g, n, off, ln = _ENTRY.unpack_from(mm, eoff + e * _ENTRY_LEN)
+        for k in range(nentries):
+            fi, g, n, off, ln = _ENTRY.unpack_from(mm, eoff + k * _ENTRY_LEN)
             self._entries.append((fi, None if g == _WHOLE_FILE else g, n, hl + off, ln))
-        self._filters: list[BlockedBloomFilter | None] = [None] * nentries
+        self._filters: list[BlockedBloomFilter[Any] | None] = [None] * nentries
 
     # ---- info -----------------------------------------------------------------
 
@@ -525,7 +544,7 @@ class ParquetIndex:
         """(file, row group or None, distinct values) of every entry."""
         return [(self.files[fi].path, g, n) for fi, g, n, _, _ in self._entries]
 
-    def filter(self, i: int) -> BlockedBloomFilter:
+    def filter(self, i: int) -> BlockedBloomFilter[Any]:
         """Entry ``i``'s filter (a read-only BlockedBloomFilter over the map)."""
         f = self._filters[i]
         if f is None:
@@ -540,7 +559,7 @@ class ParquetIndex:
             if f is not None:
                 f._detach()
         self._filters = [None] * len(self._entries)
-        self._mm.close()
+        self._close_map()
 
     def __enter__(self) -> ParquetIndex:
         return self
@@ -633,11 +652,15 @@ class ParquetIndex:
         """
         from .parquet import _is_numpy, _key
 
-        vals = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
+        given = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
         result = IndexCandidates()
-        keys = [_key(v) for v in vals]
-        for k in keys:
-            result.setdefault(k, [])
+        vals, keys = [], []
+        for v in given:  # each distinct value once (0.0 and -0.0 are one dict key)
+            k = _key(v)
+            if k not in result:
+                result[k] = []
+                vals.append(v)
+                keys.append(k)
         stale = self.stale() if check else Staleness()
         if check:
             result.stale = stale
@@ -650,8 +673,16 @@ class ParquetIndex:
                           StaleIndexWarning, stacklevel=2)
         changed = {os.path.abspath(p) for p in stale.changed}
         removed = {os.path.abspath(p) for p in stale.removed}
-        probes: dict[ColumnType, tuple[list[int], Any]] = {}
         import numpy as np
+
+        probes: dict[ColumnType, tuple[list[int], Any]] = {}
+        refused: dict[int, list[TypeError]] = {}
+        for f in self.files:  # encode first: a type error is raised before any work
+            if f.column_type not in probes:
+                probes[f.column_type] = _encode_probe(f.column_type, vals, refused)
+        for errors in refused.values():  # refused by every column type of the lake
+            if len(errors) == len(probes):
+                raise errors[0]
 
         for i, (fi, g, _n, _off, _ln) in enumerate(self._entries):
             f = self.files[fi]
@@ -662,10 +693,7 @@ class ParquetIndex:
                 for k in keys:
                     result[k].append((f.path, g))
                 continue
-            probe = probes.get(f.column_type)
-            if probe is None:
-                probe = probes[f.column_type] = _encode_probe(f.column_type, vals)
-            idx, pkeys = probe
+            idx, pkeys = probes[f.column_type]
             if not idx:
                 continue
             result.entries += 1
@@ -680,16 +708,23 @@ class ParquetIndex:
     def verify(self) -> None:
         """Checksum and deep checks of the whole index (FormatError if corrupt)."""
         try:
-            _core.validate(self._mm, checksum=True, deep=True)
+            _core.validate(memoryview(self._mm), checksum=True, deep=True)
         except FormatError as e:
             raise type(e)(f"{self.path}: {e}") from None
 
 
-def _encode_probe(col: ColumnType, vals: Sequence[Any]) -> tuple[list[int], Any]:
-    """(positions, keys): the values the column can hold, canonical PLAIN bytes."""
+def _encode_probe(col: ColumnType, vals: Sequence[Any],
+                  refused: dict[int, list[TypeError]]) -> tuple[list[int], Any]:
+    """(positions, keys): the values the column can hold, canonical PLAIN
+    bytes.  A value of a type the column does not take is recorded in
+    ``refused`` (the caller raises when no column type of the lake took it)."""
     idx, plains = [], []
     for i, v in enumerate(vals):
-        b = col.encode(v)
+        try:
+            b = col.encode(v)
+        except TypeError as e:
+            refused.setdefault(i, []).append(e)
+            continue
         if b is not None:
             idx.append(i)
             plains.append(_canonical(col, b))
