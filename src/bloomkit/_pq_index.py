@@ -473,7 +473,10 @@ class ParquetIndex:
     def __init__(self, path: PathLike, *, verify: bool = True,
                  _data: bytes | None = None) -> None:
         self.path = os.fspath(path)
-        self._base = os.path.dirname(os.path.abspath(self.path))
+        # stored paths are relative to the index's directory; answers join
+        # them to the directory as the caller named it ("lake/i.bkidx" gives
+        # "lake/part-0.parquet")
+        self._base = os.path.dirname(self.path)
         self._mm: Any
         if _data is not None:  # tests: the same checks on bytes in memory
             self._mm = _data
@@ -666,7 +669,8 @@ class ParquetIndex:
             result.stale = stale
         if stale:
             msg = (f"{self.path}: the lake changed since the index was built: "
-                   f"{stale.describe()}; run update()")
+                   f"{stale.describe()}; re-index with update() "
+                   "(`bloomkit parquet update INDEX`)")
             if strict:
                 raise StaleIndexError(msg)
             warnings.warn(msg + " (changed and added files answered as candidates)",
