@@ -367,7 +367,7 @@ def _write(output: PathLike, column: str, granularity: str, error_rate: float, s
                       seed=seed)
     _PARAMS.pack_into(header, 64, gran, len(files), len(entries), error_rate, len(col_b),
                       len(pat_b), len(strings), filters_off)
-    body = bytearray()
+    body = header  # the state grows in place: one copy of the filters, not three
     poff = len(col_b) + len(pat_b)
     for f, pb in zip(files, paths_b, strict=True):
         c = f.column
@@ -384,14 +384,14 @@ def _write(output: PathLike, column: str, granularity: str, error_rate: float, s
     for (i, g, n, fb), off in zip(entries, offs, strict=True):
         body += _ENTRY.pack(i, g, n, off, len(fb))
     body += strings
-    body += bytes(filters_off - len(body))
+    body += bytes(_HEADER_LEN + filters_off - len(body))
     for (*_, fb), off in zip(entries, offs, strict=True):
-        assert len(body) == off
+        assert len(body) == _HEADER_LEN + off
         body += fb
         body += bytes(-len(body) % 64)
-    state = bytearray(header + body)
+    state = body
     _core.seal(state)
-    _core.validate(bytes(state))  # the writer's own output passes the one validator
+    _core.validate(memoryview(state))  # the writer's own output passes the one validator
 
     _atomic_write(output, lambda fd: _write_all(fd, memoryview(state)))
 
@@ -516,10 +516,12 @@ class ParquetIndex:
         self.patterns = [os.path.join(self._base, p) for p in pats.split("\n")] if pats else []
         colpath = tuple(self.column.split("."))
         self.files: list[IndexedFile] = []
+        self._abs: list[str] = []  # absolute paths, for staleness
         for i in range(nfiles):
             rec = _FILE.unpack_from(mm, hl + i * _FILE_LEN)
             po, pl = rec[4], rec[5]
             stored = bytes(mm[strings_off + po:strings_off + po + pl]).decode("utf-8")
+            self._abs.append(os.path.abspath(os.path.join(self._base, stored)))
             self.files.append(IndexedFile(
                 os.path.normpath(os.path.join(self._base, stored)), rec[0], rec[1], rec[2],
                 rec[3], rec[6], _column_type(rec, colpath)))
@@ -579,8 +581,8 @@ class ParquetIndex:
         directories match now that the index does not hold."""
         out = Staleness()
         known = set()
-        for f in self.files:
-            known.add(os.path.abspath(f.path))
+        for f, a in zip(self.files, self._abs, strict=True):
+            known.add(a)
             try:
                 size, mtime = _stat(f.path)
             except FileNotFoundError:
@@ -690,7 +692,7 @@ class ParquetIndex:
 
         for i, (fi, g, _n, _off, _ln) in enumerate(self._entries):
             f = self.files[fi]
-            a = os.path.abspath(f.path)
+            a = self._abs[fi]
             if a in removed:
                 continue
             if a in changed:
@@ -701,7 +703,7 @@ class ParquetIndex:
             if not idx:
                 continue
             result.entries += 1
-            hits = np.flatnonzero(np.asarray(self.filter(i).contains_many(pkeys)))
+            hits = np.flatnonzero(self.filter(i).contains_many(pkeys))
             for j in hits.tolist():
                 result[keys[idx[j]]].append((f.path, g))
         for p in stale.added:
@@ -732,7 +734,16 @@ def _encode_probe(col: ColumnType, vals: Sequence[Any],
         if b is not None:
             idx.append(i)
             plains.append(_canonical(col, b))
-    return idx, plains
+    if not plains:
+        return idx, plains
+    # one ByteKeys for every filter: the C batch reads it without a Python
+    # object per key (4x faster than a list of 1,000 bytes per filter)
+    import numpy as np
+
+    lengths = np.fromiter(map(len, plains), dtype=np.int64, count=len(plains))
+    offsets = np.zeros(len(plains) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return idx, _core.ByteKeys(offsets, b"".join(plains))
 
 
 def _footer_hash(path: str) -> int | None:
