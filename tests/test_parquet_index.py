@@ -211,6 +211,12 @@ class AgreementTests:
         assert base[2**40] == ["wide.parquet"]
         assert "narrow.parquet" in base[6]
 
+    def test_numpy_values(self, pa_lake: Path, tmp_path: Path) -> None:
+        with build_index(pa_lake, "i64", output=tmp_path / "i.bkidx") as idx:
+            want = idx.candidates([0, 1_000_000_007 * 2_001])
+            got = idx.candidates(np.array([0, 1_000_000_007 * 2_001], dtype=np.int64))
+        assert got == want and want[0] == [(str(pa_lake / "part-0.parquet"), None)]
+
     def test_probe_type_errors_say_what_the_column_takes(self, pa_lake: Path,
                                                          tmp_path: Path) -> None:
         with build_index(pa_lake, "d", output=tmp_path / "i.bkidx") as idx:

@@ -584,13 +584,13 @@ class ParquetIndex:
         for f, a in zip(self.files, self._abs, strict=True):
             known.add(a)
             try:
-                size, mtime = _stat(f.path)
+                size, mtime = _stat(a)
             except FileNotFoundError:
                 out.removed.append(f.path)
                 continue
             if (size, mtime) != (f.size, f.mtime_ns):
                 out.changed.append(f.path)
-            elif footers and _footer_hash(f.path) != f.footer_hash:
+            elif footers and _footer_hash(a) != f.footer_hash:
                 out.changed.append(f.path)
         for pat in self.patterns:
             for p in sorted(_glob.glob(pat, recursive=True)):
