@@ -211,6 +211,27 @@ class AgreementTests:
         assert base[2**40] == ["wide.parquet"]
         assert "narrow.parquet" in base[6]
 
+    def test_arrow_types_restored_from_the_stored_schema(self, tmp_path: Path) -> None:
+        """pyarrow stores timestamp[s] as TIMESTAMP(MILLIS) and date64 as DATE
+        (INT32 days).  pyarrow 26 reads them back as the stored types; were a
+        release to restore the written Arrow types from the stored schema,
+        their integers would not be what the file stores, and the index
+        must take the value path (_stored_as_is) rather than hash them."""
+        lake = tmp_path / "lake"
+        lake.mkdir()
+        ts = [dt.datetime(2020, 1, 1, 0, 0, s) for s in range(5)]
+        days = [dt.date(2020, 1, d) for d in range(1, 6)]
+        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("s")),
+                                 "d": pa.array(days, pa.date64()),
+                                 "dur": pa.array([1, 2, 3, 4, 5], pa.duration("s"))}),
+                       lake / "a.parquet")
+        for col, probe in (("ts", ts[3]), ("d", days[2])):
+            with build_index(lake, col, output=tmp_path / "i.bkidx") as idx:
+                assert idx.files[0].column_type.logical in ("TIMESTAMP", "DATE")
+                assert idx.candidates([probe])[probe] == [(str(lake / "a.parquet"), None)]
+        with build_index(lake, "dur", output=tmp_path / "i.bkidx") as idx:
+            assert idx.candidates([3])[3] == [(str(lake / "a.parquet"), None)]
+
     def test_numpy_values(self, pa_lake: Path, tmp_path: Path) -> None:
         with build_index(pa_lake, "i64", output=tmp_path / "i.bkidx") as idx:
             want = idx.candidates([0, 1_000_000_007 * 2_001])

@@ -156,15 +156,14 @@ def _arrow_plain(col: ColumnType, arr: Any) -> tuple[Any, int]:
     p, lg = col.physical, col.logical
     if pa.types.is_null(t) or len(arr) == 0:
         return [], 0
-    if p in ("INT32", "INT64") and lg in (None, "DATE", "TIME", "TIMESTAMP", "INTEGER"):
-        if pa.types.is_integer(t) or pa.types.is_temporal(t):
-            width = 4 if p == "INT32" else 8
-            if pa.types.is_temporal(t):
-                arr = arr.cast(pa.int32() if t.bit_width == 32 else pa.int64())
-            a = pc.unique(arr).to_numpy(zero_copy_only=False)
-            unsigned = a.dtype.kind == "u"
-            dt = ("<u" if unsigned else "<i") + str(width)
-            return _fixed_keys(a.astype(dt).tobytes(), width), len(a)
+    if p in ("INT32", "INT64") and _stored_as_is(col, t, pa):
+        width = 4 if p == "INT32" else 8
+        if not pa.types.is_integer(t):
+            arr = arr.cast(pa.int32() if t.bit_width == 32 else pa.int64())
+        a = pc.unique(arr).to_numpy(zero_copy_only=False)
+        unsigned = a.dtype.kind == "u"
+        dt = ("<u" if unsigned else "<i") + str(width)
+        return _fixed_keys(a.astype(dt).tobytes(), width), len(a)
     if p in ("FLOAT", "DOUBLE") and lg is None and pa.types.is_floating(t):
         a = pc.unique(arr).to_numpy(zero_copy_only=False).astype(
             "<f4" if p == "FLOAT" else "<f8")
@@ -191,6 +190,31 @@ def _arrow_plain(col: ColumnType, arr: Any) -> tuple[Any, int]:
                              "cannot encode back to its stored bytes")
         out.add(_canonical(col, b))
     return sorted(out), len(out)
+
+
+_UNIT_ARROW = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns"}
+
+
+def _stored_as_is(col: ColumnType, t: Any, pa: Any) -> bool:
+    """Whether the Arrow array's integers are the stored INT32/INT64 values.
+
+    pyarrow may restore an Arrow type from the file's stored Arrow schema
+    (timestamp[s] written as TIMESTAMP(MILLIS), date64 written as DATE):
+    then its integers are not what the file stores, and the values go the
+    slow way (as Python objects through the probe's own encoder)."""
+    lg = col.logical
+    width = 32 if col.physical == "INT32" else 64
+    if lg is None or lg == "INTEGER":
+        return (pa.types.is_integer(t) and t.bit_width <= width) or (
+            pa.types.is_duration(t) and width == 64)
+    if lg == "DATE":
+        return bool(pa.types.is_date32(t))
+    if lg == "TIMESTAMP":
+        return bool(pa.types.is_timestamp(t) and t.unit == _UNIT_ARROW.get(col.unit or ""))
+    if lg == "TIME":
+        return bool((pa.types.is_time32(t) or pa.types.is_time64(t))
+                    and t.unit == _UNIT_ARROW.get(col.unit or "") and t.bit_width == width)
+    return False
 
 
 def _read_column(pf: Any, g: int | None, column: str) -> Any:
