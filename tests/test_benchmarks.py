@@ -147,6 +147,19 @@ class BenchmarkScriptTests:
         if Path("/sys/devices/system/cpu/cpu0/cache").is_dir():
             assert "L2" in m["cache_bytes"]
 
+    def test_parquet_lake_smoke_has_no_false_negative(self) -> None:
+        """benchmarks/parquet_lake.py --smoke (also run by .ci/run): may_contain
+        and the sidecar index against DuckDB's scan; no timing asserted."""
+        pytest.importorskip("duckdb")
+        pytest.importorskip("pyarrow")
+        proc = subprocess.run([sys.executable, str(BENCH / "parquet_lake.py"), "--smoke"],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        res = json.loads(proc.stdout.splitlines()[-1])
+        assert res["false_negatives"] == 0 and res["index_false_negatives"] == 0
+        assert res["true_pairs"] > 0 and res["index_fp_within_3se"] is True
+        assert res["index_bytes"] > 0 and res["index_candidate_pairs"] >= res["true_pairs"]
+
     def test_line_probe_compiles_and_reports(self, tmp_path: Path) -> None:
         """benchmarks/line_probe.c (issue #19): the random line read limit
         that benchmarks/scale.py compares the batch query with."""

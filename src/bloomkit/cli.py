@@ -639,7 +639,8 @@ _EXIT_HELP = """exit statuses:
   3  corrupt file (lengths, structure or checksum)
   4  unsupported file (newer format version, unknown kind)
   5  file in use (a writer has it open; add --wait ran out) or unclean (a
-     writer was killed: bloomkit repair FILE)
+     writer was killed: bloomkit repair FILE); parquet candidates --strict:
+     the lake changed since the index was built
   6  incompatible filters (merge)"""
 
 # one example per command, shown by `bloomkit --help` and `bloomkit CMD --help`
@@ -812,7 +813,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=_cmd_demo)
 
-    from . import cli_parquet  # its own module: `bloomkit parquet probe`
+    from . import cli_parquet  # its own module: `bloomkit parquet probe/index/candidates`
 
     cli_parquet.register(sub, _EXIT_HELP)
     return parser

@@ -41,8 +41,16 @@ from .errors import IncompatibleFiltersError
 __all__ = [
     "Candidates",
     "ColumnType",
+    "IndexCandidates",
+    "IndexedFile",
+    "ParquetIndex",
     "SplitBlockBloomFilter",
+    "StaleIndexError",
+    "StaleIndexWarning",
+    "Staleness",
+    "build_index",
     "may_contain",
+    "open_index",
     "optimal_num_bytes",
     "read_filter",
     "row_group_filters",
@@ -580,3 +588,17 @@ def _file_candidates(f: CountingFile, footer: Footer, idx: int, probe: _Probe,
                 cand = kept
         for j in cand:
             result[keys[probe.index[j]]].append((footer.path, g))
+
+
+# The sidecar index (a bloomkit file over the lake, container kind 12) lives
+# in _pq_index.py; imported last because it uses _key and _is_numpy above.
+from ._pq_index import (  # noqa: E402
+    IndexCandidates,
+    IndexedFile,
+    ParquetIndex,
+    StaleIndexError,
+    StaleIndexWarning,
+    Staleness,
+    build_index,
+    open_index,
+)

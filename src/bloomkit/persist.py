@@ -115,8 +115,18 @@ def dumps(obj: Any) -> bytes:
     return data
 
 
+# Kinds that are not one in-memory structure, and how to open them instead.
+_OPENED_ELSEWHERE = {
+    12: "a Parquet sidecar index: open it with bloomkit.parquet.open_index(path)",
+}
+
+
 def _class_for(header: dict[str, Any]) -> type[Any]:
     cls = _KINDS.get(header["kind"])
+    if cls is None and header["kind"] in _OPENED_ELSEWHERE:
+        raise UnsupportedFormatError(
+            f"structure kind {header['kind']} ({header['kind_name']}) is "
+            f"{_OPENED_ELSEWHERE[header['kind']]}")
     if cls is None:
         raise UnsupportedFormatError(
             f"structure kind {header['kind']} ({header['kind_name']}) is not supported by "

@@ -33,6 +33,15 @@ gives ints; ``str_format`` (format, start, stop) gives ``format.format(i)``;
 checks everything but the rebuild, which the kind's own tests do.  A
 BlockedBloomFilter recipe without ``layout_version`` in its kwargs builds
 layout version 0: it was written before version 1 existed.
+
+A kind that is not one in-memory structure names its ``opener`` instead
+(``"bloomkit.parquet.open_index"`` for kind 12, the Parquet sidecar index,
+which ``loads()`` refuses): its manifest records ``candidates``, the answer
+to ``open_index(file).candidates(members, check=False)`` as ``[value,
+[[path, row_group], ...]]`` pairs (paths as stored: relative to the golden
+directory), and ``probes.false_positives`` counts the (probe, entry) pairs
+answered for the probe recipe.  The lake it indexed is not kept (the index
+answers without it; its mtimes make the file impossible to rebuild).
 """
 
 from __future__ import annotations
@@ -146,3 +155,25 @@ def member_keys(m: dict[str, Any]) -> list[Any] | None:
 def format_version(m: dict[str, Any]) -> str | None:
     v = m.get("format_version", m.get("format"))
     return v if isinstance(v, str) else None
+
+
+PARQUET_INDEX_OPENER = "bloomkit.parquet.open_index"
+
+
+def opener(m: dict[str, Any]) -> str | None:
+    """The function that opens this golden when ``loads()`` cannot (None: loads)."""
+    o = m.get("opener")
+    return o if isinstance(o, str) else None
+
+
+def index_answers(path: Path, values: list[Any]) -> tuple[list[Any], int]:
+    """(candidates as a manifest records them, pairs answered) of a Parquet index golden."""
+    import os
+
+    from bloomkit.parquet import open_index
+
+    with open_index(path) as idx:
+        res = idx.candidates(values, check=False)
+    base = os.path.dirname(os.path.abspath(path))
+    out = [[v, [[os.path.relpath(p, base), g] for p, g in res[v]]] for v in values]
+    return out, sum(len(c) for c in res.values())

@@ -157,6 +157,68 @@ def main_scalable() -> None:
               f"{manifest['probes']['false_positives']} FPs")
 
 
+# Parquet sidecar indexes (kind 12): a small lake written with pyarrow in a
+# temporary directory, indexed there, and the index copied here.  Two files
+# of different physical types (INT64 and INT32) so that per-file types are
+# in the golden; one variant per granularity, one over a string column.
+PARQUET_INDEX_SPECS: dict[str, dict[str, Any]] = {
+    "ParquetIndex_row_groups_int": {"column": "v", "granularity": "row_group",
+                                    "error_rate": 0.01, "seed": 0},
+    "ParquetIndex_files_str": {"column": "s", "granularity": "file", "error_rate": 0.05,
+                               "seed": 99},
+}
+PARQUET_LAKE = ("a.parquet: v int64 0..299, s 'user-{v}', 100 rows per row group; "
+                "b.parquet: v int32 200..499, s 'user-{v}', 100 rows per row group")
+
+
+def main_parquet_index() -> None:
+    import shutil
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from _manifest import PARQUET_INDEX_OPENER, index_answers
+
+    from bloomkit.parquet import build_index
+
+    for name, spec in PARQUET_INDEX_SPECS.items():
+        bkf, js = GOLDEN / f"{name}.bkf", GOLDEN / f"{name}.json"
+        if bkf.exists() or js.exists():
+            print(f"keep {name} (goldens are never regenerated)")
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            for fname, lo, typ in (("a.parquet", 0, pa.int64()), ("b.parquet", 200, pa.int32())):
+                vals = list(range(lo, lo + 300))
+                pq.write_table(pa.table({"v": pa.array(vals, typ),
+                                         "s": [f"user-{v}" for v in vals]}),
+                               f"{d}/{fname}", row_group_size=100)
+            build_index(f"{d}/*.parquet", spec["column"], spec["error_rate"],
+                        spec["granularity"], output=f"{d}/{name}.bkf", seed=spec["seed"]).close()
+            shutil.copyfile(f"{d}/{name}.bkf", bkf)
+        if spec["column"] == "v":
+            members: list[Any] = list(range(0, 500, 7))
+            probes = {"recipe": "int_range", "start": 1000, "stop": 21000}
+        else:
+            members = [f"user-{v}" for v in range(0, 500, 7)]
+            probes = dict(PROBES)
+        data = bkf.read_bytes()
+        cands, _ = index_answers(bkf, members)
+        _, pairs = index_answers(bkf, keys(probes))
+        header = bloomkit._core.peek_header(data)
+        manifest = {
+            "file": bkf.name, "class": "ParquetIndex", "kind": header["kind"],
+            "format_version": f"{header['version_major']}.{header['version_minor']}",
+            "opener": PARQUET_INDEX_OPENER,
+            "build": {**spec, "lake": PARQUET_LAKE},
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "members": members, "candidates": cands,
+            "probes": {**probes, "false_positives": pairs},
+        }
+        js.write_text(json.dumps(manifest, indent=1) + "\n")
+        print(f"wrote {name}: {len(data)} bytes, {pairs} false-positive pairs")
+
+
 if __name__ == "__main__":
     main()
     main_scalable()
+    main_parquet_index()

@@ -9,6 +9,8 @@ PYTHONPATH.)  The first input byte picks the options: checksum on or off
 loader of bloomkit.open().  After a successful load the object must
 answer queries, take an add, merge with itself and round-trip through
 to_bytes() unchanged.  Clean errors are FormatError/ValueError/TypeError.
+A kind-12 state (the Parquet sidecar index, which loads() refuses) goes
+through bloomkit.parquet's reader instead, and must answer candidates().
 
 The C extension is built with gcc, so atheris gets no coverage from it and
 its corpus collapses to a single unit: left alone it would mutate from
@@ -29,6 +31,7 @@ import atheris
 with atheris.instrument_imports():
     import bloomkit
     from bloomkit import persist
+    from bloomkit._pq_index import KIND_PARQUET_INDEX, ParquetIndex
 
 CLEAN = (bloomkit.FormatError, ValueError, TypeError)
 
@@ -78,12 +81,30 @@ def exercise(obj: Any) -> None:
         raise AssertionError("serialization round trip changed the object")
 
 
+def fuzz_index(body: bytes, verify: bool) -> None:
+    """A Parquet index in memory: open (the one validator, then the tables
+    parsed in Python) and answer, or a clean error."""
+    try:
+        idx = ParquetIndex("<fuzz>/lake.bkidx", verify=verify, _data=body)
+    except CLEAN:
+        return
+    try:
+        idx.candidates([1, "x", b"y", 2.5, -(2**40)], check=False)
+    except TypeError:  # a probe no column type of the index takes
+        pass
+    _ = idx.entries, repr(idx), len(idx)
+    idx.close()
+
+
 def TestOneInput(data: bytes) -> None:
     if not data:
         return
     mode, body = data[0], data[1:]
     if GOLDENS and len(body) >= 2 and body[0] & 1:
         body = mutate_golden(body[1:])
+    if len(body) >= 14 and int.from_bytes(body[12:14], "little") == KIND_PARQUET_INDEX:
+        fuzz_index(body, verify=not mode & 1)
+        return
     try:
         if mode & 3 == 0:
             obj = bloomkit.loads(body)

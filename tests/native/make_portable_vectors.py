@@ -145,6 +145,8 @@ def case(path: Path) -> list[str]:
     data = (GOLDEN / bkf).read_bytes()
     kind = int.from_bytes(data[12:14], "little")
     out = [f"case {bkf} {kind}"]
+    if m.get("opener"):  # kind 12: validated (checksum, deep) on every CPU; its
+        return [*out, "end"]  # answers need Python's value encoding (test_golden.py)
     b = m.get("build", {})
     secret = b.get("secret") or b.get("kwargs", {}).get("secret") \
         or m.get("load_kwargs", {}).get("secret")

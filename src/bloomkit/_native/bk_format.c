@@ -72,6 +72,9 @@
 #ifdef BK_HAVE_FUSE
 #include "bk_fuse.h"
 #endif
+#ifdef BK_HAVE_SBBF
+#include "bk_pqindex.h"   /* the Parquet index comes with the Parquet support */
+#endif
 
 typedef struct {
     const char *name;
@@ -115,6 +118,11 @@ static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
     [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", bk_fuse_validate},
 #else
     [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", NULL},
+#endif
+#ifdef BK_HAVE_SBBF
+    [BK_KIND_PARQUET_INDEX] = {"ParquetIndex", bk_pqindex_validate},
+#else
+    [BK_KIND_PARQUET_INDEX] = {"ParquetIndex", NULL},
 #endif
 };
 

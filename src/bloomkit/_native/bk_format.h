@@ -46,7 +46,9 @@ typedef enum {
     BK_KIND_TINYLFU = 8,
     BK_KIND_SCALABLE_CUCKOO = 9,
     BK_KIND_BINARY_FUSE = 10,
-    BK_KIND_MAX_ = 11
+    /* 11 is taken by the sliding-window filter (branch sliding) */
+    BK_KIND_PARQUET_INDEX = 12,
+    BK_KIND_MAX_ = 13
 } bk_kind;
 
 /* Hash algorithms. */
