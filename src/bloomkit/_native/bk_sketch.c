@@ -379,6 +379,47 @@ uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int a
  * about what the core tracks. */
 #define BK_CMS_AHEAD 8u
 
+/* The same loop for the default shape (independent rows, u32 counters),
+ * with the row arithmetic inline and the ring holding counter addresses:
+ * callgrind counted 362 instructions a key for the general loop (166 of
+ * them in the out-of-line bk_sketch_cms_positions) at depth 7, and 266 for this
+ * one (84 of them the seven mix64).  The rows are the cost, not the
+ * misses: TopK.update of 10^6 Zipf events took 47 ms at depth 7 (761 KB
+ * of counters), 42 ms at depth 7 with a 76 KB sketch, 29 ms at depth 2
+ * (thread CPU time, loaded 2-core EPYC guest, 1 MiB L2). */
+static void bk_sketch_cms_add_estimate_many_mixed32(bk_cms *c, const uint64_t *hs, size_t n,
+                                             uint64_t *est)
+{
+    uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
+    const uint64_t w = c->width;
+    const uint32_t d = c->depth;
+    size_t j;
+    for (j = 0; j < n + BK_CMS_AHEAD; j++) {
+        if (j >= BK_CMS_AHEAD) {
+            /* Key j - AHEAD: its lines were asked for AHEAD keys ago. */
+            uint8_t **pos = ring[(j - BK_CMS_AHEAD) % BK_CMS_AHEAD];
+            uint32_t m = UINT32_MAX;
+            for (uint32_t i = 0; i < d; i++) {
+                uint32_t v = bk_load_u32le(pos[i]);
+                v += v != UINT32_MAX; /* saturate */
+                bk_store_u32le(pos[i], v);
+                m = v < m ? v : m;
+            }
+            est[j - BK_CMS_AHEAD] = m;
+        }
+        if (j < n) {
+            uint8_t **pos = ring[j % BK_CMS_AHEAD];
+            uint64_t x = hs[j];
+            uint8_t *row = c->counters;
+            for (uint32_t i = 0; i < d; i++, row += w * 4) {
+                x += BK_CMS_ROW_STEP;
+                pos[i] = row + bk_mulhi64(bk_mix64(x), w) * 4;
+                bk_prefetch_w(pos[i]);
+            }
+        }
+    }
+}
+
 void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, int atomic,
                               uint64_t *est)
 {
@@ -387,6 +428,10 @@ void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, in
     if (atomic || c->conservative) {
         for (j = 0; j < n; j++)
             est[j] = bk_sketch_cms_add_estimate(c, hs[j], 1, atomic);
+        return;
+    }
+    if (c->rows == BK_CMS_ROWS_MIXED && c->bytes == 4) {
+        bk_sketch_cms_add_estimate_many_mixed32(c, hs, n, est);
         return;
     }
     /* Positions of key j live in ring[j % AHEAD], computed AHEAD keys

@@ -6,7 +6,7 @@
  *
  * Per event: hash the key once with the sketch's hasher (and key=), add it
  * to the sketch and read its estimate in one pass over its d counters
- * (bk_cms_add_estimate), offer (h, estimate) to the candidates.  The
+ * (bk_sketch_cms_add_estimate), offer (h, estimate) to the candidates.  The
  * facade (bloomkit/sketch.py, TopK) adds construction from (epsilon,
  * delta), pickling and heavy_hitters' sort.
  *
@@ -255,6 +255,64 @@ static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t 
     bktopk_run_chunk((bktopk_batch *)ctx, hs, NULL, n, offset);
 }
 
+/* Keys of a list or tuple whose objects the loop prefetches ahead (as
+ * py_common.c's batch loop does: 16 keys, ~200 ns). */
+#define BKTOPK_LIST_AHEAD 16
+
+/* A list or tuple without key=: the keys hashed inline (exact str, int,
+ * bytes) run no Python code, so the chunk borrows them from the list with
+ * no reference of its own; the chunk is run before any other key is
+ * hashed (which may run Python code that changes the list), and that key
+ * goes alone, held by a reference.  Returns 0 or -1 (b->failed). */
+static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
+{
+    uint64_t hs[BKPY_CHUNK];
+    PyObject *objs[BKPY_CHUNK];
+    const bk_hasher *hasher = &bksketch_cms_state(b->self->sketch)->hasher;
+    Py_ssize_t i = 0;
+    for (;;) {
+        /* Read again after anything that may have run Python code. */
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(keys), end;
+        PyObject **items = PySequence_Fast_ITEMS(keys);
+        size_t fill = 0;
+        PyObject *key;
+        uint64_t h;
+        if (i >= n)
+            return 0;
+        end = n - i < (Py_ssize_t)BKPY_CHUNK ? n : i + (Py_ssize_t)BKPY_CHUNK;
+        for (; i < end; i++) {
+            if (i + BKTOPK_LIST_AHEAD < n)
+                bk_prefetch_r((const char *)items[i + BKTOPK_LIST_AHEAD]);
+            if (!bkpy_hash_key_fast(items[i], hasher, &hs[fill]))
+                break;
+            objs[fill++] = items[i];
+        }
+        if (fill > 0) {
+            /* Releasing evicted keys at its end may run Python code. */
+            bktopk_run_chunk(b, hs, objs, fill, 0);
+            if (b->failed)
+                return -1;
+        }
+        if (i == end)
+            continue;
+        /* items[i] takes the slow path (or the list changed meanwhile). */
+        if (i >= PySequence_Fast_GET_SIZE(keys))
+            return 0;
+        key = PySequence_Fast_ITEMS(keys)[i];
+        Py_INCREF(key);
+        if (bkpy_hash_key(key, NULL, hasher, &h) < 0) {
+            Py_DECREF(key);
+            b->failed = 1;
+            return -1;
+        }
+        bktopk_run_chunk(b, &h, &key, 1, 0);
+        Py_DECREF(key);
+        if (b->failed)
+            return -1;
+        i++;
+    }
+}
+
 /* Lists, tuples and other iterables: up to BKPY_CHUNK keys hashed, each
  * held by a reference (a key= function or an iterator may run Python code
  * that changes the list), then added and offered. */
@@ -354,6 +412,8 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
                                  &info);
         if (b->failed)
             rc = -1;
+    } else if (st->keyfunc == NULL && (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))) {
+        rc = bktopk_update_seq(b, keys);
     } else {
         rc = bktopk_update_objects(b, keys);
     }
