@@ -153,7 +153,7 @@ def timing(arr: np.ndarray, rounds: int) -> dict[str, Any]:
     ratios = []
     for a, b, target, what in RATIOS:
         if a in times and b in times:
-            r = [x / y for x, y in zip(times[a], times[b])]
+            r = [x / y for x, y in zip(times[a], times[b], strict=True)]
             ratios.append({"a": a, "b": b, "target": target, "what": what,
                            "median": statistics.median(r), "min": min(r), "max": max(r)})
     return {"per_event": per_event, "ratios": ratios}
@@ -197,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     info = machine.announce()
     if args.smoke:
         args.events, args.universe, args.rounds = 20_000, 10_000, 1
+    where = os.path.dirname(bloomkit.__file__)
     print(f"Zipf(1.0) over {args.universe:,} keys, {args.events:,} events, seed {args.seed}, "
-          f"{args.rounds} interleaved rounds, {args.clock} clock; bloomkit from {os.path.dirname(bloomkit.__file__)}"
+          f"{args.rounds} interleaved rounds, {args.clock} clock; bloomkit from {where}"
           + ("" if _bounter is not None else "; bounter not installed (pip install bounter)"))
     arr = zipf_stream(args.events, args.universe, args.seed)
     res: dict[str, Any] = {"events": args.events, "universe": args.universe,

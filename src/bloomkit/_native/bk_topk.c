@@ -15,9 +15,15 @@
  *   order   a min-heap by (estimate, tick): tick counts the offers that
  *           updated or inserted (not the rejected ones), so among equal
  *           estimates the key updated longest ago is evicted first, as the
- *           Python heap of (estimate, tick, key) tuples did.  A tracked
- *           key's estimate can fall (the sketch was cleared): both sift
- *           directions are handled.
+ *           Python heap of (estimate, tick, key) tuples did.  An offer
+ *           of a tracked key at its current estimate (add(key, 0)) keeps
+ *           its tick, as the older heap entry of that estimate came first
+ *           there too.  A tracked key's estimate can fall (the sketch was
+ *           cleared): both sift directions are handled.  (One difference
+ *           remains after a clear: a key whose estimate comes back to a
+ *           value it had before the clear had a stale heap entry of that
+ *           value revive in the Python heap, with its old tick; here it
+ *           takes a new tick.)
  *   index   keys are identified by their 64-bit hash h, the same h the
  *           sketch counts them by (one key encoding: 1, True and numpy 1
  *           are one key; so are "a" and b"a", which the sketch already
@@ -259,6 +265,12 @@ int bk_topk_offer(bk_topk *t, uint64_t h, uint64_t est, void *obj, void **evicte
     *evicted = NULL;
     if (found >= 0) {
         s = (uint32_t)found;
+        if (est == t->slots[s].est) {
+            /* add(key, 0): the Python heap kept the older entry of the
+             * same estimate, and met it first; so does this slot. */
+            t->tick++;
+            return BK_TOPK_UPDATED;
+        }
         t->slots[s].est = est;
         t->slots[s].tick = t->tick++;
         bk_topk_fix(t, s);
