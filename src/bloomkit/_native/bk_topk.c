@@ -177,6 +177,10 @@ static bk_rc bk_topk_grow(bk_topk *t, uint32_t cap)
     uint32_t *heap;
     while (cells < 2 * (uint64_t)cap)
         cells *= 2;
+    /* 32-bit size_t: 2^30 slots of 32 bytes do not fit an address space. */
+    if ((uint64_t)cap * sizeof *slots > (uint64_t)SIZE_MAX ||
+        cells * sizeof(int32_t) > (uint64_t)SIZE_MAX)
+        return BK_ERR_NOMEM;
     slots = (bk_topk_slot *)realloc(t->slots, (size_t)cap * sizeof *slots);
     if (slots == NULL)
         return BK_ERR_NOMEM;
