@@ -386,7 +386,7 @@ uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int a
  * one (84 of them the seven mix64).  The rows are the cost, not the
  * misses: TopK.update of 10^6 Zipf events took 47 ms at depth 7 (761 KB
  * of counters), 42 ms at depth 7 with a 76 KB sketch, 29 ms at depth 2
- * (thread CPU time, loaded 2-core EPYC guest, 1 MiB L2). */
+ * (thread CPU time, loaded 2-vCPU EPYC guest, 512 KiB L2 per CPU). */
 static void bk_sketch_cms_add_estimate_many_mixed32(bk_cms *c, const uint64_t *hs, size_t n,
                                              uint64_t *est)
 {
