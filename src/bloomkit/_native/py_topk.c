@@ -10,6 +10,15 @@
  * facade (bloomkit/sketch.py, TopK) adds construction from (epsilon,
  * delta), pickling and heavy_hitters' sort.
  *
+ * TopKBase is not on the descriptor contract (bkpy_desc, py_common.h):
+ * that contract is the state buffer's (from_bytes, _detach, copy, header
+ * and DIRTY), and TopK owns none: its counts live in the CountMinBase it
+ * drives, which is on the contract, and its candidates are Python objects
+ * with no file format (pickled by the facade).  It registers plainly
+ * (bktopk_init) and keeps the contract's other rules: one prefix, no
+ * atomics of its own, GIL held with no Python code between reading and
+ * writing shared state.
+ *
  * Threads.  Everything here holds the GIL, including the batch over a
  * numpy array: the candidates hold Python objects and the heap and index
  * change with plain stores, and the sketch's counters are updated with
