@@ -11,6 +11,8 @@ import heapq
 import json
 import pickle
 import random
+import shutil
+import subprocess
 import tracemalloc
 import weakref
 from collections import Counter
@@ -25,6 +27,7 @@ from bloomkit import CountMinSketch, TopK
 from bloomkit._core import ByteKeys
 
 PICKLES = Path(__file__).parent / "format" / "pickles"
+NATIVE = Path(__file__).resolve().parent.parent / "src" / "bloomkit" / "_native"
 
 
 class _PyTopK:
@@ -377,3 +380,19 @@ class BadInputTests:
             with pytest.raises(TypeError, match="read-only"):
                 top.update(["a"])
             assert len(top) == 0
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_plain_c_core(tmp_path: Path) -> None:
+    """tests/native/test_bk_topk.c: bk_topk.c without Python, against a
+    brute-force model (outcomes, evictions, minimum, index runs)."""
+    exe = tmp_path / "test_bk_topk"
+    subprocess.run(
+        ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}",
+         str(NATIVE / "bk_topk.c"), str(Path(__file__).parent / "native" / "test_bk_topk.c"),
+         "-o", str(exe)],
+        check=True,
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0 and "test_bk_topk: ok" in out.stdout
