@@ -26,8 +26,8 @@
  * the same sketch (then bkpy_state_atomic says so and every add is an
  * atomic one, as CountMinSketch.add does).  Releasing the GIL would make
  * every counter update a compare-and-swap: CountMinSketch.add_many, which
- * does that, measured 51-64 ns a key where this batch path measured about
- * 15 (benchmarks/topk.py; 7 rows).  No Python code runs between reading
+ * does that, measured 51-64 ns a key where this whole batch (hashing,
+ * sketch and candidates) measured 43-45 (benchmarks/topk.py; 7 rows).  No Python code runs between reading
  * the candidates and updating them: a key= function, an iterator's
  * __next__ and the hashing of unusual keys run first; a key object made
  * for a numpy element (which may run the garbage collector) is made
