@@ -28,8 +28,9 @@
  * every counter update a compare-and-swap: CountMinSketch.add_many, which
  * does that, measured 51-64 ns a key where this whole batch (hashing,
  * sketch and candidates) measured 43-45 (benchmarks/topk.py; 7 rows).
- * No Python code runs between reading the candidates and updating them: a key= function, an iterator's
- * __next__ and the hashing of unusual keys run first; a key object made
+ * No Python code runs between reading the candidates and updating them:
+ * a key= function, an iterator's __next__ and the hashing of unusual keys
+ * run first; a key object made
  * for a numpy element (which may run the garbage collector) is made
  * before its offer, which then looks again; evicted objects are released
  * last.  So concurrent add() calls lose nothing (tests/test_threads.py).
