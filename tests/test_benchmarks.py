@@ -160,6 +160,18 @@ class BenchmarkScriptTests:
         assert res["true_pairs"] > 0 and res["index_fp_within_3se"] is True
         assert res["index_bytes"] > 0 and res["index_candidate_pairs"] >= res["true_pairs"]
 
+    def test_topk_smoke_prints_and_stores_the_machine(self, tmp_path: Path) -> None:
+        """benchmarks/topk.py (#21.2): TopK, bounter and Counter, in CI's smoke run."""
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "topk.py"), "--smoke", "--out", str(tmp_path)],
+            capture_output=True, text=True, timeout=600, check=True).stdout
+        assert out.splitlines()[0].startswith("# machine: ")
+        assert re.search(r"^  TopK\.update\(numpy int64\) +best ", out, re.M)
+        assert re.search(r"^  batch speed-up: Counter\.update\(list of int\) / TopK", out, re.M)
+        res = json.loads((tmp_path / "topk-smoke.json").read_text())
+        assert "cpu_model" in res["machine"] and res["events"] == 20_000
+        assert res["recall"]["TopK"] == 1.0
+
     def test_line_probe_compiles_and_reports(self, tmp_path: Path) -> None:
         """benchmarks/line_probe.c (issue #19): the random line read limit
         that benchmarks/scale.py compares the batch query with."""

@@ -3,17 +3,16 @@
 :class:`CountMinSketch` and :class:`TinyLFU` are thin facades over the C
 types :class:`bloomkit._core.CountMinBase` and
 :class:`bloomkit._core.TinyLFUBase` (``bk_sketch.c``); every per-key and batch
-operation is C.  :class:`TopK` is a small pure-Python companion that keeps
-the k most frequent keys seen, using a count-min sketch for the counts.
+operation is C.  :class:`TopK` keeps the k most frequent keys seen, using a
+count-min sketch for the counts (its core :class:`bloomkit._core.TopKBase`,
+``bk_topk.c``, is C too).
 See docs/sketch.md.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-import threading
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, overload
 
 from . import _core
@@ -206,103 +205,80 @@ class TinyLFU(Persistent, _core.TinyLFUBase[_K]):
         )
 
 
-class TopK:
+class TopK(_core.TopKBase):
     """The ``k`` most frequent keys of a stream (heavy hitters).
 
     Counts come from a :class:`CountMinSketch` (so they are upper bounds);
     the candidates are the k keys with the highest estimates seen so far,
-    kept in a min-heap.  A key that falls out can come back when its
-    estimate grows again.  ``TopK(k, *, epsilon=1e-4, delta=1e-3, seed=0)``
-    or ``TopK(k, sketch=existing_sketch)``.  Thread-safe: ``add`` and
-    ``heavy_hitters`` run under a lock (the heap and the dict change
-    together; without it threads raised IndexError and lost counts, R31).
+    kept in a min-heap in C (``bk_topk.c``).  A key that falls out can come
+    back when its estimate grows again.  ``TopK(k, *, epsilon=1e-4,
+    delta=1e-3, seed=0)`` or ``TopK(k, sketch=existing_sketch)``.  Keys are
+    identified as the sketch counts them (its hash, seed, secret and key=);
+    each candidate reports the key object it entered with.  ``update(keys)``
+    takes a list, tuple, iterable, numpy array or ByteKeys and gives the
+    same result as ``add`` on each key in order.  Thread-safe: every call
+    runs in C under the GIL (R31).
     """
 
-    def __init__(
-        self,
-        k: int,
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        k: int | None = None,
         *,
         epsilon: float = 1e-4,
         delta: float = 1e-3,
         seed: int = 0,
         sketch: CountMinSketch[Any] | None = None,
-    ) -> None:
+    ) -> TopK:
+        if k is None:
+            # cls.__new__(cls): how pickles of the pure-Python TopK (before
+            # #21) start; __setstate__ fills it.  Any other use raises.
+            return super().__new__(cls)
         if isinstance(k, bool) or not isinstance(k, int):
             raise TypeError(f"k must be an int, not {type(k).__name__}")
         if k < 1:
             raise ValueError("k must be >= 1")
-        self.k = k
         if sketch is None:
             sketch = CountMinSketch.from_error(epsilon, delta, seed=seed)
-        self.sketch: CountMinSketch[Any] = sketch
-        self._top: dict[Hashable, int] = {}
-        self._heap: list[tuple[int, int, Hashable]] = []  # (estimate, tiebreak, key), lazy
-        self._tick = 0
-        self._lock = threading.Lock()
+        elif not isinstance(sketch, _core.CountMinBase):
+            raise TypeError(f"sketch must be a CountMinSketch, not {type(sketch).__name__}")
+        return super().__new__(cls, k, sketch)
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]  # a lock does not pickle; a copy gets its own
-        return state
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore_topk, (type(self), self.k, self.sketch, self._entries(), self._tick))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def _push(self, key: Hashable, est: int) -> None:
-        self._tick += 1
-        heapq.heappush(self._heap, (est, self._tick, key))
-
-    def _min(self) -> tuple[int, Hashable]:
-        while True:
-            est, _, key = self._heap[0]
-            if self._top.get(key) == est:
-                return est, key
-            heapq.heappop(self._heap)  # stale entry
-
-    def add(self, key: Hashable, count: int = 1) -> int:
-        """Count ``key``; return its estimate."""
-        with self._lock:
-            return self._add(key, count)
-
-    def _add(self, key: Hashable, count: int) -> int:
-        est: int = self.sketch.add(key, count)
-        top = self._top
-        if key in top:
-            top[key] = est
-            self._push(key, est)
-        elif len(top) < self.k:
-            top[key] = est
-            self._push(key, est)
-        else:
-            low, low_key = self._min()
-            if est > low:
-                del top[low_key]
-                heapq.heappop(self._heap)
-                top[key] = est
-                self._push(key, est)
-        if len(self._heap) > 4 * self.k + 64:  # drop stale entries
-            self._heap = [(e, i, kk) for e, i, kk in self._heap if top.get(kk) == e]
-            heapq.heapify(self._heap)
-        return est
-
-    def update(self, keys: Iterable[Hashable]) -> None:
-        """Count every key of an iterable."""
-        for key in keys:
-            self.add(key)
+        """Load a pickle of the pure-Python TopK (before #21): its ``__dict__``
+        with ``k``, ``sketch``, ``_top`` {key: estimate}, ``_heap`` [(estimate,
+        tick, key)] (with stale entries) and ``_tick``.  A key's tick is the
+        oldest heap entry that matches its estimate, the one its heap met
+        first, so that later evictions happen in the same order."""
+        if not isinstance(state, dict) or not {"k", "sketch", "_top"} <= state.keys():
+            raise TypeError("not the state of a TopK")
+        top: dict[Any, int] = state["_top"]
+        ticks: dict[Any, int] = {}
+        for est, tick, key in state.get("_heap", []):
+            if top.get(key) == est and (key not in ticks or tick < ticks[key]):
+                ticks[key] = tick
+        entries = [(key, est, ticks.get(key, 0)) for key, est in top.items()]
+        self._restore(state["k"], state["sketch"], entries, state.get("_tick", 0) + 1)
 
     def heavy_hitters(self, k: int | None = None) -> list[tuple[Hashable, int]]:
         """The (up to) ``k`` most frequent keys and their estimates, most frequent first."""
         n = self.k if k is None else k
-        with self._lock:
-            items = list(self._top.items())
+        items = self._items()
         return sorted(items, key=lambda kv: (-kv[1], repr(kv[0])))[:n]
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._top
-
-    def __len__(self) -> int:
-        return len(self._top)
-
     def __repr__(self) -> str:
-        return f"TopK(k={self.k}, tracked={len(self._top)}, total={self.sketch.total})"
+        return f"TopK(k={self.k}, tracked={len(self)}, total={self.sketch.total})"
+
+
+def _restore_topk(
+    cls: type[TopK], k: int, sketch: CountMinSketch[Any],
+    entries: list[tuple[Hashable, int, int]], tick: int,
+) -> TopK:
+    """Unpickle a TopK (its ``__reduce__``)."""
+    top = cls.__new__(cls)
+    top._restore(k, sketch, entries, tick)
+    return top

@@ -332,6 +332,129 @@ uint64_t bk_sketch_cms_estimate(const bk_cms *c, uint64_t h)
     return est;
 }
 
+/* ---- Begin logic for add-then-estimate (TopK, bk_topk.c) -------------- */
+
+/* The plain update of one key whose positions are known: each counter
+ * grows by count (saturating) and the estimate is the least new value,
+ * which is what bk_cms_estimate reads after bk_cms_add. */
+BK_INLINE uint64_t bk_sketch_cms_add_estimate_plain(bk_cms *c, const uint64_t *pos, uint64_t count)
+{
+    uint64_t est = UINT64_MAX;
+    if (c->bytes == 4) {
+        for (uint32_t i = 0; i < c->depth; i++) {
+            uint8_t *p = c->counters + pos[i] * 4;
+            uint64_t v = (uint64_t)bk_load_u32le(p) + count;
+            if (v > UINT32_MAX || v < count)
+                v = UINT32_MAX;
+            bk_store_u32le(p, (uint32_t)v);
+            if (v < est)
+                est = v;
+        }
+        return est;
+    }
+    for (uint32_t i = 0; i < c->depth; i++) {
+        uint8_t *p = c->counters + pos[i] * 8;
+        uint64_t v = bk_sat_add64(bk_load_u64le(p), count);
+        bk_store_u64le(p, v);
+        if (v < est)
+            est = v;
+    }
+    return est;
+}
+
+uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int atomic)
+{
+    uint64_t pos[BK_CMS_MAX_DEPTH];
+    if (atomic || c->conservative || count == 0) {
+        bk_sketch_cms_add(c, h, count, atomic);
+        return bk_sketch_cms_estimate(c, h);
+    }
+    bk_sketch_cms_positions(c, h, pos);
+    return bk_sketch_cms_add_estimate_plain(c, pos, count);
+}
+
+/* Keys ahead whose counters are prefetched: a power of two.  Counters of a
+ * default TopK sketch (eps 1e-4, delta 1e-3: 7 rows of 27183 u32, 761 KB)
+ * sit in L2 or L3 at random; 8 keys ahead keeps 56 lines in flight,
+ * about what the core tracks. */
+#define BK_CMS_AHEAD 8u
+
+/* The same loop for the default shape (independent rows, u32 counters),
+ * with the row arithmetic inline and the ring holding counter addresses:
+ * callgrind counted 362 instructions a key for the general loop (166 of
+ * them in the out-of-line bk_sketch_cms_positions) at depth 7, and 266 for this
+ * one (84 of them the seven mix64).  The rows are the cost, not the
+ * misses: TopK.update of 10^6 Zipf events took 47 ms at depth 7 (761 KB
+ * of counters), 42 ms at depth 7 with a 76 KB sketch, 29 ms at depth 2
+ * (thread CPU time, loaded 2-vCPU EPYC guest, 512 KiB L2 per CPU). */
+static void bk_sketch_cms_add_estimate_many_mixed32(bk_cms *c, const uint64_t *hs, size_t n,
+                                             uint64_t *est)
+{
+    uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
+    const uint64_t w = c->width;
+    const uint32_t d = c->depth;
+    size_t j;
+    for (j = 0; j < n + BK_CMS_AHEAD; j++) {
+        if (j >= BK_CMS_AHEAD) {
+            /* Key j - AHEAD: its lines were asked for AHEAD keys ago. */
+            uint8_t **pos = ring[(j - BK_CMS_AHEAD) % BK_CMS_AHEAD];
+            uint32_t m = UINT32_MAX;
+            for (uint32_t i = 0; i < d; i++) {
+                uint32_t v = bk_load_u32le(pos[i]);
+                v += v != UINT32_MAX; /* saturate */
+                bk_store_u32le(pos[i], v);
+                m = v < m ? v : m;
+            }
+            est[j - BK_CMS_AHEAD] = m;
+        }
+        if (j < n) {
+            uint8_t **pos = ring[j % BK_CMS_AHEAD];
+            uint64_t x = hs[j];
+            uint8_t *row = c->counters;
+            for (uint32_t i = 0; i < d; i++, row += w * 4) {
+                x += BK_CMS_ROW_STEP;
+                pos[i] = row + bk_mulhi64(bk_mix64(x), w) * 4;
+                bk_prefetch_w(pos[i]);
+            }
+        }
+    }
+}
+
+void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, int atomic,
+                              uint64_t *est)
+{
+    uint64_t ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
+    size_t j;
+    if (atomic || c->conservative) {
+        for (j = 0; j < n; j++)
+            est[j] = bk_sketch_cms_add_estimate(c, hs[j], 1, atomic);
+        return;
+    }
+    if (c->rows == BK_CMS_ROWS_MIXED && c->bytes == 4) {
+        bk_sketch_cms_add_estimate_many_mixed32(c, hs, n, est);
+        return;
+    }
+    /* Positions of key j live in ring[j % AHEAD], computed AHEAD keys
+     * early with their lines prefetched; keys are still updated strictly
+     * in order, so the estimates equal the one-by-one ones. */
+    for (j = 0; j < n && j < BK_CMS_AHEAD; j++) {
+        bk_sketch_cms_positions(c, hs[j], ring[j]);
+        for (uint32_t i = 0; i < c->depth; i++)
+            bk_prefetch_w(c->counters + ring[j][i] * c->bytes);
+    }
+    for (j = 0; j < n; j++) {
+        uint64_t *pos = ring[j % BK_CMS_AHEAD];
+        est[j] = bk_sketch_cms_add_estimate_plain(c, pos, 1);
+        if (j + BK_CMS_AHEAD < n) {
+            bk_sketch_cms_positions(c, hs[j + BK_CMS_AHEAD], pos);
+            for (uint32_t i = 0; i < c->depth; i++)
+                bk_prefetch_w(c->counters + pos[i] * c->bytes);
+        }
+    }
+}
+
+/* ---- End logic for add-then-estimate ---------------------------------- */
+
 bk_rc bk_sketch_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)
 {
     uint64_t n = dst->width * dst->depth;

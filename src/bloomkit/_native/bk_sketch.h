@@ -67,6 +67,16 @@ void bk_sketch_cms_positions(const bk_cms *c, uint64_t h, uint64_t *out);
 void bk_sketch_cms_add(bk_cms *c, uint64_t h, uint64_t count, int atomic);
 uint64_t bk_sketch_cms_estimate(const bk_cms *c, uint64_t h);
 
+/* bk_sketch_cms_add then bk_sketch_cms_estimate of the same key, positions derived
+ * once: the key's estimate right after its add (what TopK offers). */
+uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int atomic);
+/* The same for hs[0..n) in order, count 1 each, est[j] the estimate after
+ * key j's add: equal to n calls of bk_sketch_cms_add_estimate(c, hs[j], 1,
+ * atomic), but the plain (non-atomic, non-conservative) loop prefetches
+ * the counters of the keys a few places ahead. */
+void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, int atomic,
+                              uint64_t *est);
+
 /* dst += src counter by counter.  saturate == 0: first check that no sum
  * exceeds the counter maximum; if one would, return BK_ERR_CAPACITY and
  * leave dst unchanged.  saturate != 0: sums clamp at the maximum. */

@@ -39,6 +39,9 @@ int bkfuse_init(PyObject *m);
 #ifdef BK_HAVE_SBBF
 int bksbbf_init(PyObject *m);
 #endif
+#ifdef BK_HAVE_TOPK
+int bktopk_init(PyObject *m); /* after sketch: TopKBase drives a CountMinBase */
+#endif
 
 typedef int (*bkfn_init)(PyObject *m);
 
@@ -65,6 +68,9 @@ static const bkfn_init bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_SBBF
     bksbbf_init,
+#endif
+#ifdef BK_HAVE_TOPK
+    bktopk_init,
 #endif
 };
 

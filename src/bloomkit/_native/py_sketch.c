@@ -8,7 +8,7 @@
  * the state-level methods (to_bytes, _seal, pickling, equality, ...) are
  * written once.  The facades in bloomkit/sketch.py subclass these types.
  */
-#include "py_common.h"
+#include "py_sketch.h"
 
 #include "bk_atomic.h"
 #include "bk_endian.h"
@@ -1000,6 +1000,35 @@ static PyTypeObject BKTlfu_Type = {
 };
 
 /* ---- End logic for TinyLFU -------------------------------------------- */
+
+/* ---- Begin logic for TopK's view of the sketch (py_sketch.h) ---------- */
+
+int bksketch_cms_check(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &BKCms_Type);
+}
+
+bk_cms *bksketch_cms_core(PyObject *o)
+{
+    return &((BKCms *)o)->cms;
+}
+
+bkpy_state *bksketch_cms_state(PyObject *o)
+{
+    return &((BKCms *)o)->st;
+}
+
+void bksketch_cms_count_total(PyObject *o, uint64_t n, int atomic)
+{
+    bksketch_cms_total_add((BKCms *)o, n, atomic);
+}
+
+int bksketch_cms_parse_count(PyObject *obj, uint64_t *out, const char *what)
+{
+    return bksketch_parse_count(obj, out, what);
+}
+
+/* ---- End logic for TopK's view of the sketch -------------------------- */
 
 static const bkpy_desc bksketch_cms_desc = {
     .type = &BKCms_Type,

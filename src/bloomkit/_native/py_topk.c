@@ -1,0 +1,663 @@
+/*
+ * py_topk.c -- CPython type of TopK's core (TopKBase): a count-min sketch
+ * (a CountMinBase object, py_sketch.c) counts every event, and the
+ * candidate set of bk_topk.c keeps the k keys with the highest estimates,
+ * each slot holding a strong reference to the key object it reports.
+ *
+ * Per event: hash the key once with the sketch's hasher (and key=), add it
+ * to the sketch and read its estimate in one pass over its d counters
+ * (bk_sketch_cms_add_estimate), offer (h, estimate) to the candidates.  The
+ * facade (bloomkit/sketch.py, TopK) adds construction from (epsilon,
+ * delta), pickling and heavy_hitters' sort.
+ *
+ * TopKBase is not on the descriptor contract (bkpy_desc, py_common.h):
+ * that contract is the state buffer's (from_bytes, _detach, copy, header
+ * and DIRTY), and TopK owns none: its counts live in the CountMinBase it
+ * drives, which is on the contract, and its candidates are Python objects
+ * with no file format (pickled by the facade).  It registers plainly
+ * (bktopk_init) and keeps the contract's other rules: one prefix, no
+ * atomics of its own, GIL held with no Python code between reading and
+ * writing shared state.
+ *
+ * Threads.  Everything here holds the GIL, including the batch over a
+ * numpy array: the candidates hold Python objects and the heap and index
+ * change with plain stores, and the sketch's counters are updated with
+ * plain stores too unless other threads run GIL-free count-min batches on
+ * the same sketch (then bkpy_state_atomic says so and every add is an
+ * atomic one, as CountMinSketch.add does).  Releasing the GIL would make
+ * every counter update a compare-and-swap: CountMinSketch.add_many, which
+ * does that, measured 51-64 ns a key where this whole batch (hashing,
+ * sketch and candidates) measured 43-45 (benchmarks/topk.py; 7 rows).
+ * No Python code runs between reading the candidates and updating them:
+ * a key= function, an iterator's __next__ and the hashing of unusual keys
+ * run first; a key object made
+ * for a numpy element (which may run the garbage collector) is made
+ * before its offer, which then looks again; evicted objects are released
+ * last.  So concurrent add() calls lose nothing (tests/test_threads.py).
+ */
+#include "py_common.h"
+
+#include "bk_topk.h"
+#include "py_sketch.h"
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *sketch;   /* a CountMinBase; NULL in a shell made for unpickling */
+    bk_topk t;          /* each slot's obj: a strong reference to its key */
+    PyObject *weakreflist;
+} BKTopK;
+
+static PyTypeObject BKTopK_Type;
+
+/* ---- Begin logic for the object --------------------------------------- */
+
+/* TopKBase(k, sketch): candidates for k keys over a CountMinBase.
+ * TopKBase() with no argument at all makes an empty shell that only
+ * _restore accepts: pickles written by the pure-Python TopK rebuild their
+ * object with cls.__new__(cls) and then __setstate__ (sketch.py). */
+static PyObject *bktopk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"k", "sketch", NULL};
+    PyObject *kobj = NULL, *sketch = NULL;
+    BKTopK *self;
+    uint64_t k = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:TopK", kwlist, &kobj, &sketch))
+        return NULL;
+    if (kobj != NULL || sketch != NULL) {
+        if (kobj == NULL || sketch == NULL) {
+            PyErr_SetString(PyExc_TypeError, "TopKBase(k, sketch) takes both arguments");
+            return NULL;
+        }
+        if (PyBool_Check(kobj) || !PyLong_Check(kobj)) {
+            PyErr_Format(PyExc_TypeError, "k must be an int, not %.50s", Py_TYPE(kobj)->tp_name);
+            return NULL;
+        }
+        k = PyLong_AsUnsignedLongLong(kobj);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            k = 0;
+            if (PyObject_RichCompareBool(kobj, Py_False, Py_GT) == 1)
+                k = BK_TOPK_MAX_K + 1;
+        }
+        if (k < 1) {
+            PyErr_SetString(PyExc_ValueError, "k must be >= 1");
+            return NULL;
+        }
+        if (k > BK_TOPK_MAX_K) {
+            PyErr_SetString(PyExc_ValueError, "k must be <= 2**30");
+            return NULL;
+        }
+        if (!bksketch_cms_check(sketch)) {
+            PyErr_Format(PyExc_TypeError, "sketch must be a CountMinSketch, not %.50s",
+                         Py_TYPE(sketch)->tp_name);
+            return NULL;
+        }
+    }
+    self = (BKTopK *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->weakreflist = NULL;
+    memset(&self->t, 0, sizeof self->t);
+    if (sketch != NULL) {
+        if (bk_topk_init(&self->t, k) != BK_OK) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        Py_INCREF(sketch);
+        self->sketch = sketch;
+    }
+    return (PyObject *)self;
+}
+
+static int bktopk_traverse(BKTopK *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->sketch);
+    for (uint32_t s = 0; s < self->t.len; s++)
+        Py_VISIT((PyObject *)self->t.slots[s].obj);
+    return 0;
+}
+
+static int bktopk_clear_refs(BKTopK *self)
+{
+    /* Detach the slots first: a key's finalizer may look at this object. */
+    bk_topk t = self->t;
+    memset(&self->t, 0, sizeof self->t);
+    Py_CLEAR(self->sketch);
+    for (uint32_t s = 0; s < t.len; s++)
+        Py_XDECREF((PyObject *)t.slots[s].obj);
+    bk_topk_free(&t);
+    return 0;
+}
+
+static void bktopk_dealloc(BKTopK *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    bktopk_clear_refs(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int bktopk_ready(BKTopK *self)
+{
+    if (BK_UNLIKELY(self->sketch == NULL)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "this TopK was made without k (TopK() takes k: TopK(k, ...))");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- End logic for the object ----------------------------------------- */
+
+/* ---- Begin logic for adds --------------------------------------------- */
+
+/* Offer h/est with key object key (borrowed): on insertion the slot takes
+ * a reference; an evicted object is returned (a reference to release once
+ * nothing reads the candidates any more).  -1 on MemoryError. */
+static int bktopk_offer(BKTopK *self, uint64_t h, uint64_t est, PyObject *key,
+                        PyObject **evicted)
+{
+    void *old = NULL;
+    int rc = bk_topk_offer(&self->t, h, est, key, &old);
+    *evicted = (PyObject *)old;
+    if (rc < 0) {
+        bkpy_raise_nomem((uint64_t)self->t.cap * 2 * sizeof(bk_topk_slot),
+                         "TopK's candidate slots", "use a smaller k");
+        return -1;
+    }
+    if (rc == BK_TOPK_INSERTED || rc == BK_TOPK_REPLACED)
+        Py_INCREF(key);
+    return 0;
+}
+
+/* add(key, count=1) -> the key's estimate after the add. */
+static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint64_t h, est, count = 1;
+    PyObject *evicted = NULL;
+    bkpy_state *st;
+    int atomic;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "add(key, count=1) takes 1 or 2 arguments");
+        return NULL;
+    }
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    if (nargs == 2 && bksketch_cms_parse_count(args[1], &count, "count") < 0)
+        return NULL;
+    st = bksketch_cms_state(self->sketch);
+    /* Python code (key=, __index__) may run while hashing: read the state
+     * after it. */
+    if (bkpy_hash_key(args[0], st->keyfunc, &st->hasher, &h) < 0)
+        return NULL;
+    if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0)
+        return NULL;
+    atomic = bkpy_state_atomic(st);
+    est = bk_sketch_cms_add_estimate(bksketch_cms_core(self->sketch), h, count, atomic);
+    bksketch_cms_count_total(self->sketch, count, atomic);
+    if (bktopk_offer(self, h, est, args[0], &evicted) < 0)
+        return NULL;
+    Py_XDECREF(evicted);
+    return PyLong_FromUnsignedLongLong(est);
+}
+
+/* One chunk of a batch: hashes, the key objects when the caller has them
+ * (lists, tuples, iterators; NULL for buffers, whose elements are made
+ * only for the keys that enter the candidates). */
+typedef struct {
+    BKTopK *self;
+    PyObject *source;     /* buffer input: indexed for the keys that enter */
+    int failed;           /* an exception is set; later chunks are skipped */
+    uint64_t est[BKPY_CHUNK];
+    PyObject *evicted[BKPY_CHUNK];
+} bktopk_batch;
+
+static void bktopk_run_chunk(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
+                             size_t n, size_t offset)
+{
+    BKTopK *self = b->self;
+    bkpy_state *st = bksketch_cms_state(self->sketch);
+    size_t nevicted = 0;
+    int atomic;
+    if (b->failed || n == 0)
+        return;
+    if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0) {
+        b->failed = 1;
+        return;
+    }
+    atomic = bkpy_state_atomic(st);
+    bk_sketch_cms_add_estimate_many(bksketch_cms_core(self->sketch), hs, n, atomic, b->est);
+    bksketch_cms_count_total(self->sketch, n, atomic);
+    for (size_t j = 0; j < n; j++) {
+        PyObject *key, *ev = NULL;
+        int rc;
+        /* Most events are below the minimum and untracked: one probe. */
+        if (!bk_topk_admits(&self->t, hs[j], b->est[j]))
+            continue;
+        if (objs != NULL) {
+            rc = bktopk_offer(self, hs[j], b->est[j], objs[j], &ev);
+        } else if (bk_topk_find(&self->t, hs[j]) >= 0) {
+            rc = bktopk_offer(self, hs[j], b->est[j], NULL, &ev); /* an update */
+        } else {
+            /* May run Python code (the collector): offer after it. */
+            key = PySequence_GetItem(b->source, (Py_ssize_t)(offset + j));
+            if (key == NULL) {
+                rc = -1;
+            } else {
+                rc = bktopk_offer(self, hs[j], b->est[j], key, &ev);
+                Py_DECREF(key);
+            }
+        }
+        if (ev != NULL)
+            b->evicted[nevicted++] = ev;
+        if (rc < 0) {
+            b->failed = 1;
+            break;
+        }
+    }
+    for (size_t j = 0; j < nevicted; j++)
+        Py_DECREF(b->evicted[j]);
+}
+
+static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bktopk_run_chunk((bktopk_batch *)ctx, hs, NULL, n, offset);
+}
+
+/* Keys of a list or tuple whose objects the loop prefetches ahead (as
+ * py_common.c's batch loop does: 16 keys, ~200 ns). */
+#define BKTOPK_LIST_AHEAD 16
+
+/* A list or tuple without key=: the keys hashed inline (exact str, int,
+ * bytes) run no Python code, so the chunk borrows them from the list with
+ * no reference of its own; the chunk is run before any other key is
+ * hashed (which may run Python code that changes the list), and that key
+ * goes alone, held by a reference.  Returns 0 or -1 (b->failed). */
+static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
+{
+    uint64_t hs[BKPY_CHUNK];
+    PyObject *objs[BKPY_CHUNK];
+    const bk_hasher *hasher = &bksketch_cms_state(b->self->sketch)->hasher;
+    Py_ssize_t i = 0;
+    for (;;) {
+        /* Read again after anything that may have run Python code. */
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(keys), end;
+        PyObject **items = PySequence_Fast_ITEMS(keys);
+        size_t fill = 0;
+        PyObject *key;
+        uint64_t h;
+        if (i >= n)
+            return 0;
+        end = n - i < (Py_ssize_t)BKPY_CHUNK ? n : i + (Py_ssize_t)BKPY_CHUNK;
+        for (; i < end; i++) {
+            if (i + BKTOPK_LIST_AHEAD < n)
+                bk_prefetch_r((const char *)items[i + BKTOPK_LIST_AHEAD]);
+            if (!bkpy_hash_key_fast(items[i], hasher, &hs[fill]))
+                break;
+            objs[fill++] = items[i];
+        }
+        if (fill > 0) {
+            /* Releasing evicted keys at its end may run Python code. */
+            bktopk_run_chunk(b, hs, objs, fill, 0);
+            if (b->failed)
+                return -1;
+        }
+        if (i == end)
+            continue;
+        /* items[i] takes the slow path (or the list changed meanwhile). */
+        if (i >= PySequence_Fast_GET_SIZE(keys))
+            return 0;
+        key = PySequence_Fast_ITEMS(keys)[i];
+        Py_INCREF(key);
+        if (bkpy_hash_key(key, NULL, hasher, &h) < 0) {
+            Py_DECREF(key);
+            b->failed = 1;
+            return -1;
+        }
+        bktopk_run_chunk(b, &h, &key, 1, 0);
+        Py_DECREF(key);
+        if (b->failed)
+            return -1;
+        i++;
+    }
+}
+
+/* Lists, tuples and other iterables: up to BKPY_CHUNK keys hashed, each
+ * held by a reference (a key= function or an iterator may run Python code
+ * that changes the list), then added and offered. */
+static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
+{
+    uint64_t hs[BKPY_CHUNK];
+    PyObject *objs[BKPY_CHUNK];
+    size_t fill = 0;
+    int seq = PyList_CheckExact(keys) || PyTuple_CheckExact(keys);
+    PyObject *iter = NULL;
+    Py_ssize_t i = 0;
+    bkpy_state *st = bksketch_cms_state(b->self->sketch);
+    if (!seq && (iter = PyObject_GetIter(keys)) == NULL)
+        return -1;
+    for (;;) {
+        PyObject *key;
+        if (seq) {
+            if (i >= PySequence_Fast_GET_SIZE(keys))
+                break;
+            key = PySequence_Fast_ITEMS(keys)[i++];
+            Py_INCREF(key);
+        } else if ((key = PyIter_Next(iter)) == NULL) {
+            if (PyErr_Occurred())
+                b->failed = 1;
+            break;
+        }
+        objs[fill] = key;
+        if (bkpy_hash_key(key, st->keyfunc, &st->hasher, &hs[fill]) < 0) {
+            /* The keys before it are counted, as a loop of add() would. */
+            PyObject *type, *value, *tb;
+            Py_DECREF(key);
+            PyErr_Fetch(&type, &value, &tb);
+            bktopk_run_chunk(b, hs, objs, fill, 0);
+            for (size_t j = 0; j < fill; j++)
+                Py_DECREF(objs[j]);
+            fill = 0;
+            if (b->failed) {   /* its own error wins */
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(tb);
+            } else {
+                PyErr_Restore(type, value, tb);
+            }
+            b->failed = 1;
+            break;
+        }
+        if (++fill == BKPY_CHUNK) {
+            bktopk_run_chunk(b, hs, objs, fill, 0);
+            for (size_t j = 0; j < fill; j++)
+                Py_DECREF(objs[j]);
+            fill = 0;
+            if (b->failed)
+                break;
+            st = bksketch_cms_state(b->self->sketch);
+        }
+    }
+    if (fill > 0) {
+        if (!b->failed)
+            bktopk_run_chunk(b, hs, objs, fill, 0);
+        for (size_t j = 0; j < fill; j++)
+            Py_DECREF(objs[j]);
+    }
+    Py_XDECREF(iter);
+    return b->failed ? -1 : 0;
+}
+
+/* update(keys): add(key) for every key, in order, with the same result. */
+static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
+{
+    bktopk_batch *b;
+    bkpy_state *st;
+    int rc;
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    if (PyUnicode_Check(keys) || PyBytes_Check(keys) || PyByteArray_Check(keys)) {
+        PyErr_Format(PyExc_TypeError,
+                     "expected an iterable of keys, got a single %.50s; use add() for one "
+                     "key, or wrap it in a list", Py_TYPE(keys)->tp_name);
+        return NULL;
+    }
+    st = bksketch_cms_state(self->sketch);
+    if (bkpy_state_check_writable(st) < 0)
+        return NULL;
+    /* est[] and evicted[] of a chunk: 16 KiB, off the stack. */
+    b = (bktopk_batch *)PyMem_Malloc(sizeof *b);
+    if (b == NULL)
+        return PyErr_NoMemory();
+    b->self = self;
+    b->source = keys;
+    b->failed = 0;
+    Py_INCREF(self); /* a finalizer run meanwhile must not free it */
+    if (st->keyfunc == NULL &&
+        (bkbytekeys_api_check(keys) || (PyObject_CheckBuffer(keys) && !PyList_Check(keys)))) {
+        bkpy_batch_info info;
+        /* nogil = 0: see the essay above. */
+        rc = bkpy_for_each_chunk(keys, NULL, &st->hasher, bktopk_buffer_chunk, NULL, b, 0,
+                                 &info);
+        if (b->failed)
+            rc = -1;
+    } else if (st->keyfunc == NULL && (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))) {
+        rc = bktopk_update_seq(b, keys);
+    } else {
+        rc = bktopk_update_objects(b, keys);
+    }
+    PyMem_Free(b);
+    Py_DECREF(self);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- End logic for adds ----------------------------------------------- */
+
+/* ---- Begin logic for reading and restoring ---------------------------- */
+
+static int bktopk_contains(BKTopK *self, PyObject *key)
+{
+    uint64_t h;
+    bkpy_state *st;
+    if (bktopk_ready(self) < 0)
+        return -1;
+    st = bksketch_cms_state(self->sketch);
+    if (bkpy_hash_key(key, st->keyfunc, &st->hasher, &h) < 0)
+        return -1;
+    return bk_topk_find(&self->t, h) >= 0;
+}
+
+static Py_ssize_t bktopk_len(BKTopK *self)
+{
+    return (Py_ssize_t)self->t.len;
+}
+
+/* _entries() -> [(key, estimate, tick), ...] in slot order (pickling and
+ * heavy_hitters; the facade sorts). */
+static PyObject *bktopk_entries(BKTopK *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *res;
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    res = PyList_New((Py_ssize_t)self->t.len);
+    for (uint32_t s = 0; res != NULL && s < self->t.len; s++) {
+        const bk_topk_slot *slot = &self->t.slots[s];
+        PyObject *e = Py_BuildValue("(OKK)", (PyObject *)slot->obj,
+                                    (unsigned long long)slot->est,
+                                    (unsigned long long)slot->tick);
+        if (e == NULL)
+            Py_CLEAR(res);
+        else
+            PyList_SET_ITEM(res, (Py_ssize_t)s, e);
+    }
+    return res;
+}
+
+/* _items() -> [(key, estimate), ...] in slot order. */
+static PyObject *bktopk_items(BKTopK *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *res;
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    res = PyList_New((Py_ssize_t)self->t.len);
+    for (uint32_t s = 0; res != NULL && s < self->t.len; s++) {
+        const bk_topk_slot *slot = &self->t.slots[s];
+        PyObject *e = Py_BuildValue("(OK)", (PyObject *)slot->obj,
+                                    (unsigned long long)slot->est);
+        if (e == NULL)
+            Py_CLEAR(res);
+        else
+            PyList_SET_ITEM(res, (Py_ssize_t)s, e);
+    }
+    return res;
+}
+
+/* _restore(k, sketch, entries, tick): fill a shell from saved entries
+ * [(key, estimate, tick), ...] (a pickle of either TopK).  Every key is
+ * hashed with the sketch; a repeated key, a bad entry or more than k
+ * entries raise ValueError/TypeError and leave the shell empty. */
+static PyObject *bktopk_restore(BKTopK *self, PyObject *args)
+{
+    PyObject *kobj, *sketch, *entries, *tickobj, *seq;
+    unsigned long long tick;
+    uint64_t k;
+    bkpy_state *st;
+    if (!PyArg_ParseTuple(args, "OOOO:_restore", &kobj, &sketch, &entries, &tickobj))
+        return NULL;
+    if (self->sketch != NULL) {
+        PyErr_SetString(PyExc_TypeError, "_restore fills a TopK being unpickled only");
+        return NULL;
+    }
+    if (PyBool_Check(kobj) || !PyLong_Check(kobj)) {
+        PyErr_SetString(PyExc_TypeError, "saved TopK: k must be an int");
+        return NULL;
+    }
+    k = PyLong_AsUnsignedLongLong(kobj);
+    if (PyErr_Occurred() || k < 1 || k > BK_TOPK_MAX_K) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "saved TopK: k must be in [1, 2**30]");
+        return NULL;
+    }
+    if (!bksketch_cms_check(sketch)) {
+        PyErr_Format(PyExc_TypeError, "saved TopK: sketch must be a CountMinSketch, not %.50s",
+                     Py_TYPE(sketch)->tp_name);
+        return NULL;
+    }
+    tick = PyLong_AsUnsignedLongLong(tickobj);
+    if (tick == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "saved TopK: tick must be an int in [0, 2**64)");
+        return NULL;
+    }
+    seq = PySequence_Fast(entries, "saved TopK: entries must be a list");
+    if (seq == NULL)
+        return NULL;
+    if (bk_topk_init(&self->t, k) != BK_OK) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    Py_INCREF(sketch);
+    self->sketch = sketch;
+    st = bksketch_cms_state(sketch);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(seq, i), *key;
+        unsigned long long est, etick;
+        uint64_t h;
+        bk_rc rc;
+        if (!PyTuple_Check(e) ||
+            !PyArg_ParseTuple(e, "OKK:saved TopK entry", &key, &est, &etick)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "saved TopK: an entry must be (key, estimate, tick)");
+            goto fail;
+        }
+        if (bkpy_hash_key(key, st->keyfunc, &st->hasher, &h) < 0)
+            goto fail;
+        rc = bk_topk_restore(&self->t, h, est, etick, key);
+        if (rc == BK_ERR_NOMEM) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (rc != BK_OK) {
+            PyErr_SetString(PyExc_ValueError,
+                            "saved TopK: a key appears twice or there are more than k");
+            goto fail;
+        }
+        Py_INCREF(key);
+    }
+    if (self->t.tick < tick)
+        self->t.tick = tick;
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(seq);
+    bktopk_clear_refs(self);
+    return NULL;
+}
+
+static PyObject *bktopk_sizeof(BKTopK *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromUnsignedLongLong((unsigned long long)Py_TYPE(self)->tp_basicsize +
+                                       bk_topk_nbytes(&self->t));
+}
+
+static PyObject *bktopk_get_k(BKTopK *self, void *c)
+{
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(self->t.k);
+}
+
+static PyObject *bktopk_get_sketch(BKTopK *self, void *c)
+{
+    if (bktopk_ready(self) < 0)
+        return NULL;
+    Py_INCREF(self->sketch);
+    return self->sketch;
+}
+
+static PyObject *bktopk_get_tick(BKTopK *self, void *c)
+{
+    return PyLong_FromUnsignedLongLong(self->t.tick);
+}
+
+/* ---- End logic for reading and restoring ------------------------------ */
+
+static PyGetSetDef bktopk_getset[] = {
+    {"k", (getter)bktopk_get_k, NULL, "How many keys it keeps.", NULL},
+    {"sketch", (getter)bktopk_get_sketch, NULL, "The CountMinSketch that counts every event.",
+     NULL},
+    {"_tick", (getter)bktopk_get_tick, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bktopk_methods[] = {
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS, NULL},
+    {"add", (PyCFunction)(void (*)(void))bktopk_add, METH_FASTCALL,
+     "add($self, key, count=1, /)\n--\n\nCount key; return its estimate."},
+    {"update", (PyCFunction)bktopk_update, METH_O,
+     "update($self, keys, /)\n--\n\nCount every key of an iterable, a numpy array or a "
+     "ByteKeys, in order: the same result as add() for each."},
+    {"_entries", (PyCFunction)bktopk_entries, METH_NOARGS, NULL},
+    {"_items", (PyCFunction)bktopk_items, METH_NOARGS, NULL},
+    {"_restore", (PyCFunction)bktopk_restore, METH_VARARGS, NULL},
+    {"__sizeof__", (PyCFunction)bktopk_sizeof, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bktopk_as_sequence = {
+    .sq_length = (lenfunc)bktopk_len,
+    .sq_contains = (objobjproc)bktopk_contains,
+};
+
+static PyTypeObject BKTopK_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.TopKBase",
+    .tp_basicsize = sizeof(BKTopK),
+    .tp_dealloc = (destructor)bktopk_dealloc,
+    .tp_as_sequence = &bktopk_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "TopKBase(k, sketch)\n--\n\nC core of TopK: the k keys with the highest "
+              "count-min estimates.",
+    .tp_traverse = (traverseproc)bktopk_traverse,
+    .tp_clear = (inquiry)bktopk_clear_refs,
+    .tp_weaklistoffset = offsetof(BKTopK, weakreflist),
+    .tp_methods = bktopk_methods,
+    .tp_getset = bktopk_getset,
+    .tp_new = bktopk_new,
+};
+
+int bktopk_init(PyObject *m)
+{
+    if (PyType_Ready(&BKTopK_Type) < 0)
+        return -1;
+    Py_INCREF(&BKTopK_Type);
+    if (PyModule_AddObject(m, "TopKBase", (PyObject *)&BKTopK_Type) < 0) {
+        Py_DECREF(&BKTopK_Type);
+        return -1;
+    }
+    return 0;
+}
