@@ -126,13 +126,14 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
 
     @overload
     def __new__(
-        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, layout: str = "blocked",
-        seed: int = 0, key: None = None, secret: bytes | None = None,
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4,
+        layout: str = "blocked", seed: int = 0, key: None = None, secret: bytes | None = None,
     ) -> CountingBloomFilter[Key]: ...
     @overload
     def __new__(
-        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, layout: str = "blocked",
-        seed: int = 0, key: Callable[[_T], Key], secret: bytes | None = None,
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4,
+        layout: str = "blocked", seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
     ) -> CountingBloomFilter[_T]: ...
     def __new__(
         cls,

@@ -2097,8 +2097,9 @@ class RedisCountingBloomFilter(_RedisCounters):
 
     Same hashing, sizing and semantics as :class:`bloomkit.CountingBloomFilter`
     with ``layout="classic"`` (its counters are Redis bitfields at the classic
-    probe positions; a blocked local filter does not merge in) (saturating counters; a saturated counter is never decremented; removing
-    a surely-absent key raises KeyError and changes nothing);
+    probe positions; a blocked local filter does not merge in): saturating
+    counters, a saturated counter is never decremented, removing
+    a surely-absent key raises KeyError and changes nothing;
     :meth:`to_local` is byte-identical to the local filter after the same
     operations in the order the server ran them.  See docs/redis.md.
     """
