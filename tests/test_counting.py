@@ -39,6 +39,13 @@ GOLDEN = Path(__file__).parent / "format" / "golden"
 HEADER = 128
 
 
+def _classic(*args: Any, **kwargs: Any) -> CountingBloomFilter[Any]:
+    """The classic layout (this file's subject; the default is blocked since
+    issue #21: tests/test_counting_blocked.py covers that layout)."""
+    kwargs.setdefault("layout", "classic")
+    return CountingBloomFilter(*args, **kwargs)
+
+
 def counters(f: CountingBloomFilter) -> list[int]:
     """Decode every counter from the serialized payload (the documented packing)."""
     payload = f.to_bytes()[HEADER:]
@@ -53,7 +60,7 @@ def counters(f: CountingBloomFilter) -> list[int]:
 class ApiTests:
     def test_shape_is_the_bloom_filters(self) -> None:
         for bits in (4, 8, 16):
-            c = CountingBloomFilter(10_000, 0.01, counter_bits=bits)
+            c = _classic(10_000, 0.01, counter_bits=bits)
             b = BloomFilter(10_000, 0.01)
             assert (c.num_counters, c.num_bits, c.num_hashes) == (b.num_bits,) * 2 + (b.num_hashes,)
             assert c.counter_bits == bits and c.counter_max == 2**bits - 1
@@ -62,7 +69,7 @@ class ApiTests:
             assert c.capacity == 10_000 and c.error_rate == 0.01 and c.seed == 0
 
     def test_add_remove_count(self) -> None:
-        f = CountingBloomFilter(1000, 0.01)
+        f = _classic(1000, 0.01)
         assert f.add("x") is True and f.add("x") is False
         assert "x" in f and f.count("x") == 2 and len(f) == 2
         f.remove("x")
@@ -78,7 +85,7 @@ class ApiTests:
         assert f.discard("y") is True and "y" not in f
 
     def test_batches_match_per_item(self) -> None:
-        a, b = CountingBloomFilter(5000, 0.01), CountingBloomFilter(5000, 0.01)
+        a, b = _classic(5000, 0.01), _classic(5000, 0.01)
         keys = [f"k{i}" for i in range(3000)] + list(range(1000))
         assert a.add_many(keys) == sum(b.add(k) for k in keys)
         assert a == b and len(a) == len(b) == 4000
@@ -91,7 +98,7 @@ class ApiTests:
         assert a.remove_many(arr) == 1000
 
     def test_remove_many_stops_at_the_first_absent_key(self) -> None:
-        f = CountingBloomFilter(1000, 0.001)
+        f = _classic(1000, 0.001)
         f.add_many(["a", "b", "c"])
         with pytest.raises(KeyError, match="index 2"):
             f.remove_many(["a", "b", "absent-key", "c"])
@@ -101,20 +108,20 @@ class ApiTests:
 
     def test_counter_packing_is_documented_byte_by_byte(self) -> None:
         for bits in (4, 8, 16):
-            f = CountingBloomFilter(300, 0.01, counter_bits=bits, seed=11)
+            f = _classic(300, 0.01, counter_bits=bits, seed=11)
             expect = [0] * f.num_counters
             for k in range(200):
                 for pos in f._counter_positions(k):
                     expect[pos] = min(expect[pos] + 1, f.counter_max)
                 f.add(k)
             assert counters(f) == expect
-        f = CountingBloomFilter(10, 0.1)
+        f = _classic(10, 0.1)
         assert f._counter_positions("k") == BloomFilter(10, 0.1)._bit_positions("k")
 
     def test_to_bloom_is_byte_identical(self, rng: random.Random) -> None:
         keys = [rng.randbytes(8) for _ in range(2000)]
         for bits in (4, 16):
-            c = CountingBloomFilter(2000, 0.01, counter_bits=bits, seed=4)
+            c = _classic(2000, 0.01, counter_bits=bits, seed=4)
             b = BloomFilter(2000, 0.01, seed=4)
             for k in keys:
                 assert c.add(k) == b.add(k)
@@ -122,13 +129,13 @@ class ApiTests:
             assert type(c.to_bloom()) is BloomFilter
 
     def test_union_is_a_saturating_sum(self) -> None:
-        a, b = CountingBloomFilter(500, 0.01, seed=2), CountingBloomFilter(500, 0.01, seed=2)
+        a, b = _classic(500, 0.01, seed=2), _classic(500, 0.01, seed=2)
         a.add_many(range(100))
         b.add_many(range(50, 200))
         u = a | b
         assert u.count(60) >= 2 and all(k in u for k in range(200))
         assert len(u) == 250 and u == a.union(b) == b.union(a)
-        whole = CountingBloomFilter(500, 0.01, seed=2)
+        whole = _classic(500, 0.01, seed=2)
         whole.add_many(list(range(100)) + list(range(50, 200)))
         assert u == whole
         c = a.copy()
@@ -138,25 +145,25 @@ class ApiTests:
             a | BloomFilter(500, 0.01)  # type: ignore[operator]
 
     def test_mismatches_raise(self) -> None:
-        a = CountingBloomFilter(1000, 0.01)
+        a = _classic(1000, 0.01)
         for other, what in [
-            (CountingBloomFilter(2000, 0.01), "size"),
-            (CountingBloomFilter(1000, 0.01, seed=1), "seed"),
-            (CountingBloomFilter(1000, 0.01, counter_bits=8), "counter_bits"),
-            (CountingBloomFilter(1000, 0.01, secret=b"k" * 16), "hashing"),
+            (_classic(2000, 0.01), "size"),
+            (_classic(1000, 0.01, seed=1), "seed"),
+            (_classic(1000, 0.01, counter_bits=8), "counter_bits"),
+            (_classic(1000, 0.01, secret=b"k" * 16), "hashing"),
         ]:
             with pytest.raises(IncompatibleFiltersError, match=what):
                 a | other
 
     def test_estimates(self) -> None:
-        f = CountingBloomFilter(100_000, 0.01)
+        f = _classic(100_000, 0.01)
         f.add_many(range(50_000))
         assert f.estimate_count() == pytest.approx(50_000, rel=0.03)
         assert f.estimate_error_rate() == pytest.approx(f.fill_ratio**f.num_hashes)
         assert f.counters_set == round(f.fill_ratio * f.num_counters)
 
     def test_clear_copy_repr(self) -> None:
-        f = CountingBloomFilter(100, 0.01)
+        f = _classic(100, 0.01)
         f.add_many(["a", "b"])
         g = copy.copy(f)
         f.clear()
@@ -168,7 +175,7 @@ class ApiTests:
 
     def test_secret_and_key(self) -> None:
         secret = bytes(range(16))
-        f = CountingBloomFilter(100, 0.01, secret=secret, key=str.lower)
+        f = _classic(100, 0.01, secret=secret, key=str.lower)
         f.add("K")
         assert f.keyed and "k" in f and secret not in f.to_bytes()
         g = CountingBloomFilter.from_bytes(f.to_bytes(), secret=secret, key=str.lower)
@@ -181,7 +188,7 @@ class ApiTests:
             pickle.dumps(f)
 
     def test_read_only_buffer(self) -> None:
-        f = CountingBloomFilter(100, 0.01)
+        f = _classic(100, 0.01)
         f.add("a")
         ro = CountingBloomFilter._from_buffer(f.to_bytes())
         assert "a" in ro and ro.mapped and not ro.writable
@@ -198,7 +205,7 @@ class ApiTests:
         assert not rw.mapped
 
     def test_save_load_loads(self, tmp_path: Path) -> None:
-        f = CountingBloomFilter(100, 0.01, counter_bits=8)
+        f = _classic(100, 0.01, counter_bits=8)
         f.add_many(["a", "a", "b"])
         f.save(tmp_path / "c.bkf")
         g = bloomkit.load(tmp_path / "c.bkf")
@@ -210,7 +217,7 @@ class ApiTests:
             CountingBloomFilter.from_bytes(BloomFilter(10, 0.1).to_bytes())
 
     def test_pickle(self) -> None:
-        f = CountingBloomFilter(1000, 0.01, seed=9, counter_bits=16)
+        f = _classic(1000, 0.01, seed=9, counter_bits=16)
         f.add_many(range(100))
         for proto in range(2, pickle.HIGHEST_PROTOCOL + 1):
             g = pickle.loads(pickle.dumps(f, protocol=proto))
@@ -222,7 +229,7 @@ class ApiTests:
     )
     def test_constructor_extremes(self, capacity: int, error_rate: float) -> None:
         try:
-            f = CountingBloomFilter(capacity, error_rate)
+            f = _classic(capacity, error_rate)
         except (ValueError, TypeError):
             return
         assert f.nbytes <= 2**28
@@ -230,16 +237,16 @@ class ApiTests:
     def test_argument_errors(self) -> None:
         for bad in (3, 32, 0):
             with pytest.raises(ValueError, match="counter_bits"):
-                CountingBloomFilter(100, counter_bits=bad)
+                _classic(100, counter_bits=bad)
         for badt in (4.0, "4", True):
             with pytest.raises(TypeError, match="counter_bits"):
-                CountingBloomFilter(100, counter_bits=badt)  # type: ignore[arg-type]
+                _classic(100, counter_bits=badt)  # type: ignore[arg-type]
         with pytest.raises(TypeError):
-            CountingBloomFilter(1.5)  # type: ignore[arg-type]
+            _classic(1.5)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="seed"):
-            CountingBloomFilter(100, seed=-1)
+            _classic(100, seed=-1)
         with pytest.raises(TypeError, match="key"):
-            CountingBloomFilter(100, key=3)
+            _classic(100, key=3)
 
 
 # ---- R6: saturation ------------------------------------------------------------
@@ -256,7 +263,7 @@ class ProbePathTests:
     def test_in_and_add_match_count_and_to_bloom(
         self, rng: random.Random, bits: int, p: float,
     ) -> None:
-        f = CountingBloomFilter(400, p, counter_bits=bits)
+        f = _classic(400, p, counter_bits=bits)
         keys = [rng.getrandbits(64) for _ in range(600)]
         for key in keys:
             was_absent = f.count(key) == 0
@@ -274,7 +281,7 @@ class SaturationTests:
     @pytest.mark.parametrize("bits", [4, 8, 16])
     def test_counters_saturate_and_stay_put(self, bits: int) -> None:
         top = 2**bits - 1
-        f = CountingBloomFilter(100, 0.01, counter_bits=bits)
+        f = _classic(100, 0.01, counter_bits=bits)
         f.add_many(["hot"] * (top + 5))
         pos = f._counter_positions("hot")
         assert f.count("hot") == top and all(counters(f)[p] == top for p in set(pos))
@@ -284,14 +291,14 @@ class SaturationTests:
         assert f.count("hot") == top and "hot" in f
 
     def test_union_saturates_instead_of_wrapping(self) -> None:
-        a = CountingBloomFilter(100, 0.01)
+        a = _classic(100, 0.01)
         a.add_many(["k"] * 10)
         u = a | a
         assert u.count("k") == 15 and max(counters(u)) == 15
         assert len(u) == 20
 
     def test_no_decrement_below_zero(self) -> None:
-        f = CountingBloomFilter(100, 0.01)
+        f = _classic(100, 0.01)
         f.add("a")
         f.remove("a")
         before = f.to_bytes()
@@ -315,7 +322,7 @@ def _sizes() -> list[int]:
 
 def test_size_sweep_has_no_false_negatives(rng: random.Random) -> None:
     for n in _sizes():
-        f = CountingBloomFilter(n, 0.01, counter_bits=4)
+        f = _classic(n, 0.01, counter_bits=4)
         keys = np.arange(n, dtype=np.int64) * 7919 - 3
         f.add_many(keys)
         assert f.contains_many(keys).all(), n
@@ -331,7 +338,7 @@ def test_size_sweep_has_no_false_negatives(rng: random.Random) -> None:
         "non_ascii": [f"ключ-{i}-日本-🎉" for i in range(3000)],
     }
     for shape, ks in shapes.items():
-        f = CountingBloomFilter(len(ks), 0.01)
+        f = _classic(len(ks), 0.01)
         f.add_many(ks)
         assert all(f.contains_many(ks)) and all(k in f for k in ks), shape
 
@@ -344,7 +351,7 @@ def test_size_sweep_has_no_false_negatives(rng: random.Random) -> None:
 def test_false_positive_rate_equals_bloom_filters(n: int, p: float) -> None:
     gen = np.random.default_rng(n * 7 + int(1 / p))
     keys = gen.integers(0, 2**62, n, dtype=np.int64)
-    c = CountingBloomFilter(n, p, seed=n)
+    c = _classic(n, p, seed=n)
     b = BloomFilter(n, p, seed=n)
     c.add_many(keys)
     b.add_many(keys)
@@ -361,9 +368,10 @@ def test_false_positive_rate_equals_bloom_filters(n: int, p: float) -> None:
 
 
 def _golden_build(build: dict[str, Any]) -> CountingBloomFilter:
-    f = CountingBloomFilter(
+    # Goldens written before the blocked layout have no "layout": classic.
+    f = _classic(
         build["capacity"], build["error_rate"], counter_bits=build["counter_bits"],
-        seed=build["seed"],
+        seed=build["seed"], layout=build.get("layout", "classic"),
     )
     for i in range(build["add"]):
         f.add(f"golden-{i}")
@@ -390,7 +398,10 @@ def test_golden_files(name: str) -> None:
 
 
 def test_goldens_exist() -> None:
-    assert len(GOLDENS) >= 2
+    assert len(GOLDENS) >= 4
+    layouts = {json.loads((GOLDEN / f"{n}.json").read_text())["build"].get("layout", "classic")
+               for n in GOLDENS}
+    assert layouts == {"classic", "blocked"}
 
 
 # ---- R12-R15: hostile input --------------------------------------------------------
@@ -399,7 +410,7 @@ PARAM_FIELDS = [(64, "Q"), (72, "I"), (76, "I"), (80, "Q"), (88, "d"), (96, "Q")
 
 
 def _small() -> bytes:
-    f = CountingBloomFilter(40, 0.1, counter_bits=4)
+    f = _classic(40, 0.1, counter_bits=4)
     f.add_many(range(10))
     f.add_many(["x"] * 20)
     return f.to_bytes()
@@ -419,7 +430,7 @@ class HostileInputTests:
         data = _small()
         mutate_fields(data, HEADER_INT_FIELDS + PARAM_FIELDS)
         for bits in (8, 16):
-            f = CountingBloomFilter(40, 0.1, counter_bits=bits)
+            f = _classic(40, 0.1, counter_bits=bits)
             f.add("a")
             mutate_fields(f.to_bytes(), PARAM_FIELDS)
 
@@ -431,7 +442,7 @@ class HostileInputTests:
             bloomkit.loads(reseal(data))
 
     def test_padding_counters_must_be_zero(self) -> None:
-        f = CountingBloomFilter(10, 0.1)  # 48 counters x 4 bits = 24 bytes, payload 24
+        f = _classic(10, 0.1)  # 48 counters x 4 bits = 24 bytes, payload 24
         m = f.num_counters
         data = bytearray(f.to_bytes())
         if (m * 4) % 64:
@@ -455,7 +466,8 @@ class CountingMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.f = CountingBloomFilter(64, 0.05, seed=5, counter_bits=random.choice([4, 8]))
+        self.f = CountingBloomFilter(64, 0.05, seed=5, counter_bits=random.choice([4, 8]),
+                                     layout=random.choice(["classic", "blocked"]))
         self.model: Counter[object] = Counter()
         self.snapshots: list[tuple[CountingBloomFilter, Counter[object]]] = []
 

@@ -375,7 +375,7 @@ class RedisRuleTests:
                 assert r.to_local().to_bytes() == local.to_bytes(), (layout, arr.dtype)
         arr = np.array([True, False, True, True])
         c = RedisCountingBloomFilter.create(redis_client, "npk:counting", 100, 0.01)
-        lc = CountingBloomFilter(100, 0.01)
+        lc = CountingBloomFilter(100, 0.01, layout="classic")  # as Redis keeps it
         c.add_many(arr)
         lc.add_many(arr)
         assert c.to_local().to_bytes() == lc.to_bytes()

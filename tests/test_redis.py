@@ -627,7 +627,7 @@ class CountingSameAsLocalTests:
         from bloomkit import CountingBloomFilter
 
         f = RedisCountingBloomFilter.create(client, name, 600, 0.01, counter_bits=bits, seed=3)
-        local = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3)
+        local = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3, layout="classic")
         # few distinct keys, many repeats: 4-bit counters saturate
         keys = [f"k{rng.randrange(250)}" for _ in range(2500)] + _keys(rng, 200)
         assert [f.add(k) for k in keys[:100]] == [local.add(k) for k in keys[:100]]
@@ -635,7 +635,7 @@ class CountingSameAsLocalTests:
         probes = keys[:300] + _keys(rng, 300)
         assert [_outcome(f, k) for k in probes] == [_outcome(local, k) for k in probes]
         assert f.to_local().to_bytes() == local.to_bytes()
-        other = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3)
+        other = CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3, layout="classic")
         other.add_many(keys[:800])
         f.merge_from(other)
         local |= other
@@ -649,7 +649,10 @@ class CountingSameAsLocalTests:
         got = f.to_local()
         assert got.to_bytes() == local.to_bytes() and len(f) == len(local)
         with pytest.raises(IncompatibleFiltersError):
-            f.merge_from(CountingBloomFilter(600, 0.01, counter_bits=bits, seed=4))
+            f.merge_from(CountingBloomFilter(600, 0.01, counter_bits=bits, seed=4,
+                                             layout="classic"))
+        with pytest.raises(IncompatibleFiltersError, match="classic layout"):
+            f.merge_from(CountingBloomFilter(600, 0.01, counter_bits=bits, seed=3))
         with pytest.raises(IncompatibleFiltersError):
             f.merge_from(BloomFilter(600, 0.01, seed=3))
 
@@ -738,7 +741,7 @@ class CountersConcurrentProcessesTests:
         keys = [f"item:{i}" for i in range(universe)]
         assert all(f.contains_many(keys))  # zero false negatives
         assert len(f) == procs * per
-        local = CountingBloomFilter(universe, 0.01, counter_bits=8)
+        local = CountingBloomFilter(universe, 0.01, counter_bits=8, layout="classic")
         for b in batches:
             local.add_many(b)
         got = f.to_local()
@@ -878,6 +881,6 @@ class CountersPersistenceAndKillTests:
         got = f.to_local()
         n = len(got)
         assert 0 < n < len(keys)
-        rebuilt = CountingBloomFilter(200_000, 0.01)
+        rebuilt = CountingBloomFilter(200_000, 0.01, layout="classic")
         rebuilt.add_many(keys[:n])
         assert got.to_bytes() == rebuilt.to_bytes()

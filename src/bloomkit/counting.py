@@ -1,10 +1,20 @@
 """The counting Bloom filter: a Bloom filter that supports remove().
 
-A thin facade over the C type :class:`bloomkit._core.CountingBase`.  Sizing
-is the classic Bloom filter's (:func:`bloomkit.design`): the counting filter
-uses the same m and k and exactly the same probe sequence, so ``key in f``
-answers as a :class:`~bloomkit.BloomFilter` built from the same adds would,
-and :meth:`CountingBloomFilter.to_bloom` returns that filter.
+A thin facade over the C type :class:`bloomkit._core.CountingBase`.  Two
+layouts:
+
+``layout="classic"``
+    Sizing is the classic Bloom filter's (:func:`bloomkit.design`): the
+    counting filter uses the same m and k and exactly the same probe
+    sequence, so ``key in f`` answers as a :class:`~bloomkit.BloomFilter`
+    built from the same adds would, and :meth:`CountingBloomFilter.to_bloom`
+    returns that filter.  A query out of cache costs k cache misses.
+``layout="blocked"``
+    A key's k counters share one 64-byte line (``512 // counter_bits``
+    counters a block), so a query costs one miss; sized with the exact
+    blocked occupancy model over blocks of that many counters
+    (:func:`counting_design`), which costs more counters per key
+    (docs/counting.md).
 """
 
 from __future__ import annotations
@@ -15,23 +25,82 @@ from typing import Any, TypeVar, overload
 from . import _core
 from ._typing import Key
 from .bloom import BloomFilter
-from .design import design
+from .design import (
+    BLOCK_BITS,
+    LAYOUTS,
+    MIN_BLOCKED_ERROR_RATE,
+    Design,
+    _blocked_design,
+    design,
+    validate_capacity,
+    validate_error_rate,
+)
 from .persist import Persistent
 
-__all__ = ["COUNTER_BITS", "KIND_COUNTING_BLOOM", "CountingBloomFilter"]
+__all__ = ["COUNTER_BITS", "KIND_COUNTING_BLOOM", "CountingBloomFilter", "counting_design"]
 
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_COUNTING_BLOOM = 3
 COUNTER_BITS = (4, 8, 16)
+_LAYOUT_IDS = {"classic": 0, "blocked": 1}  # BK_COUNTING_LAYOUT_*
+
+
+def _check_counter_bits(counter_bits: object) -> int:
+    if isinstance(counter_bits, bool) or not isinstance(counter_bits, int):
+        raise TypeError(f"counter_bits must be one of {COUNTER_BITS}, "
+                        f"not {type(counter_bits).__name__}")
+    if counter_bits not in COUNTER_BITS:
+        raise ValueError(f"counter_bits must be one of {COUNTER_BITS}, got {counter_bits}")
+    return counter_bits
+
+
+def _check_layout(layout: object) -> str:
+    if not isinstance(layout, str):
+        raise TypeError(f"layout must be one of {LAYOUTS!r}, not {type(layout).__name__}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS!r}, got {layout!r}")
+    return layout
+
+
+def counting_design(
+    capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, layout: str = "blocked",
+) -> Design:
+    """Size a counting filter: ``num_bits`` of the result is its number of counters.
+
+    ``layout="classic"`` is :func:`bloomkit.design`'s classic sizing.
+    ``layout="blocked"``: blocks of ``512 // counter_bits`` counters (one
+    64-byte line: 128, 64 or 32), sized like the blocked Bloom filter with
+    the exact occupancy model over blocks of that many cells -- a counter
+    is nonzero iff a key of its block probed it, as a bit is set -- the
+    fewest blocks over k = 1..24 (ties to the smaller k).  The blocked
+    layout accepts ``error_rate >= 1e-7`` (the blocked Bloom filter's floor).
+    """
+    bits = _check_counter_bits(counter_bits)
+    kind = _check_layout(layout)
+    if kind == "classic":
+        return design(capacity, error_rate, "classic")
+    n = validate_capacity(capacity)
+    p = validate_error_rate(error_rate)
+    if p < MIN_BLOCKED_ERROR_RATE:
+        raise ValueError(
+            f"error_rate must be >= {MIN_BLOCKED_ERROR_RATE:g} for the blocked layout (below "
+            "that a blocked counting filter needs over 100 counters per key); use "
+            "layout='classic' for lower rates"
+        )
+    cells = BLOCK_BITS // bits
+    try:
+        return _blocked_design(n, p, 1, cells)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("blocked filter", "blocked counting filter")) from exc
 
 
 class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
     """A Bloom filter of small saturating counters (Fan et al., 2000).
 
-    ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4, seed=0,
-    key=None, secret=None)``.  ``add`` increments a key's k counters,
+    ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4,
+    layout="blocked", seed=0, key=None, secret=None)``.  ``add`` increments a key's k counters,
     ``remove`` decrements them (``KeyError`` and no change when the key is
     surely absent), ``count(key)`` is the minimum of them.  A counter at its
     maximum ``2**counter_bits - 1`` saturates: it is never incremented past
@@ -42,6 +111,12 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
     counters that other keys rely on and can create false negatives: only
     remove keys you added (keep the keys, or check ``count(key)`` against
     your own bookkeeping).
+
+    ``layout="blocked"`` keeps a key's counters in one 64-byte line (one
+    cache miss per operation instead of k) at the price of more counters
+    per key (:func:`counting_design`); such a filter has no
+    :meth:`to_bloom`, and filters of different layouts do not merge
+    (:class:`~bloomkit.IncompatibleFiltersError`).
     """
 
     __slots__ = ()
@@ -51,13 +126,14 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
 
     @overload
     def __new__(
-        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, seed: int = 0,
-        key: None = None, secret: bytes | None = None,
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4,
+        layout: str = "blocked", seed: int = 0, key: None = None, secret: bytes | None = None,
     ) -> CountingBloomFilter[Key]: ...
     @overload
     def __new__(
-        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4, seed: int = 0,
-        key: Callable[[_T], Key], secret: bytes | None = None,
+        cls, capacity: int, error_rate: float = 0.01, *, counter_bits: int = 4,
+        layout: str = "blocked", seed: int = 0, key: Callable[[_T], Key],
+        secret: bytes | None = None,
     ) -> CountingBloomFilter[_T]: ...
     def __new__(
         cls,
@@ -65,19 +141,17 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
         error_rate: float = 0.01,
         *,
         counter_bits: int = 4,
+        layout: str = "blocked",
         seed: int = 0,
         key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
     ) -> CountingBloomFilter[Any]:
-        if isinstance(counter_bits, bool) or not isinstance(counter_bits, int):
-            raise TypeError(f"counter_bits must be one of {COUNTER_BITS}, "
-                            f"not {type(counter_bits).__name__}")
-        if counter_bits not in COUNTER_BITS:
-            raise ValueError(f"counter_bits must be one of {COUNTER_BITS}, got {counter_bits}")
-        d = design(capacity, error_rate, "classic")
+        bits = _check_counter_bits(counter_bits)
+        kind = _check_layout(layout)
+        d = counting_design(capacity, error_rate, counter_bits=bits, layout=kind)
         return super().__new__(
-            cls, d.num_bits, d.num_hashes, counter_bits, d.capacity, d.error_rate,
-            seed=seed, secret=secret, key=key,
+            cls, d.num_bits, d.num_hashes, bits, d.capacity, d.error_rate,
+            seed=seed, secret=secret, key=key, layout=_LAYOUT_IDS[kind],
         )
 
     def to_bloom(self) -> BloomFilter[_K]:
@@ -85,12 +159,15 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
 
         Same m, k, seed, hashing and key=; for a filter that only saw adds it
         is byte-identical to the BloomFilter built from the same adds.
+        Classic layout only: a blocked filter raises ``TypeError``.
         """
         result: BloomFilter[_K] = self._to_bloom(BloomFilter)
         return result
 
     def __repr__(self) -> str:
         extra = ", keyed" if self.keyed else ""
+        if self.layout != "classic":
+            extra += f", layout={self.layout!r}"
         mapped = ", mapped" if self.mapped else ""
         return (
             f"{type(self).__name__}(capacity={self.capacity}, error_rate={self.error_rate:g}, "

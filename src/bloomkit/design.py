@@ -806,15 +806,17 @@ def _secant_root(g: Callable[[int], float], x0: int, x1: int) -> float:
     return math.exp(root)
 
 
-def _model(version: int) -> Callable[[int, int, int], float]:
-    """The blocked FPR model ``(n, num_blocks, k) -> FPR`` of a layout version."""
+def _model(version: int, cells: int = BLOCK_BITS) -> Callable[[int, int, int], float]:
+    """The blocked FPR model ``(n, num_blocks, k) -> FPR`` of a layout version
+    (blocks of ``cells`` bits, or counters of a blocked counting filter)."""
     if version == 0:
-        return lambda n, blocks, k: _poisson_mixture(n / blocks, k, BLOCK_BITS)
-    return lambda n, blocks, k: _occupancy_fpr(n, blocks, k, BLOCK_BITS)
+        return lambda n, blocks, k: _poisson_mixture(n / blocks, k, cells)
+    return lambda n, blocks, k: _occupancy_fpr(n, blocks, k, cells)
 
 
 def _min_blocks(
-    n: int, p: float, k: int, max_blocks: int, version: int = BLOCKED_LAYOUT_VERSION
+    n: int, p: float, k: int, max_blocks: int, version: int = BLOCKED_LAYOUT_VERSION,
+    cells: int = BLOCK_BITS,
 ) -> tuple[int, float] | None:
     """Smallest num_blocks with blocked FPR <= p for this k (None if > max_blocks).
 
@@ -827,7 +829,7 @@ def _min_blocks(
     """
     log_p = math.log(p)
     cache: dict[int, float] = {}
-    model = _model(version)
+    model = _model(version, cells)
 
     def g(blocks: int) -> float:
         fpr = cache.get(blocks)
@@ -838,7 +840,7 @@ def _min_blocks(
 
     # Initial guess: the classic bits/key for this k, -k / ln(1 - p**(1/k)).
     classic_bpk = -k / math.log1p(-math.exp(log_p / k))
-    guess = min(max_blocks, max(1, math.floor(n * classic_bpk / BLOCK_BITS)))
+    guess = min(max_blocks, max(1, math.floor(n * classic_bpk / cells)))
 
     lo, hi = 0, 0
     if g(guess) > 0.0:
@@ -901,8 +903,13 @@ def _min_blocks(
     return hi, cache[hi]
 
 
-def _blocked_design(n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION) -> Design:
-    max_blocks = MAX_NUM_BITS // BLOCK_BITS
+def _blocked_design(
+    n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
+) -> Design:
+    """Blocked sizing; ``cells`` is the block's bits (512), or its counters
+    for a blocked counting filter (512 // counter_bits: its ``num_bits`` is
+    then the number of counters)."""
+    max_blocks = MAX_NUM_BITS // cells
     # Fewest blocks over k, ties -> smaller k.  The minimal block count is
     # unimodal in k, so start near the best k (below) and walk outwards,
     # stopping in each direction after two consecutive k that do not beat
@@ -912,7 +919,7 @@ def _blocked_design(n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION) -> 
 
     def blocks_for(k: int) -> int | float:
         if k not in results:
-            results[k] = _min_blocks(n, p, k, max_blocks, version)
+            results[k] = _min_blocks(n, p, k, max_blocks, version, cells)
         res = results[k]
         return math.inf if res is None else res[0]
 
@@ -932,10 +939,12 @@ def _blocked_design(n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION) -> 
             else:
                 worse += 1
             k += direction
-    return _pick_blocked(n, p, results, version)
+    return _pick_blocked(n, p, results, version, cells)
 
 
-def _pick_blocked(n: int, p: float, results: _Results, version: int) -> Design:
+def _pick_blocked(
+    n: int, p: float, results: _Results, version: int, cells: int = BLOCK_BITS
+) -> Design:
     found = [(res[0], k, res[1]) for k, res in results.items() if res is not None]
     if not found:
         raise _too_big(n, p, "blocked", None)
@@ -944,7 +953,7 @@ def _pick_blocked(n: int, p: float, results: _Results, version: int) -> Design:
         layout="blocked",
         capacity=n,
         error_rate=p,
-        num_bits=blocks * BLOCK_BITS,
+        num_bits=blocks * cells,
         num_hashes=k,
         num_blocks=blocks,
         expected_error_rate=fpr,
@@ -952,13 +961,16 @@ def _pick_blocked(n: int, p: float, results: _Results, version: int) -> Design:
     )
 
 
-def _blocked_design_exhaustive(n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION) -> Design:
+def _blocked_design_exhaustive(
+    n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
+) -> Design:
     """Reference implementation: scan every k in 1..24 (used by the tests)."""
-    max_blocks = MAX_NUM_BITS // BLOCK_BITS
+    max_blocks = MAX_NUM_BITS // cells
     results = {
-        k: _min_blocks(n, p, k, max_blocks, version) for k in range(1, MAX_BLOCKED_HASHES + 1)
+        k: _min_blocks(n, p, k, max_blocks, version, cells)
+        for k in range(1, MAX_BLOCKED_HASHES + 1)
     }
-    return _pick_blocked(n, p, results, version)
+    return _pick_blocked(n, p, results, version, cells)
 
 
 def validate_layout_version(layout: str, layout_version: object) -> int:

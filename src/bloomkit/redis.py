@@ -2096,8 +2096,10 @@ class RedisCountingBloomFilter(_RedisCounters):
     """A counting Bloom filter whose counters live in Redis.
 
     Same hashing, sizing and semantics as :class:`bloomkit.CountingBloomFilter`
-    (saturating counters; a saturated counter is never decremented; removing
-    a surely-absent key raises KeyError and changes nothing);
+    with ``layout="classic"`` (its counters are Redis bitfields at the classic
+    probe positions; a blocked local filter does not merge in): saturating
+    counters, a saturated counter is never decremented, removing
+    a surely-absent key raises KeyError and changes nothing;
     :meth:`to_local` is byte-identical to the local filter after the same
     operations in the order the server ran them.  See docs/redis.md.
     """
@@ -2110,9 +2112,11 @@ class RedisCountingBloomFilter(_RedisCounters):
         self.capacity = int(meta["capacity"])
         self.error_rate = float.fromhex(meta["error_rate"])
         self.counter_bits = int(meta["counter_bits"])
+        # The classic layout: Redis keeps the counters of every file it has
+        # written, and to_local() rebuilds exactly that local filter.
         proto = CountingBloomFilter(self.capacity, self.error_rate,
-                                    counter_bits=self.counter_bits, seed=self.seed,
-                                    secret=secret, key=key)
+                                    counter_bits=self.counter_bits, layout="classic",
+                                    seed=self.seed, secret=secret, key=key)
         self.num_counters = int(proto.num_counters)
         self.num_hashes = int(proto.num_hashes)
         self.counter_max = int(proto.counter_max)
@@ -2137,7 +2141,7 @@ class RedisCountingBloomFilter(_RedisCounters):
                key: Any = None) -> RedisCountingBloomFilter:
         """Create a new shared counting filter; an existing name is an error."""
         local = CountingBloomFilter(capacity, error_rate, counter_bits=counter_bits,
-                                    seed=seed, secret=secret, key=key)
+                                    layout="classic", seed=seed, secret=secret, key=key)
         meta = {
             "capacity": str(local.capacity), "error_rate": float(local.error_rate).hex(),
             "counter_bits": str(counter_bits), "seed": str(local.seed),
@@ -2232,6 +2236,11 @@ class RedisCountingBloomFilter(_RedisCounters):
     def merge_from(self, local: Any) -> None:
         """Add a local CountingBloomFilter of the same shape, counter by counter
         (saturating), atomically (one script)."""
+        if type(local) is self._local_cls and local.layout != "classic":
+            raise IncompatibleFiltersError(
+                f"cannot merge a {local.layout}-layout CountingBloomFilter into Redis, whose "
+                "counting filters have the classic layout (build it with layout='classic')"
+            )
         if type(local) is self._local_cls and (
                 local.num_counters, local.num_hashes, local.counter_bits, local.seed) != (
                 self.num_counters, self.num_hashes, self.counter_bits, self.seed):

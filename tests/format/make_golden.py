@@ -86,6 +86,23 @@ SCALABLE_SPECS: dict[str, dict[str, Any]] = {
 }
 
 
+# Counting Bloom filters, in the manifest form tests/test_counting.py reads
+# (counting_bloom_c4 and _c16_seeded, written before this script had them,
+# hold the classic layout; a build without "layout" is classic).
+COUNTING_SPECS: dict[str, dict[str, Any]] = {
+    "counting_bloom_blocked_c4": {
+        "capacity": 200, "error_rate": 0.01, "counter_bits": 4, "seed": 0, "add": 150,
+        "add_twice": 20, "remove": 40, "layout": "blocked"},
+    "counting_bloom_blocked_c8_seeded": {
+        "capacity": 100, "error_rate": 0.001, "counter_bits": 8, "seed": 12345, "add": 100,
+        "add_twice": 100, "remove": 30, "layout": "blocked"},
+}
+COUNTING_RECIPE = (
+    "CountingBloomFilter(capacity, error_rate, counter_bits=, seed=, layout=); add "
+    "f'golden-{i}' for i in range(add) one by one; add_many([f'golden-{i}' for i in "
+    "range(add_twice)]); remove f'golden-{i}' for i in range(remove)")
+
+
 def positives(obj: Any, probes: list[Any]) -> int:
     """Probe keys reported present (a sketch: estimate > 0)."""
     if hasattr(obj, "contains_many"):
@@ -218,7 +235,42 @@ def main_parquet_index() -> None:
         print(f"wrote {name}: {len(data)} bytes, {pairs} false-positive pairs")
 
 
+def main_counting() -> None:
+    for name, spec in COUNTING_SPECS.items():
+        bkf, js = GOLDEN / f"{name}.bkf", GOLDEN / f"{name}.json"
+        if bkf.exists() or js.exists():
+            print(f"keep {name} (goldens are never regenerated)")
+            continue
+        f = bloomkit.CountingBloomFilter(
+            spec["capacity"], spec["error_rate"], counter_bits=spec["counter_bits"],
+            seed=spec["seed"], layout=spec["layout"])
+        for i in range(spec["add"]):
+            f.add(f"golden-{i}")
+        f.add_many([f"golden-{i}" for i in range(spec["add_twice"])])
+        for i in range(spec["remove"]):
+            f.remove(f"golden-{i}")
+        held = {f"golden-{i}" for i in range(spec["add"])}
+        held -= {f"golden-{i}" for i in range(spec["remove"]) if i >= spec["add_twice"]}
+        data = f.to_bytes()
+        probes = [f"probe-{i}" for i in range(20000)]
+        header = bloomkit._core.peek_header(data)
+        manifest = {
+            "class": "CountingBloomFilter",
+            "format": f"{header['version_major']}.{header['version_minor']}",
+            "build": {**spec, "keys": COUNTING_RECIPE},
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "members": sorted(held)[:60],
+            "probes": {"recipe": "f'probe-{i}' for i in range(count)", "count": len(probes),
+                       "false_positives": int(sum(f.contains_many(probes)))},
+        }
+        assert bloomkit.loads(data) == f
+        bkf.write_bytes(data)
+        js.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {name}: {len(data)} bytes, {manifest['probes']['false_positives']} FPs")
+
+
 if __name__ == "__main__":
     main()
     main_scalable()
     main_parquet_index()
+    main_counting()

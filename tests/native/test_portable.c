@@ -472,8 +472,8 @@ static void tp_huge_states(void)
         tp_huge(what, hdr, pl);
     }
     memset(hdr, 0, 4096);
-    if (bk_counting_shape(UINT64_C(1) << 33, 7, 4, &pl, &reason) == BK_OK) {
-        bk_counting_init_state(hdr, UINT64_C(1) << 33, 7, 4, 1000, 0.01, 0, 0, 0);
+    if (bk_counting_shape(BK_COUNTING_LAYOUT_CLASSIC, UINT64_C(1) << 33, 7, 4, &pl, &reason) == BK_OK) {
+        bk_counting_init_state(hdr, BK_COUNTING_LAYOUT_CLASSIC, UINT64_C(1) << 33, 7, 4, 1000, 0.01, 0, 0, 0);
         tp_huge("counting header, 2^33 4-bit counters", hdr, pl);
     } else {
         TP_FAIL("counting shape refused: %s", reason);

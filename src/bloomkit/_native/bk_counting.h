@@ -16,7 +16,8 @@
 /* Parameter block (offsets from the params area at byte 64). */
 #define BK_COUNTING_P_NUM_COUNTERS 0   /* u64 m */
 #define BK_COUNTING_P_NUM_HASHES 8     /* u32 k */
-#define BK_COUNTING_P_COUNTER_BITS 12  /* u32 4, 8 or 16 */
+#define BK_COUNTING_P_COUNTER_BITS 12  /* u16 4, 8 or 16 */
+#define BK_COUNTING_P_LAYOUT 14        /* u16 BK_COUNTING_LAYOUT_* (0 in every older file) */
 #define BK_COUNTING_P_CAPACITY 16      /* u64 design capacity n */
 #define BK_COUNTING_P_ERROR_RATE 24    /* f64 design error rate p */
 #define BK_COUNTING_P_COUNT 32         /* u64 keys held: adds - removes */
@@ -27,25 +28,42 @@
 #define BK_COUNTING_MAX_COUNTERS (1ULL << 46)  /* same bound as num_bits of a Bloom filter */
 #define BK_COUNTING_MAX_K 64u
 
+/* Layouts (params +14; before the blocked layout existed, +12..16 was one
+ * u32 counter_bits, so every older file reads layout 0, and an older
+ * bloomkit reading a blocked file sees counter_bits 0x10004 and refuses it
+ * with "counter_bits must be 4, 8 or 16"). */
+#define BK_COUNTING_LAYOUT_CLASSIC 0u  /* k counters anywhere: the classic Bloom probes */
+#define BK_COUNTING_LAYOUT_BLOCKED 1u  /* k counters in one 64-byte block (bk_counting.c) */
+#define BK_COUNTING_LAYOUT_MAX 1u
+
+/* Blocked layout: a block is one 64-byte line of 512 / counter_bits
+ * counters (128, 64 or 32); k <= 24 (six words of the position stream). */
+#define BK_COUNTING_BLOCK_BYTES 64u
+#define BK_COUNTING_MAX_K_BLOCKED 24u
+
 typedef struct {
     uint8_t *bytes;     /* payload */
     uint64_t m;         /* counters */
     uint64_t nbytes;    /* payload bytes (a multiple of 8) */
+    uint64_t num_blocks; /* blocked: m / cells; classic: 0 */
     uint32_t k;
     uint32_t bits;      /* 4, 8 or 16 */
     uint32_t max;       /* 2^bits - 1: the saturation value */
+    uint32_t layout;    /* BK_COUNTING_LAYOUT_* */
+    uint32_t cells_log2; /* blocked: log2(512 / bits) = 7, 6 or 5; classic: 0 */
 } bk_counting;
 
 /* Payload size for m counters of `bits` bits: ceil(m * bits / 8) rounded
- * up to a multiple of 8.  BK_ERR_ARG (with a reason) for invalid shapes. */
-bk_rc bk_counting_shape(uint64_t m, uint32_t k, uint32_t bits, uint64_t *payload_len,
-                        const char **reason);
+ * up to a multiple of 8 (blocked: m a multiple of 512 / bits, so exactly
+ * m * bits / 8).  BK_ERR_ARG (with a reason) for invalid shapes. */
+bk_rc bk_counting_shape(uint32_t layout, uint64_t m, uint32_t k, uint32_t bits,
+                        uint64_t *payload_len, const char **reason);
 
 /* Fresh header + params in buf (BK_COUNTING_HEADER_LEN + payload_len
  * bytes, payload zeroed by the caller). */
-void bk_counting_init_state(uint8_t *buf, uint64_t m, uint32_t k, uint32_t bits,
-                            uint64_t capacity, double error_rate, uint64_t seed, int keyed,
-                            uint64_t key_check);
+void bk_counting_init_state(uint8_t *buf, uint32_t layout, uint64_t m, uint32_t k,
+                            uint32_t bits, uint64_t capacity, double error_rate, uint64_t seed,
+                            int keyed, uint64_t key_check);
 
 void bk_counting_attach(bk_counting *c, uint8_t *buf);
 
@@ -128,18 +146,97 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
     }
 }
 
-/* The probe sequence is exactly the classic Bloom filter's (bk_bloom.h):
- * x0 = h, y0 = mix64(h); probe i = mulhi(x_i, m); x += y; y += i. */
-#define BK_COUNTING_PROBES(c, h, pos, body)                                \
-    do {                                                                   \
-        uint64_t bkcounting_x_ = (h), bkcounting_y_ = bk_mix64(h);                       \
-        for (uint32_t bkcounting_i_ = 0; bkcounting_i_ < (c)->k; bkcounting_i_++) {             \
-            uint64_t pos = bk_mulhi64(bkcounting_x_, (c)->m);                     \
-            body;                                                          \
-            bkcounting_x_ += bkcounting_y_;                                              \
-            bkcounting_y_ += bkcounting_i_;                                              \
-        }                                                                  \
+/* Blocked layout: the key's block is mulhi(h, num_blocks) (high bits of h,
+ * as BlockedBloomFilter's), and its k in-block counters come from the
+ * splitmix64 stream of h of BlockedBloomFilter's layout version 1: word j
+ * is mix64(h + (j + 1) G), and counter i is the top log2(cells) bits of
+ * its 16-bit lane i % 4 of word i / 4. */
+BK_INLINE uint64_t bk_counting_block(const bk_counting *c, uint64_t h)
+{
+    return bk_mulhi64(h, c->num_blocks);
+}
+
+BK_INLINE uint64_t bk_counting_stream_word(uint64_t h, uint32_t j)
+{
+    return bk_mix64(h + (uint64_t)(j + 1) * UINT64_C(0x9E3779B97F4A7C15));
+}
+
+BK_INLINE uint32_t bk_counting_stream_pos(uint64_t w, uint32_t i, uint32_t cells_log2)
+{
+    return (uint32_t)(w >> (16u * (i & 3u) + 16u - cells_log2)) & ((1u << cells_log2) - 1u);
+}
+
+/* Every probe of a key, as global counter indices `pos` in probe order.
+ * Classic: exactly the classic Bloom filter's sequence (bk_bloom.h):
+ * x0 = h, y0 = mix64(h); probe i = mulhi(x_i, m); x += y; y += i.
+ * Blocked: block * cells + the in-block position above. */
+#define BK_COUNTING_PROBES(c, h, pos, body)                                                 \
+    do {                                                                                    \
+        if ((c)->layout == BK_COUNTING_LAYOUT_BLOCKED) {                                    \
+            uint64_t bkcounting_base_ = bk_counting_block((c), (h)) << (c)->cells_log2;     \
+            uint64_t bkcounting_w_ = 0;                                                     \
+            for (uint32_t bkcounting_i_ = 0; bkcounting_i_ < (c)->k; bkcounting_i_++) {     \
+                uint64_t pos;                                                               \
+                if ((bkcounting_i_ & 3u) == 0)                                              \
+                    bkcounting_w_ = bk_counting_stream_word((h), bkcounting_i_ >> 2);       \
+                pos = bkcounting_base_ +                                                    \
+                      bk_counting_stream_pos(bkcounting_w_, bkcounting_i_, (c)->cells_log2); \
+                body;                                                                       \
+            }                                                                               \
+        } else {                                                                            \
+            uint64_t bkcounting_x_ = (h), bkcounting_y_ = bk_mix64(h);                      \
+            for (uint32_t bkcounting_i_ = 0; bkcounting_i_ < (c)->k; bkcounting_i_++) {     \
+                uint64_t pos = bk_mulhi64(bkcounting_x_, (c)->m);                           \
+                body;                                                                       \
+                bkcounting_x_ += bkcounting_y_;                                             \
+                bkcounting_y_ += bkcounting_i_;                                             \
+            }                                                                               \
+        }                                                                                   \
     } while (0)
+
+/* Blocked, 4-bit counters (the default width): test the key's k nibbles of
+ * its one line without a branch between them (all loads hit the same,
+ * already fetched line, so an early exit would only add mispredictions). */
+BK_INLINE int bk_counting_blocked4_contains(const bk_counting *c, uint64_t h)
+{
+    const uint8_t *blk = c->bytes + bk_counting_block(c, h) * BK_COUNTING_BLOCK_BYTES;
+    uint32_t k = c->k;
+    unsigned all = 1;
+    uint64_t w = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t p;
+        if ((i & 3u) == 0)
+            w = bk_counting_stream_word(h, i >> 2);
+        p = bk_counting_stream_pos(w, i, 7u);
+        all &= (((unsigned)blk[p >> 1] >> ((p & 1u) * 4u)) & 15u) != 0;
+    }
+    return (int)all;
+}
+
+/* Blocked, 4-bit, private writer: read, test and bump each nibble in one
+ * branch-free pass (as the classic 4-bit add below). */
+BK_INLINE int bk_counting_blocked4_add(bk_counting *c, uint64_t h)
+{
+    uint8_t *blk = c->bytes + bk_counting_block(c, h) * BK_COUNTING_BLOCK_BYTES;
+    uint32_t k = c->k;
+    unsigned zero = 0;
+    uint64_t w = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t p;
+        uint8_t *q;
+        unsigned shift, b, v;
+        if ((i & 3u) == 0)
+            w = bk_counting_stream_word(h, i >> 2);
+        p = bk_counting_stream_pos(w, i, 7u);
+        q = &blk[p >> 1];
+        shift = (p & 1u) * 4u;
+        b = *q;
+        v = (b >> shift) & 15u;
+        zero |= v == 0;
+        *q = (uint8_t)(b + ((unsigned)(v != 15u) << shift));
+    }
+    return (int)zero;
+}
 
 /* Per-width loops with the shape in locals: bk_counting_get re-dispatches
  * on the width at every probe, and the byte stores of add may alias *c, so
@@ -150,6 +247,13 @@ BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
     const uint8_t *bytes = c->bytes;
     uint64_t x = h, y = bk_mix64(h), m = c->m;
     uint32_t k = c->k;
+    if (c->layout == BK_COUNTING_LAYOUT_BLOCKED) {
+        int all = 1;
+        if (c->bits == 4)
+            return bk_counting_blocked4_contains(c, h);
+        BK_COUNTING_PROBES(c, h, pos, { all &= bk_counting_get(c, pos) != 0; });
+        return all;
+    }
     if (c->bits == 4) {
         uint32_t i = 0;
         if (k >= 2) {
@@ -201,7 +305,9 @@ BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
 BK_INLINE int bk_counting_add(bk_counting *c, uint64_t h, int atomic)
 {
     int was_new = 0;
-    if (c->bits == 4 && !atomic) {
+    if (c->layout == BK_COUNTING_LAYOUT_BLOCKED && c->bits == 4 && !atomic)
+        return bk_counting_blocked4_add(c, h);
+    if (c->bits == 4 && !atomic && c->layout == BK_COUNTING_LAYOUT_CLASSIC) {
         /* The default width, private buffer: read, test and bump each nibble
          * in one pass (bk_counting_get + bk_counting_step would load it twice
          * and re-dispatch on the width per probe).  Same result. */
@@ -276,8 +382,18 @@ void bk_counting_union(bk_counting *dst, const bk_counting *src);
 /* Counters that are not zero. */
 uint64_t bk_counting_nonzero(const bk_counting *c);
 
+/* Estimates from the nonzero counters.  Classic: Swamidass-Baldi
+ * -m/k ln(1 - X/m), and fill^k.  Blocked (cells counters a block):
+ * ln(1 - X/m) / ln(1 - q/B) with q = 1 - (1 - 1/cells)^k (the expected
+ * fill inverted, as bk_bloom_estimate_count), and the mean over blocks of
+ * (nonzero/cells)^k (the exact rate of a random query given the counters).
+ * INFINITY / 1.0 when every counter is set. */
+double bk_counting_estimate_count(const bk_counting *c);
+double bk_counting_estimate_error_rate(const bk_counting *c);
+
 /* Set bit i of a classic Bloom payload (ceil(m/64) u64 LE words, zeroed)
- * for every nonzero counter i. */
+ * for every nonzero counter i (classic layout: the blocked layout has no
+ * Bloom filter with the same probes). */
 void bk_counting_to_bits(const bk_counting *c, uint8_t *bloom_payload);
 
 #endif /* BK_COUNTING_H */

@@ -244,11 +244,17 @@ BK_INLINE int bk_scalable_classic_contains(const bk_bloom *links, const bk_scala
     return bk_scalable_classic_older(links, s, n - 2, h, y0);
 }
 
-/* Blocked links cost one branch-free line each: newest first.  (Fetching
- * every link's line first measured no faster: most keys are answered by
- * the newest links.) */
+/* Blocked links cost one branch-free line each: newest first, after a
+ * prefetch of every link's line, so that the misses of an absent key (which
+ * visits every link) overlap instead of following one another.  The
+ * prefetch measured no faster on the Intel guest (2 MiB L2), where most
+ * lines of a 10^6-key chain are L2 hits; on the AMD guest (512 KiB L2,
+ * 7 links after 100x growth, counting_scalable.py) it is what keeps `in`
+ * of absent keys near the add's cost (docs/scalable.md). */
 BK_INLINE int bk_scalable_blocked_contains(const bk_bloom *links, uint32_t n, uint64_t h)
 {
+    for (uint32_t l = n; l-- > 0;)
+        bk_prefetch_r(bk_bloom_block(&links[l], h));
     for (uint32_t l = n; l-- > 0;)
         if (bk_bloom_contains(&links[l], h))
             return 1;

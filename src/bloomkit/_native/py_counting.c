@@ -59,13 +59,14 @@ static void bkcounting_bump(BKCounting *self, size_t off, int64_t n)
 }
 
 /* CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate,
- *              *, seed=0, secret=None, key=None) */
+ *              *, seed=0, secret=None, key=None, layout=0): layout is a
+ *              BK_COUNTING_LAYOUT_* value (0 classic, 1 blocked). */
 static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"num_counters", "num_hashes", "counter_bits", "capacity",
-                             "error_rate", "seed", "secret", "key", NULL};
+                             "error_rate", "seed", "secret", "key", "layout", NULL};
     unsigned long long m, capacity;
-    unsigned int k, bits;
+    unsigned int k, bits, layout = BK_COUNTING_LAYOUT_CLASSIC;
     double p;
     PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
@@ -73,12 +74,13 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
     const char *reason = NULL;
     BKCounting *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CountingBase", kwlist, &m, &k,
-                                     &bits, &capacity, &p, &seed_obj, &secret, &key))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOOI:CountingBase", kwlist, &m, &k,
+                                     &bits, &capacity, &p, &seed_obj, &secret, &key,
+                                     &layout))
         return NULL;
     if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    if (bk_counting_shape(m, k, bits, &payload_len, &reason) != BK_OK) {
+    if (bk_counting_shape(layout, m, k, bits, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
@@ -90,7 +92,7 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self = bkpy_obj_new(type, BK_COUNTING_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
-    bk_counting_init_state(self->st.buf, m, k, bits, capacity, p, a.seed, a.keyed,
+    bk_counting_init_state(self->st.buf, layout, m, k, bits, capacity, p, a.seed, a.keyed,
                            bk_hasher_key_check(&self->st.hasher));
     bk_counting_attach(&self->c, self->st.buf);
     return (PyObject *)self;
@@ -304,6 +306,12 @@ static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, con
                      b->c.k);
         return -1;
     }
+    if (a->c.layout != b->c.layout) {
+        PyErr_Format(bkpy_IncompatibleFiltersError,
+                     "cannot %s filters of different layouts: %s vs %s", op,
+                     a->c.layout ? "blocked" : "classic", b->c.layout ? "blocked" : "classic");
+        return -1;
+    }
     if (a->c.bits != b->c.bits) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
                      "cannot %s filters with different counter_bits: %u vs %u", op, a->c.bits,
@@ -313,14 +321,11 @@ static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, con
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
-/* Swamidass-Baldi estimate of the distinct keys from the nonzero counters,
- * clamped to [0, m]. */
+/* Estimate of the distinct keys from the nonzero counters (the layout's
+ * model, bk_counting_estimate_count). */
 static double bkcounting_estimate(const BKCounting *self)
 {
-    double m = (double)self->c.m, x = (double)bk_counting_nonzero(&self->c);
-    if (x >= m)
-        return INFINITY;
-    return -m / (double)self->c.k * log1p(-x / m);
+    return bk_counting_estimate_count(&self->c);
 }
 
 /* After a union the number of distinct keys is unknown: store the
@@ -396,6 +401,7 @@ static int bkcounting_equal(PyObject *a, PyObject *b)
 {
     BKCounting *x = (BKCounting *)a, *y = (BKCounting *)b;
     return x->c.m == y->c.m && x->c.k == y->c.k && x->c.bits == y->c.bits &&
+           x->c.layout == y->c.layout &&
            memcmp(x->c.bytes, y->c.bytes, (size_t)x->c.nbytes) == 0;
 }
 
@@ -423,7 +429,7 @@ static int bkcounting_empty(PyObject *self)
     bkpy_state *st = &((BKCounting *)self)->st;
     if (bkpy_state_alloc(st, BK_COUNTING_HEADER_LEN + 8) < 0)
         return -1;
-    bk_counting_init_state(st->buf, 1, 1, 4, 1, 0.5, 0, 0, 0);
+    bk_counting_init_state(st->buf, BK_COUNTING_LAYOUT_CLASSIC, 1, 1, 4, 1, 0.5, 0, 0, 0);
     return bkcounting_attach(self);
 }
 
@@ -467,6 +473,13 @@ static PyObject *bkcounting_to_bloom(BKCounting *self, PyObject *cls)
     const char *reason = NULL;
     PyObject *data, *secret = Py_None, *res;
     uint8_t *buf;
+    if (self->c.layout != BK_COUNTING_LAYOUT_CLASSIC) {
+        PyErr_SetString(PyExc_TypeError,
+                        "to_bloom() needs the classic layout: a blocked counting filter's "
+                        "probes are not those of any BloomFilter (build it with "
+                        "layout='classic')");
+        return NULL;
+    }
     if (self->c.k > BK_BLOOM_MAX_K_CLASSIC ||
         bk_bloom_shape(0, self->c.m, self->c.k, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason ? reason : "shape not representable");
@@ -515,8 +528,7 @@ static PyObject *bkcounting_estimate_count(BKCounting *self, PyObject *Py_UNUSED
 
 static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
-    double fill = (double)bk_counting_nonzero(&self->c) / (double)self->c.m;
-    return PyFloat_FromDouble(pow(fill, (double)self->c.k));
+    return PyFloat_FromDouble(bk_counting_estimate_error_rate(&self->c));
 }
 
 static Py_ssize_t bkcounting_len(BKCounting *self)
@@ -537,6 +549,10 @@ BKC_GETTER(bkcounting_get_num_counters, PyLong_FromUnsignedLongLong(self->c.m))
 BKC_GETTER(bkcounting_get_num_hashes, PyLong_FromUnsignedLong(self->c.k))
 BKC_GETTER(bkcounting_get_counter_bits, PyLong_FromUnsignedLong(self->c.bits))
 BKC_GETTER(bkcounting_get_counter_max, PyLong_FromUnsignedLong(self->c.max))
+BKC_GETTER(bkcounting_get_layout,
+           PyUnicode_FromString(self->c.layout == BK_COUNTING_LAYOUT_BLOCKED ? "blocked"
+                                                                             : "classic"))
+BKC_GETTER(bkcounting_get_num_blocks, PyLong_FromUnsignedLongLong(self->c.num_blocks))
 BKC_GETTER(bkcounting_get_capacity, PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
 BKC_GETTER(bkcounting_get_error_rate,
            PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
@@ -551,6 +567,8 @@ static PyGetSetDef bkcounting_getset[] = {
     {"num_hashes", (getter)bkcounting_get_num_hashes, NULL, "k, probes per key.", NULL},
     {"counter_bits", (getter)bkcounting_get_counter_bits, NULL, "Bits per counter: 4, 8 or 16.", NULL},
     {"counter_max", (getter)bkcounting_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
+    {"layout", (getter)bkcounting_get_layout, NULL, "'classic' or 'blocked' (a key's counters in one 64-byte line).", NULL},
+    {"num_blocks", (getter)bkcounting_get_num_blocks, NULL, "Blocked: 64-byte blocks of 512 // counter_bits counters; classic: 0.", NULL},
     {"capacity", (getter)bkcounting_get_capacity, NULL, "The design capacity n.", NULL},
     {"error_rate", (getter)bkcounting_get_error_rate, NULL, "The design false-positive rate p.", NULL},
     {"nbytes", (getter)bkcounting_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
@@ -584,13 +602,16 @@ static PyMethodDef bkcounting_methods[] = {
      "union($self, *others)\n--\n\nA new filter whose counters are the saturating sums."},
     {"clear", (PyCFunction)bkcounting_clear, METH_NOARGS, "clear($self, /)\n--\n\nRemove every key."},
     {"estimate_count", (PyCFunction)bkcounting_estimate_count, METH_NOARGS,
-     "estimate_count($self, /)\n--\n\nSwamidass-Baldi estimate of the distinct keys held, from "
-     "the nonzero counters."},
+     "estimate_count($self, /)\n--\n\nEstimate of the distinct keys held, from the nonzero "
+     "counters (Swamidass-Baldi for the classic layout, the blocked fill model otherwise)."},
     {"estimate_error_rate", (PyCFunction)bkcounting_estimate_error_rate, METH_NOARGS,
-     "estimate_error_rate($self, /)\n--\n\nfill_ratio ** num_hashes."},
+     "estimate_error_rate($self, /)\n--\n\nThe rate of a random query given the counters: "
+     "fill_ratio ** num_hashes (classic), the mean over blocks of the block's fill ** "
+     "num_hashes (blocked)."},
     {"_counter_positions", (PyCFunction)bkcounting_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nThe counter indices a key probes, in probe order "
-     "(the classic Bloom probe sequence over num_counters)."},
+     "(classic: the classic Bloom probe sequence over num_counters; blocked: in the key's "
+     "block)."},
     {"_key_hash", (PyCFunction)bkcounting_key_hash, METH_O, NULL},
     {"_to_bloom", (PyCFunction)bkcounting_to_bloom, METH_O, NULL},
     {"_recount_total", (PyCFunction)bkcounting_recount_total_meth, METH_NOARGS,
