@@ -105,8 +105,15 @@ def timing(n: int, keys: np.ndarray) -> None:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    sizes = [int(float(a)) for a in args] or [10**6, 10**7]
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("n", nargs="*", type=lambda a: int(float(a)),
+                    help="key counts (default: 10^6 10^7)")
+    ap.add_argument("--no-timing", action="store_true",
+                    help="space, rate and build memory only (no time ratios)")
+    opts = ap.parse_args()
+    sizes = opts.n or [10**6, 10**7]
     machine.announce()
     rng = np.random.default_rng(2026)
     probes = rng.integers(-(2**63), 2**63 - 1, size=PROBES, dtype=np.int64)
@@ -115,7 +122,7 @@ def main() -> None:
         print(f"n = {n:,}")
         space_and_rate(n, keys, probes)
         peak_memory(n)
-        if "--no-timing" not in sys.argv:
+        if not opts.no_timing:
             timing(n, keys)
 
 
