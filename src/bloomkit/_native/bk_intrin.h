@@ -45,6 +45,7 @@
 #define BK_CC_MSVC 1 /* cl.exe */
 #define BK_CC_GNU 0
 #include <intrin.h>
+#include <stdlib.h> /* _byteswap_ushort/_ulong/_uint64 live here, not in <intrin.h> */
 #elif defined(__GNUC__) || defined(__clang__)
 #define BK_CC_MSVC 0
 #define BK_CC_GNU 1 /* GCC, clang, clang-cl */

@@ -60,6 +60,14 @@ int bk_simd_avx2 = 0;
 #if defined(_MSC_VER)
 #include <intrin.h> /* __cpuid, __cpuidex (cl.exe and clang-cl) */
 #endif
+#if defined(_MSC_VER) && defined(__clang__) && !defined(__AVX2__)
+/* clang-cl's <immintrin.h> (clang 14 at least) declares the AVX and AVX2
+ * intrinsics only when the whole file is built for AVX2; cl.exe always
+ * does.  Their own headers, after <immintrin.h>, declare them for the
+ * target("avx2") functions below without -mavx2. */
+#include <avxintrin.h>
+#include <avx2intrin.h>
+#endif
 #else
 #define BK_SIMD_HAVE_AVX2 0
 #endif
