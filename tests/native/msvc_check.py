@@ -19,7 +19,9 @@ the core calls (see its README).  Every ``bk_*.c`` (the pure C core; the
    defined: the ``__popcnt64`` path).  bk_simd.c gets ``-mavx2`` in both:
    clang's headers in MSVC mode declare the AVX2 intrinsics only then,
    where cl.exe always declares them.  Warnings are errors, VLAs (which
-   MSVC has never supported) and implicit declarations included.
+   MSVC has never supported), implicit declarations and ``-Wconversion``
+   (implicit narrowing: what cl.exe's /W4 reports as C4244/C4267)
+   included.
 2. **cl.exe view, preprocessed**: the probe below asserts the view selects
    the MSVC paths (BK_CC_MSVC, no __int128, the AVX2 dispatch on), and the
    code of our own files reaching the compiler holds no GNU-only token
@@ -55,7 +57,9 @@ NATIVE = ROOT / "src" / "bloomkit" / "_native"
 SHIM = ROOT / "tests" / "native" / "msvc_shim"
 
 TARGET = ["--target=x86_64-pc-windows-msvc", "-fms-extensions", "-fms-compatibility"]
-WARN = ["-std=c11", "-Wall", "-Wextra", "-Wvla", "-Werror",
+# -Wconversion: the nearest clang analogue of cl.exe's /W4 C4244 and C4267
+# (implicit narrowing, 64 -> 32 bits on LLP64); -Wvla: MSVC has no VLAs.
+WARN = ["-std=c11", "-Wall", "-Wextra", "-Wconversion", "-Wvla", "-Werror",
         "-Werror=implicit-function-declaration"]
 # Predefined by clang for this target but not by cl.exe.  __x86_64__ stays
 # (clang's <immintrin.h> needs it); the core tests it only on GNU paths.
