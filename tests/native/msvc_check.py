@@ -26,7 +26,9 @@ the core calls (see its README).  Every ``bk_*.c`` (the pure C core; the
    the MSVC paths (BK_CC_MSVC, no __int128, the AVX2 dispatch on), and the
    code of our own files reaching the compiler holds no GNU-only token
    (``__builtin_``, ``__attribute__``, ``__int128``, ``__atomic_``,
-   ``__sync_``) and bk_simd.c's holds the AVX2 code and the CPUID check.
+   ``__sync_``) but the MSVC intrinsics of bk_intrin.h and the
+   ``_Interlocked*`` atomics of bk_atomic.h, and bk_simd.c's holds the AVX2
+   code and the CPUID check.
 3. **clang-cl view**, ``-O2 -c`` to COFF objects (``__clang__`` kept: the
    GNU paths, as clang-cl compiles them): full code generation, so a
    target attribute an intrinsic needs (``_xgetbv`` wants ``xsave``) is
@@ -75,6 +77,10 @@ CRT = {"_fltused", "__chkstk", "memcpy", "memmove", "memset", "memcmp", "memchr"
        "strcmp", "strncmp", "strchr", "malloc", "calloc", "realloc", "free", "getenv", "qsort",
        "abort", "abs", "llabs", "log", "log2", "log1p", "exp", "expm1", "pow", "sqrt", "ceil",
        "floor", "round", "fabs", "fmin", "fmax", "frexp", "ldexp", "lgamma"}
+# What the cl.exe view must find in our code: bk_intrin.h's and bk_atomic.h's
+# MSVC paths.
+MSVC_PATHS = ("__umulh", "_BitScanForward64", "_BitScanReverse64", "_byteswap_uint64",
+              "_mm_prefetch", "_InterlockedCompareExchange64", "_InterlockedOr64")
 GNU_TOKENS = re.compile(r"__builtin_|__attribute__|__int128|__atomic_|__sync_")
 PROBE = """\
 #include "bk_intrin.h"
@@ -153,6 +159,7 @@ class Checker:
                   self._compile([*self.cl, "-fsyntax-only"], probe))
         errors: list[str] = []
         simd_code = ""
+        our_code = ""
         for src in self.sources:
             simd = ["-mavx2", "-mbmi2"] if src.name == "bk_simd.c" else []
             r = _run([*self.cl, *simd, "-E", str(src)])
@@ -165,6 +172,8 @@ class Checker:
                 if marker:
                     ours = Path(marker.group(1)).resolve().parent == NATIVE
                     continue
+                if ours:
+                    our_code += line + "\n"
                 if ours and GNU_TOKENS.search(line):
                     errors.append(f"{src.name}: GNU-only code reaches cl.exe: {line.strip()[:120]}")
                 if ours and src.name == "bk_simd.c":
@@ -172,8 +181,12 @@ class Checker:
         for needed in ("__cpuidex", "_xgetbv", "_mm256_permutevar8x32_epi32", "_mm256_sllv_epi32"):
             if needed not in simd_code:
                 errors.append(f"bk_simd.c: {needed} missing: no AVX2 path for MSVC")
-        self.step("cl.exe view, preprocessed: no GNU-only token in our code; bk_simd.c has the "
-                  "CPUID check and the AVX2 code", errors)
+        for needed in MSVC_PATHS:
+            if needed not in our_code:
+                errors.append(f"{needed} missing from our code: an MSVC path is not taken")
+        self.step("cl.exe view, preprocessed: no GNU-only token in our code, the MSVC "
+                  "intrinsics and atomics in it; bk_simd.c has the CPUID check and the AVX2 code",
+                  errors)
 
     def clang_cl(self) -> None:
         errors: list[str] = []
