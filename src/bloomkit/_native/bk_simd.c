@@ -221,8 +221,7 @@ bk_simd_or_bits(uint64_t *blk, const uint32_t *pos, uint32_t k)
 /* Private add: test all k bits with the vector, then OR in the missing
  * pattern one probe at a time (every probe, set or not: cheaper than a
  * branch per probe).  Returns 1 if some bit was clear. */
-BK_AVX2_BMI2 static inline int bk_simd_add(uint64_t *blk, uint32_t g,
-                                                                     uint32_t k)
+BK_AVX2_BMI2 static inline int bk_simd_add(uint64_t *blk, uint32_t g, uint32_t k)
 {
     uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
     __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
@@ -243,8 +242,7 @@ BK_AVX2_BMI2 static inline int bk_simd_add(uint64_t *blk, uint32_t g,
 }
 
 /* Version 1 of bk_simd_add: the positions of bk_simd_group1. */
-BK_AVX2_BMI2 static inline int bk_simd_add1(uint64_t *blk, uint64_t h,
-                                                                      uint32_t k)
+BK_AVX2_BMI2 static inline int bk_simd_add1(uint64_t *blk, uint64_t h, uint32_t k)
 {
     uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
     __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
@@ -261,8 +259,7 @@ BK_AVX2_BMI2 static inline int bk_simd_add1(uint64_t *blk, uint64_t h,
     return 1;
 }
 
-BK_AVX2_BMI2 int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h,
-                                                                     uint32_t k)
+BK_AVX2_BMI2 int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k)
 {
     return bk_simd_add1(blk, h, k);
 }
@@ -272,8 +269,7 @@ BK_AVX2 int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint
     return bk_simd_probe1(blk, h, k);
 }
 
-BK_AVX2_BMI2 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g,
-                                                                    uint32_t k)
+BK_AVX2_BMI2 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
 {
     return bk_simd_add(blk, g, k);
 }
