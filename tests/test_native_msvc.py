@@ -48,7 +48,7 @@ def test_msvc_flags_werror_and_debug(setup_py: dict[str, Any],
     monkeypatch.setenv("BLOOMKIT_WERROR", "1")
     monkeypatch.setenv("BLOOMKIT_DEBUG", "1")
     cargs, _, _ = setup_py["compiler_args"]("msvc")
-    assert cargs == ["/std:c11", "/Od", "/Zi", "/UNDEBUG", "/W4", "/WX"]
+    assert cargs == ["/std:c11", "/Od", "/Zi", "/UNDEBUG", "/wd4714", "/W4", "/WX"]
 
 
 @pytest.mark.parametrize("switch", ["BLOOMKIT_NATIVE", "BLOOMKIT_SANITIZE"])
