@@ -71,6 +71,11 @@ NOT_CL = ["__clang__", "__clang_major__", "__GNUC__", "__SIZEOF_INT128__", "__BY
 CL_DEFINES = {"_MSC_VER", "_M_X64", "_M_ARM64", "_WIN32", "_WIN64"}
 CL_WITH_ARCH = {"__AVX__", "__AVX2__"}          # /arch:AVX, /arch:AVX2
 CL_NEVER = set(NOT_CL) | {"__cplusplus", "__x86_64__", "__i386__"}
+# Which compiler it is gets asked in these files only; the rest of the core
+# asks them (a test of __GNUC__ elsewhere once switched MSVC's atomic
+# counting path off).
+COMPILER_IDS = {"__GNUC__", "__clang__", "_MSC_VER"}
+COMPILER_HOMES = {"bk_intrin.h", "bk_atomic.h", "bk_simd.c"}
 # Symbols the objects may leave to the C runtime and the MSVC compiler
 # support library (_fltused: floating point used; __chkstk: large frames).
 CRT = {"_fltused", "__chkstk", "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen",
@@ -136,12 +141,17 @@ class Checker:
             for no, line in enumerate(path.read_text().splitlines(), 1):
                 if re.match(r"\s*#\s*(if|elif|ifdef|ifndef)\b", line):
                     for m in re.findall(r"\b(_[A-Z_]\w*)\b", line.split("/*")[0]):
+                        if m in COMPILER_IDS and path.name not in COMPILER_HOMES:
+                            errors.append(f"{path.name}:{no}: #if tests {m}: ask bk_intrin.h "
+                                          "(BK_CC_*, BK_INTRIN_*) or bk_atomic.h "
+                                          "(BK_HAVE_ATOMICS) instead")
                         if m not in known:
                             errors.append(f"{path.name}:{no}: #if tests {m}: add it to "
                                           "msvc_check.py's NOT_CL (cl.exe lacks it) or "
                                           "CL_DEFINES")
         self.step(f"the core's #if lines test only compiler macros with a known cl.exe "
-                  f"meaning ({len(known)} known)", errors)
+                  f"meaning ({len(known)} known), the compiler's identity only in "
+                  f"{', '.join(sorted(COMPILER_HOMES))}", errors)
 
     def cl_view(self) -> None:
         for label, arch in (("x64 baseline", []), ("/arch:AVX2", ["-mavx2", "-mbmi2"])):
