@@ -5,7 +5,12 @@
 #   - gcc and clang, -Werror, x86-64;
 #   - x86-64 under UBSan with alignment checks, no recovery;
 #   - s390x (big-endian), cross-compiled, run under qemu-s390x;
-#   - i686 (32-bit size_t), cross-compiled -static, run under qemu-i386.
+#   - i686 (32-bit size_t), cross-compiled -static, run under qemu-i386;
+#   - x86-64 with -DBK_NO_INTRINSICS: every wrapper of bk_intrin.h on its
+#     portable C path (what a compiler without GCC/MSVC intrinsics gets);
+#   - Windows: every bk_*.c through clang's x86_64-pc-windows-msvc target,
+#     as cl.exe and as clang-cl would see it (tests/native/msvc_check.py).
+#     No MSVC binary is built or run here (no cl.exe, no Wine).
 # The cross compilers and qemu come from Debian's packages; if they cannot
 # be installed the script says so and fails (it never skips).
 # Usage: .ci/portable.sh   (as root, or with the packages already present)
@@ -17,13 +22,15 @@ command -v s390x-linux-gnu-gcc >/dev/null || need+=(gcc-s390x-linux-gnu libc6-de
 command -v i686-linux-gnu-gcc >/dev/null || need+=(gcc-i686-linux-gnu libc6-dev-i386-cross)
 command -v qemu-s390x >/dev/null && command -v qemu-i386 >/dev/null || need+=(qemu-user)
 command -v clang >/dev/null || need+=(clang)
+command -v llvm-nm >/dev/null || need+=(llvm)
 if [ ${#need[@]} -gt 0 ]; then
     echo "== installing ${need[*]}"
     sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
     if ! { $sudo apt-get update -q && \
            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
                "${need[@]}"; }; then
-        echo "FAILED: cannot install ${need[*]}: the big-endian and 32-bit proofs cannot run" >&2
+        echo "FAILED: cannot install ${need[*]}: the big-endian, 32-bit and MSVC-mode proofs" \
+             "cannot run" >&2
         exit 1
     fi
 fi
@@ -50,6 +57,9 @@ run "gcc, x86-64" "$out/tp-gcc"
 # shellcheck disable=SC2086
 clang $warn $have -I$n $src -lm -o "$out/tp-clang"
 run "clang, x86-64" "$out/tp-clang"
+# shellcheck disable=SC2086
+gcc $warn -DBK_NO_INTRINSICS $have -I$n $src -lm -o "$out/tp-portable"
+run "gcc, x86-64, no intrinsics (portable C paths)" "$out/tp-portable"
 # shellcheck disable=SC2086
 gcc -std=c11 -O1 -g -fsanitize=undefined,alignment -fno-sanitize-recover=all $have -I$n $src \
     -lm -o "$out/tp-ubsan"
@@ -78,3 +88,12 @@ i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c $n/bk_sbbf.c tests/native/tes
     -lm -o "$out/ts-i686"
 echo "== test_bk_sbbf: i686 under qemu"
 qemu-i386 "$out/ts-i686"
+
+# the hash vectors on the portable 64x64->128 multiply and byte swaps
+gcc $warn -DBK_NO_INTRINSICS -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-portable"
+echo "== test_bk_hash: x86-64, no intrinsics (portable C paths)"
+"$out/th-portable"
+
+# Windows: the _MSC_VER paths without MSVC (see the script's docstring)
+echo "== msvc_check: the C core in clang's MSVC mode (cl.exe and clang-cl views)"
+python tests/native/msvc_check.py --out "$out/msvc"

@@ -28,7 +28,7 @@ SOURCES = sorted(NATIVE.glob("*.[ch]"))
 # indentation), names the function and opens its parameter list; the body's
 # brace is on a later line (STYLE.md), so a prototype ends in ';' instead.
 _DEFINITION = re.compile(
-    r"^(?:static\s+|inline\s+|BK_INLINE\s+|BK_AVX2\s+|__attribute__\(\((?:[^()]|\([^()]*\))*\)\)\s*"
+    r"^(?:static\s+|inline\s+|BK_INLINE\s+|BK_AVX2(?:_BMI2)?\s+|__attribute__\(\((?:[^()]|\([^()]*\))*\)\)\s*"
     r"|PyMODINIT_FUNC\s*)*"
     r"(?:const\s+)?[A-Za-z_][A-Za-z0-9_]*(?:\s+|\s*\*+\s*)"
     r"\**([A-Za-z_][A-Za-z0-9_]*)\s*\(",

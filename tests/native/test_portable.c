@@ -13,7 +13,12 @@
  *     -fno-sanitize-recover on x86-64 (unaligned loads of mapped state);
  *   - clang as well as gcc, with -Werror.
  *
- * (.ci/portable.sh builds and runs all four.)  For every golden file of
+ * (.ci/portable.sh builds and runs all four, and once more with
+ * -DBK_NO_INTRINSICS: every wrapper of bk_intrin.h on its portable C path,
+ * the path an unknown compiler takes.)  First it compares each wrapper of
+ * bk_intrin.h (mulhi, 128-bit product, fold, popcount, ctz, log2, byte
+ * swaps, overflow checks) with a bit-by-bit reference on edge values and a
+ * fixed pseudo-random stream.  Then, for every golden file of
  * tests/format/golden (written on x86-64, little-endian) it:
  *
  *   1. validates it with the one validator (checksum and deep checks);
@@ -417,6 +422,169 @@ static void tp_compare(const tp_case *c, const tp_case *r)
     }
 }
 
+/* ---- the intrinsic wrappers ------------------------------------------------ */
+
+/* References written one bit at a time, sharing no method with any path
+ * of bk_intrin.h (builtins, MSVC intrinsics, SWAR, 32-bit limbs). */
+static uint64_t tp_ref_mul128(uint64_t a, uint64_t b, uint64_t *hi)
+{
+    uint64_t lo = 0, h = 0;
+    for (unsigned i = 0; i < 64; i++) {
+        if ((b >> i) & 1) {   /* (h:lo) += a << i */
+            uint64_t add_lo = a << i, add_hi = i ? a >> (64 - i) : 0;
+            uint64_t s = lo + add_lo;
+            h += add_hi + (s < lo);
+            lo = s;
+        }
+    }
+    *hi = h;
+    return lo;
+}
+
+static int tp_ref_popcount(uint64_t x)
+{
+    int n = 0;
+    for (unsigned i = 0; i < 64; i++)
+        n += (int)((x >> i) & 1);
+    return n;
+}
+
+static unsigned tp_ref_ctz(uint64_t x)
+{
+    unsigned i = 0;
+    while (!((x >> i) & 1))
+        i++;
+    return i;
+}
+
+static unsigned tp_ref_log2(uint64_t x)
+{
+    unsigned i = 63;
+    while (!((x >> i) & 1))
+        i--;
+    return i;
+}
+
+static uint64_t tp_ref_bswap(uint64_t x, unsigned bytes)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        r |= ((x >> (8 * i)) & 0xFF) << (8 * (bytes - 1 - i));
+    return r;
+}
+
+static uint64_t tp_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+#define TP_INTRIN_EDGES 262
+#define TP_INTRIN_RANDOM 4096
+#define TP_INTRIN_SEED UINT64_C(20261203)
+
+/* One check per wrapper: it agrees with its reference on every input (the
+ * first disagreement is printed). */
+static void tp_intrinsics(void)
+{
+    static uint64_t v[TP_INTRIN_EDGES + TP_INTRIN_RANDOM];
+    size_t n = 0, i, j;
+    uint64_t seed = TP_INTRIN_SEED;
+    enum { MUL, MULHI, FOLD, MULOV, ADDOV, POP, CTZ, LOG2, BS16, BS32, BS64, NW };
+    static const char *const names[NW] = {"bk_mul128", "bk_mulhi64", "bk_mulfold64",
+                                          "bk_mul_overflow", "bk_add_overflow", "bk_popcount64",
+                                          "bk_ctz64", "bk_log2_64", "bk_bswap16", "bk_bswap32",
+                                          "bk_bswap64"};
+    int bad[NW] = {0};
+    /* 0, ~0, and 2^k - 1, 2^k, 2^k + 1, ~2^k for every k */
+    v[n++] = 0;
+    v[n++] = UINT64_MAX;
+    for (i = 0; i < 64; i++) {
+        uint64_t p = UINT64_C(1) << i;
+        v[n++] = p - 1;
+        v[n++] = p;
+        v[n++] = p + 1;
+        v[n++] = ~p;
+    }
+    v[n++] = UINT64_C(0x5555555555555555);
+    v[n++] = UINT64_C(0xAAAAAAAAAAAAAAAA);
+    v[n++] = UINT64_C(0x0123456789ABCDEF);
+    v[n++] = UINT64_C(0xFEDCBA9876543210);
+    v[n++] = UINT64_C(0x00000000FFFFFFFF);
+    v[n++] = UINT64_C(0xFFFFFFFF00000000);
+    while (n < TP_INTRIN_EDGES + TP_INTRIN_RANDOM)
+        v[n++] = tp_splitmix(&seed);
+
+#define TP_WRAPPER_BAD(w, fmt, ...)                                                  \
+    do {                                                                             \
+        if (!bad[w]++)                                                               \
+            TP_FAIL("%s disagrees with its bit-by-bit reference: " fmt, names[w],   \
+                    __VA_ARGS__);                                                    \
+    } while (0)
+
+    for (i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        if (bk_popcount64(x) != tp_ref_popcount(x))
+            TP_WRAPPER_BAD(POP, "x = 0x%016llx", (unsigned long long)x);
+        if (x != 0 && bk_ctz64(x) != tp_ref_ctz(x))
+            TP_WRAPPER_BAD(CTZ, "x = 0x%016llx", (unsigned long long)x);
+        if (x != 0 && bk_log2_64(x) != tp_ref_log2(x))
+            TP_WRAPPER_BAD(LOG2, "x = 0x%016llx", (unsigned long long)x);
+        if (bk_bswap16((uint16_t)x) != tp_ref_bswap(x & 0xFFFF, 2))
+            TP_WRAPPER_BAD(BS16, "x = 0x%04x", (unsigned)(x & 0xFFFF));
+        if (bk_bswap32((uint32_t)x) != tp_ref_bswap(x & 0xFFFFFFFFu, 4))
+            TP_WRAPPER_BAD(BS32, "x = 0x%08lx", (unsigned long)(x & 0xFFFFFFFFu));
+        if (bk_bswap64(x) != tp_ref_bswap(x, 8))
+            TP_WRAPPER_BAD(BS64, "x = 0x%016llx", (unsigned long long)x);
+        /* products: every edge value with every edge value, and the random
+         * stream in consecutive pairs */
+        for (j = i < TP_INTRIN_EDGES ? 0 : i; j < (i < TP_INTRIN_EDGES ? TP_INTRIN_EDGES : i + 2) &&
+                                               j < n;
+             j++) {
+            uint64_t y = v[j], hi, rhi, lo = bk_mul128(x, y, &hi), rlo = tp_ref_mul128(x, y, &rhi);
+            uint64_t out;
+            int ov;
+            if (lo != rlo || hi != rhi)
+                TP_WRAPPER_BAD(MUL, "0x%016llx * 0x%016llx", (unsigned long long)x,
+                               (unsigned long long)y);
+            if (bk_mulhi64(x, y) != rhi)
+                TP_WRAPPER_BAD(MULHI, "0x%016llx * 0x%016llx", (unsigned long long)x,
+                               (unsigned long long)y);
+            if (bk_mulfold64(x, y) != (rlo ^ rhi))
+                TP_WRAPPER_BAD(FOLD, "0x%016llx * 0x%016llx", (unsigned long long)x,
+                               (unsigned long long)y);
+            ov = bk_mul_overflow(x, y, &out);
+            if (ov != (rhi != 0) || out != rlo)
+                TP_WRAPPER_BAD(MULOV, "0x%016llx * 0x%016llx", (unsigned long long)x,
+                               (unsigned long long)y);
+            ov = bk_add_overflow(x, y, &out);
+            if (ov != (x > UINT64_MAX - y) || out != x + y)
+                TP_WRAPPER_BAD(ADDOV, "0x%016llx + 0x%016llx", (unsigned long long)x,
+                               (unsigned long long)y);
+        }
+    }
+#undef TP_WRAPPER_BAD
+    int agree = 0;
+    for (i = 0; i < NW; i++) {
+        tp_checks++;
+        agree += !bad[i];
+    }
+    printf("intrinsics (%s): %d of %d wrappers agree with bit-by-bit references on %u values "
+           "(seed %llu)\n",
+#if defined(BK_NO_INTRINSICS)
+           "portable C paths",
+#elif BK_CC_MSVC
+           "MSVC paths",
+#elif BK_CC_GNU
+           "GCC/clang builtins",
+#else
+           "portable C paths",
+#endif
+           agree, (int)NW, (unsigned)n, (unsigned long long)TP_INTRIN_SEED);
+}
+
 /* ---- sizes past 2^32 ------------------------------------------------------ */
 
 /* A header whose state passes 4 GiB, with parameters consistent with it:
@@ -515,6 +683,7 @@ int main(int argc, char **argv)
     printf("test_portable: %s-endian, sizeof(size_t) = %u, sizeof(void *) = %u\n",
            BK_BIG_ENDIAN ? "big" : "little", (unsigned)sizeof(size_t),
            (unsigned)sizeof(void *));
+    tp_intrinsics();
     while (fgets(line, sizeof line, f) != NULL) {
         char *nl = strchr(line, '\n');
         char *rest;

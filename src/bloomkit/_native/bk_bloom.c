@@ -348,15 +348,19 @@ static void bk_bloom_classic_contains_many_plain(const bk_bloom *b, const uint64
     bk_bloom_classic_contains_many_body(b, hs, n, out);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+/* The same loops compiled for BMI2 (mulx, shlx), taken with the AVX2 paths
+ * (bk_simd_avx2 implies BMI2).  Only where a target attribute can
+ * recompile plain C (GCC, clang, clang-cl on x86-64); cl.exe has no such
+ * attribute and runs the plain loops (bk_intrin.h, BK_TARGET_ATTRIBUTES). */
+#if BK_TARGET_ATTRIBUTES && defined(__x86_64__)
 #define BK_BLOOM_CLASSIC_BMI2_OK bk_simd_avx2
-__attribute__((target("bmi,bmi2"))) static uint64_t
+BK_TARGET_BMI2 static uint64_t
 bk_bloom_classic_add_many_bmi2(bk_bloom *b, const uint64_t *hs, size_t n, int atomic)
 {
     return bk_bloom_classic_add_many_body(b, hs, n, atomic);
 }
 
-__attribute__((target("bmi,bmi2"))) static void
+BK_TARGET_BMI2 static void
 bk_bloom_classic_contains_many_bmi2(const bk_bloom *b, const uint64_t *hs, size_t n, uint8_t *out)
 {
     bk_bloom_classic_contains_many_body(b, hs, n, out);

@@ -91,8 +91,8 @@ BK_INLINE uint32_t bk_counting_get(const bk_counting *c, uint64_t i)
  * sharing a buffer never lose each other's updates. */
 BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomic)
 {
-#if !(defined(__GNUC__) || defined(__clang__))
-    atomic = 0; /* no portable byte CAS: shared writers need GCC or clang */
+#if !BK_HAVE_ATOMICS
+    atomic = 0; /* no byte CAS (bk_atomic.h): neither GCC/clang nor MSVC */
 #endif
     if (c->bits == 16) {
         uint8_t *p = c->bytes + 2 * i;

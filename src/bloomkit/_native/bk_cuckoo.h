@@ -121,16 +121,7 @@ BK_INLINE void bk_cuckoo_set(bk_cuckoo *c, uint64_t i, uint32_t s, uint32_t v)
  * slot holding fp: the very slots the scalar loops pick, bit for bit. */
 BK_INLINE unsigned bk_cuckoo_ctz64(uint64_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(x);
-#else
-    unsigned n = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        n++;
-    }
-    return n;
-#endif
+    return bk_ctz64(x); /* x != 0 here: some lane reported */
 }
 
 /* The bucket starting at bit position pos (= i * b * f), as one word. */

@@ -17,11 +17,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bk_intrin.h"
+
+/* __BYTE_ORDER__ is GCC/clang's; every MSVC target is little-endian. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define BK_BIG_ENDIAN 1
-#define BK_LE64(x) __builtin_bswap64(x)
-#define BK_LE32(x) __builtin_bswap32(x)
-#define BK_LE16(x) __builtin_bswap16(x)
+#define BK_LE64(x) bk_bswap64(x)
+#define BK_LE32(x) bk_bswap32(x)
+#define BK_LE16(x) bk_bswap16(x)
 #else
 #define BK_BIG_ENDIAN 0
 #define BK_LE64(x) (x)

@@ -67,9 +67,10 @@
  *     short paths the compiler folds the secret words into immediates.
  *   - Loads go through memcpy (compiled to a single unaligned mov) plus a
  *     byte swap on big-endian hosts only.
- *   - 64x64->128 multiplication uses unsigned __int128 when the compiler has
- *     it (GCC/Clang on 64-bit targets: one MUL instruction), otherwise a
- *     portable 4 x (32x32->64) schoolbook fallback.
+ *   - 64x64->128 multiplication (bk_mulfold64, bk_intrin.h) is one MUL
+ *     instruction on 64-bit targets: unsigned __int128 with GCC/clang,
+ *     _umul128 with MSVC; otherwise a portable 4 x (32x32->64) schoolbook
+ *     fallback (forced with -DBK_NO_INTRINSICS for testing).
  *   - The >240 path is plain scalar C.  The inner accumulate loop is simple
  *     enough that compilers auto-vectorise it at -O2/-O3; an explicit SIMD
  *     kernel could be added later without changing results.
@@ -79,18 +80,15 @@
 
 #include <string.h>
 
+#include "bk_intrin.h"
+
 /* ------------------------------------------------------------------------ */
 /* Portability helpers                                                       */
 /* ------------------------------------------------------------------------ */
 
-#if defined(__GNUC__) || defined(__clang__)
-#define BK_HASH_LIKELY(x) __builtin_expect(!!(x), 1)
-#define BK_HASH_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define BK_HASH_LIKELY(x) (x)
-#define BK_HASH_UNLIKELY(x) (x)
-#endif
-
+/* BK_LIKELY, bk_bswap32/64 and bk_mulfold64 (64x64->128 multiply, low ^
+ * high) come from bk_intrin.h, with their GCC/clang, MSVC and portable
+ * paths; -DBK_NO_INTRINSICS forces the portable ones. */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define BK_HASH_BIG_ENDIAN 1
@@ -98,35 +96,13 @@
 #define BK_HASH_BIG_ENDIAN 0
 #endif
 
-static inline uint32_t bk_hash_bswap32(uint32_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_bswap32(x);
-#else
-    return ((x << 24) & UINT32_C(0xFF000000)) |
-           ((x << 8) & UINT32_C(0x00FF0000)) |
-           ((x >> 8) & UINT32_C(0x0000FF00)) |
-           ((x >> 24) & UINT32_C(0x000000FF));
-#endif
-}
-
-static inline uint64_t bk_hash_bswap64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_bswap64(x);
-#else
-    return ((uint64_t)bk_hash_bswap32((uint32_t)x) << 32) |
-           (uint64_t)bk_hash_bswap32((uint32_t)(x >> 32));
-#endif
-}
-
 /* Little-endian loads from possibly unaligned memory. */
 static inline uint32_t bk_hash_read32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, sizeof v);
 #if BK_HASH_BIG_ENDIAN
-    v = bk_hash_bswap32(v);
+    v = bk_bswap32(v);
 #endif
     return v;
 }
@@ -136,7 +112,7 @@ static inline uint64_t bk_hash_read64(const uint8_t *p)
     uint64_t v;
     memcpy(&v, p, sizeof v);
 #if BK_HASH_BIG_ENDIAN
-    v = bk_hash_bswap64(v);
+    v = bk_bswap64(v);
 #endif
     return v;
 }
@@ -144,7 +120,7 @@ static inline uint64_t bk_hash_read64(const uint8_t *p)
 static inline void bk_hash_write64(uint8_t *p, uint64_t v)
 {
 #if BK_HASH_BIG_ENDIAN
-    v = bk_hash_bswap64(v);
+    v = bk_bswap64(v);
 #endif
     memcpy(p, &v, sizeof v);
 }
@@ -153,33 +129,6 @@ static inline uint64_t bk_hash_rotl64(uint64_t x, unsigned r)
 {
     return (x << r) | (x >> (64u - r));
 }
-
-/* 64x64 -> 128 multiply, returning low ^ high ("fold"). */
-#if defined(__SIZEOF_INT128__) && !defined(BK_HASH_NO_INT128)
-__extension__ typedef unsigned __int128 bk_hash_u128;
-
-static inline uint64_t bk_hash_mul128_fold64(uint64_t a, uint64_t b)
-{
-    bk_hash_u128 r = (bk_hash_u128)a * (bk_hash_u128)b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-#else
-static inline uint64_t bk_hash_mul128_fold64(uint64_t a, uint64_t b)
-{
-    const uint64_t m32 = UINT64_C(0xFFFFFFFF);
-    uint64_t a_lo = a & m32, a_hi = a >> 32;
-    uint64_t b_lo = b & m32, b_hi = b >> 32;
-    uint64_t lo_lo = a_lo * b_lo;
-    uint64_t hi_lo = a_hi * b_lo;
-    uint64_t lo_hi = a_lo * b_hi;
-    uint64_t hi_hi = a_hi * b_hi;
-    /* cannot overflow: (2^32-1) + (2^32-1) + (2^32-1)^2 < 2^64 */
-    uint64_t cross = (lo_lo >> 32) + (hi_lo & m32) + lo_hi;
-    uint64_t upper = (hi_lo >> 32) + (cross >> 32) + hi_hi;
-    uint64_t lower = (cross << 32) | (lo_lo & m32);
-    return lower ^ upper;
-}
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Constants (xxhash_spec.md)                                               */
@@ -277,7 +226,7 @@ static inline uint64_t bk_hash_xxh3_len_4to8(const uint8_t *p, size_t len,
     const uint8_t *s = bk_hash_xxh3_default_secret;
     uint64_t first = bk_hash_read32(p);
     uint64_t last = bk_hash_read32(p + len - 4);
-    uint64_t mseed = seed ^ ((uint64_t)bk_hash_bswap32((uint32_t)seed) << 32);
+    uint64_t mseed = seed ^ ((uint64_t)bk_bswap32((uint32_t)seed) << 32);
     uint64_t bitflip = (bk_hash_read64(s + 8) ^ bk_hash_read64(s + 16)) - mseed;
     uint64_t v = (last | (first << 32)) ^ bitflip;
     v ^= bk_hash_rotl64(v, 49) ^ bk_hash_rotl64(v, 24);
@@ -291,7 +240,7 @@ static inline uint64_t bk_hash_xxh3_len_4to8(const uint8_t *p, size_t len,
 uint64_t bk_hash_xxh3_4to8_bitflip(uint64_t seed)
 {
     const uint8_t *s = bk_hash_xxh3_default_secret;
-    uint64_t mseed = seed ^ ((uint64_t)bk_hash_bswap32((uint32_t)seed) << 32);
+    uint64_t mseed = seed ^ ((uint64_t)bk_bswap32((uint32_t)seed) << 32);
     return (bk_hash_read64(s + 8) ^ bk_hash_read64(s + 16)) - mseed;
 }
 
@@ -303,8 +252,8 @@ static inline uint64_t bk_hash_xxh3_len_9to16(const uint8_t *p, size_t len,
     uint64_t flip2 = (bk_hash_read64(s + 40) ^ bk_hash_read64(s + 48)) - seed;
     uint64_t lo = bk_hash_read64(p) ^ flip1;
     uint64_t hi = bk_hash_read64(p + len - 8) ^ flip2;
-    uint64_t acc = (uint64_t)len + bk_hash_bswap64(lo) + hi +
-                   bk_hash_mul128_fold64(lo, hi);
+    uint64_t acc = (uint64_t)len + bk_bswap64(lo) + hi +
+                   bk_mulfold64(lo, hi);
     return bk_hash_xxh3_avalanche(acc);
 }
 
@@ -318,7 +267,7 @@ static inline uint64_t bk_hash_xxh3_mix16(const uint8_t *p, const uint8_t *s,
 {
     uint64_t a = bk_hash_read64(p) ^ (bk_hash_read64(s) + seed);
     uint64_t b = bk_hash_read64(p + 8) ^ (bk_hash_read64(s + 8) - seed);
-    return bk_hash_mul128_fold64(a, b);
+    return bk_mulfold64(a, b);
 }
 
 static inline uint64_t bk_hash_xxh3_len_17to128(const uint8_t *p, size_t len,
@@ -397,7 +346,7 @@ static uint64_t bk_hash_xxh3_merge(const uint64_t acc[8], uint64_t len, const ui
     uint64_t result = len * BK_HASH_P64_1;
     size_t n;
     for (n = 0; n < 4; n++)
-        result += bk_hash_mul128_fold64(
+        result += bk_mulfold64(
             acc[2 * n] ^ bk_hash_read64(s + 11 + 16 * n),
             acc[2 * n + 1] ^ bk_hash_read64(s + 11 + 16 * n + 8));
     return bk_hash_xxh3_avalanche(result);
@@ -460,7 +409,7 @@ static uint64_t bk_hash_xxh3_long_seeded(const uint8_t *p, size_t len,
 uint64_t bk_hash_xxh3_64(const void *data, size_t len, uint64_t seed)
 {
     const uint8_t *p = (const uint8_t *)data;
-    if (BK_HASH_LIKELY(len <= 16)) {
+    if (BK_LIKELY(len <= 16)) {
         if (len > 8)
             return bk_hash_xxh3_len_9to16(p, len, seed);
         if (len >= 4)
@@ -609,7 +558,7 @@ uint64_t bk_hash_xxh64(const void *data, size_t len, uint64_t seed)
     const uint8_t *end;
     uint64_t acc;
 
-    if (BK_HASH_UNLIKELY(len == 0)) /* data may be NULL: no pointer math */
+    if (BK_UNLIKELY(len == 0)) /* data may be NULL: no pointer math */
         return bk_hash_avalanche_xxh64(seed + BK_HASH_P64_5);
     end = p + len;
 

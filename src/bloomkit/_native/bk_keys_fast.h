@@ -44,24 +44,6 @@ BK_INLINE uint64_t bk_kf_rotl64(uint64_t x, unsigned r)
     return (x << r) | (x >> (64 - r));
 }
 
-BK_INLINE uint32_t bk_kf_bswap32(uint32_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_bswap32(x);
-#else
-    return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
-#endif
-}
-
-BK_INLINE uint64_t bk_kf_bswap64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_bswap64(x);
-#else
-    return ((uint64_t)bk_kf_bswap32((uint32_t)x) << 32) | bk_kf_bswap32((uint32_t)(x >> 32));
-#endif
-}
-
 BK_INLINE uint64_t bk_kf_xxh64_avalanche(uint64_t x)
 {
     x ^= x >> 33;
@@ -76,7 +58,7 @@ BK_INLINE uint64_t bk_kf_xxh64_avalanche(uint64_t x)
  * and bitflip = bk_kf_bitflip_4to8(seed). */
 BK_INLINE uint64_t bk_kf_bitflip_4to8(uint64_t seed)
 {
-    uint64_t mseed = seed ^ ((uint64_t)bk_kf_bswap32((uint32_t)seed) << 32);
+    uint64_t mseed = seed ^ ((uint64_t)bk_bswap32((uint32_t)seed) << 32);
     return (BK_XS_8 ^ BK_XS_16) - mseed;
 }
 
@@ -104,14 +86,7 @@ BK_INLINE uint64_t bk_hash_xxh3_64_short(const uint8_t *p, size_t n, uint64_t se
     if (n > 8) {
         uint64_t lo = bk_load_u64le(p) ^ ((BK_XS_24 ^ BK_XS_32) + seed);
         uint64_t hi = bk_load_u64le(p + n - 8) ^ ((BK_XS_40 ^ BK_XS_48) - seed);
-        uint64_t acc;
-#if defined(__SIZEOF_INT128__)
-        unsigned __int128 pr = (unsigned __int128)lo * hi;
-        uint64_t fold = (uint64_t)pr ^ (uint64_t)(pr >> 64);
-#else
-        uint64_t fold = bk_mulhi64(lo, hi) ^ (lo * hi);
-#endif
-        acc = (uint64_t)n + bk_kf_bswap64(lo) + hi + fold;
+        uint64_t acc = (uint64_t)n + bk_bswap64(lo) + hi + bk_mulfold64(lo, hi);
         acc ^= acc >> 37;
         acc *= BK_XPMX_1;
         acc ^= acc >> 32;
@@ -138,12 +113,7 @@ BK_INLINE uint64_t bk_kf_mix16(const uint8_t *p, uint64_t s0, uint64_t s1, uint6
 {
     uint64_t a = bk_load_u64le(p) ^ (s0 + seed);
     uint64_t b = bk_load_u64le(p + 8) ^ (s1 - seed);
-#if defined(__SIZEOF_INT128__)
-    unsigned __int128 pr = (unsigned __int128)a * b;
-    return (uint64_t)pr ^ (uint64_t)(pr >> 64);
-#else
-    return bk_mulhi64(a, b) ^ (a * b);
-#endif
+    return bk_mulfold64(a, b);
 }
 
 BK_INLINE uint64_t bk_hash_xxh3_64_17to64(const uint8_t *p, size_t n, uint64_t seed)

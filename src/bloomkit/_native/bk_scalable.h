@@ -177,14 +177,7 @@ BK_INLINE int bk_scalable_classic_probe(const bk_scalable_soa *s, uint32_t l, ui
 /* Index of the highest set bit of x != 0. */
 BK_INLINE uint32_t bk_scalable_top(uint64_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    return 63u - (uint32_t)__builtin_clzll(x);
-#else
-    uint32_t r = 0;
-    while (x >>= 1)
-        r++;
-    return r;
-#endif
+    return (uint32_t)bk_log2_64(x);
 }
 
 /* Finish the links of `alive` (those that passed the round of r probes),

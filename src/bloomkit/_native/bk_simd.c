@@ -21,11 +21,18 @@
  * little-endian x86: the bits tested are the scalar path's bits, and
  * tests/test_paths.py checks both paths agree key by key.
  *
- * Selection: the functions carry __attribute__((target("avx2"))), so the
- * build never needs -mavx2 and the module loads on any x86-64 (or other)
- * CPU; bk_simd_init() turns them on when __builtin_cpu_supports("avx2") and ("bmi2")
- * says so and BLOOMKIT_NO_SIMD is unset.  Elsewhere this file compiles to
- * stubs and bk_simd_avx2 stays 0.
+ * Selection: with GCC and clang the functions carry BK_TARGET_AVX2 (a
+ * target attribute, bk_intrin.h), so the build never needs -mavx2 and the
+ * module loads on any x86-64 (or other) CPU; with MSVC they need nothing
+ * (cl.exe compiles AVX2 intrinsics in any function, and setup.py passes no
+ * /arch).  bk_simd_init() turns them on when the CPU has AVX2 and BMI2,
+ * the OS saves the YMM registers, and BLOOMKIT_NO_SIMD is unset.  The CPU
+ * is asked through __builtin_cpu_supports (GCC/clang, which checks XCR0
+ * too) or, on every _MSC_VER compiler, through CPUID and XGETBV: leaf 1
+ * ECX bit 27 (OSXSAVE) and 28 (AVX), XCR0 bits 1-2 (XMM and YMM state),
+ * leaf 7 EBX bit 5 (AVX2) and bit 8 (BMI2) -- Intel SDM vol. 2A, CPUID;
+ * vol. 1 section 14.3, "detection of AVX".  Elsewhere this file compiles
+ * to stubs and bk_simd_avx2 stays 0.
  *
  * Adds (private writers only; shared mappings keep the scalar atomic path
  * of bk_bloom.h): the same vector computes the k positions and tests them,
@@ -47,9 +54,20 @@
 
 int bk_simd_avx2 = 0;
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#if BK_X86_DISPATCH /* bk_intrin.h: GCC/clang on x86, MSVC on x64 */
 #define BK_SIMD_HAVE_AVX2 1
 #include <immintrin.h>
+#if defined(_MSC_VER)
+#include <intrin.h> /* __cpuid, __cpuidex (cl.exe and clang-cl) */
+#endif
+#if defined(_MSC_VER) && defined(__clang__) && !defined(__AVX2__)
+/* clang-cl's <immintrin.h> (clang 14 at least) declares the AVX and AVX2
+ * intrinsics only when the whole file is built for AVX2; cl.exe always
+ * does.  Their own headers, after <immintrin.h>, declare them for the
+ * target("avx2") functions below without -mavx2. */
+#include <avxintrin.h>
+#include <avx2intrin.h>
+#endif
 #else
 #define BK_SIMD_HAVE_AVX2 0
 #endif
@@ -58,9 +76,33 @@ int bk_simd_avx2 = 0;
  * measured within noise of each other at 10^7 keys; see bk_bloom.c. */
 #define BK_SIMD_AHEAD 16
 
+#if BK_SIMD_HAVE_AVX2 && defined(_MSC_VER)
+/* CPUID + XGETBV (see the top).  clang-cl needs the xsave target for
+ * _xgetbv; cl.exe has no such attribute and needs none. */
+#if BK_CC_GNU
+__attribute__((target("xsave")))
+#endif
+static int bk_simd_cpuid_avx2_bmi2(void)
+{
+    int r[4]; /* EAX, EBX, ECX, EDX */
+    __cpuid(r, 0);
+    if (r[0] < 7)
+        return 0;
+    __cpuid(r, 1);
+    if ((r[2] & (1 << 27)) == 0 || (r[2] & (1 << 28)) == 0)
+        return 0;   /* no OSXSAVE (XGETBV would fault) or no AVX */
+    if ((_xgetbv(0) & 6) != 6)
+        return 0;   /* the OS does not save XMM and YMM state */
+    __cpuidex(r, 7, 0);
+    return (r[1] & (1 << 5)) != 0 && (r[1] & (1 << 8)) != 0;
+}
+#endif
+
 int bk_simd_supported(void)
 {
-#if BK_SIMD_HAVE_AVX2
+#if BK_SIMD_HAVE_AVX2 && defined(_MSC_VER)
+    return bk_simd_cpuid_avx2_bmi2();
+#elif BK_SIMD_HAVE_AVX2
     /* The add path also uses BMI2 (shlx): every AVX2 CPU so far has it,
      * but a hypervisor may hide one and not the other. */
     __builtin_cpu_init();
@@ -85,7 +127,8 @@ int bk_simd_set(int on)
 
 #if BK_SIMD_HAVE_AVX2
 
-#define BK_AVX2 __attribute__((target("avx2")))
+#define BK_AVX2 BK_TARGET_AVX2
+#define BK_AVX2_BMI2 BK_TARGET_AVX2_BMI2
 
 /* The eight in-block positions of probes base..base+7: (g * salt) >> 23. */
 BK_AVX2 static inline __m256i bk_simd_pos(__m256i gv, const uint32_t *salt)
@@ -154,7 +197,7 @@ BK_AVX2 static inline int bk_simd_probe(const uint64_t *blk, uint32_t g, uint32_
 /* OR the k bits at pos[0..k) into the block.  Unrolled for the usual k
  * (<= 8: error rates down to ~0.5%); each case is one shlx and one `or` to
  * memory. */
-BK_AVX2 __attribute__((target("bmi2"))) static inline void
+BK_AVX2_BMI2 static inline void
 bk_simd_or_bits(uint64_t *blk, const uint32_t *pos, uint32_t k)
 {
 #define BK_SIMD_OR(i) blk[pos[i] >> 6] |= 1ULL << (pos[i] & 63)
@@ -178,8 +221,7 @@ bk_simd_or_bits(uint64_t *blk, const uint32_t *pos, uint32_t k)
 /* Private add: test all k bits with the vector, then OR in the missing
  * pattern one probe at a time (every probe, set or not: cheaper than a
  * branch per probe).  Returns 1 if some bit was clear. */
-BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add(uint64_t *blk, uint32_t g,
-                                                                     uint32_t k)
+BK_AVX2_BMI2 static inline int bk_simd_add(uint64_t *blk, uint32_t g, uint32_t k)
 {
     uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
     __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
@@ -200,8 +242,7 @@ BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add(uint64_t *
 }
 
 /* Version 1 of bk_simd_add: the positions of bk_simd_group1. */
-BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add1(uint64_t *blk, uint64_t h,
-                                                                      uint32_t k)
+BK_AVX2_BMI2 static inline int bk_simd_add1(uint64_t *blk, uint64_t h, uint32_t k)
 {
     uint32_t pos[BK_BLOOM_MAX_K_BLOCKED];
     __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
@@ -218,8 +259,7 @@ BK_AVX2 __attribute__((target("bmi2"))) static inline int bk_simd_add1(uint64_t 
     return 1;
 }
 
-BK_AVX2 __attribute__((target("bmi2"))) int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h,
-                                                                     uint32_t k)
+BK_AVX2_BMI2 int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k)
 {
     return bk_simd_add1(blk, h, k);
 }
@@ -229,13 +269,12 @@ BK_AVX2 int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint
     return bk_simd_probe1(blk, h, k);
 }
 
-BK_AVX2 __attribute__((target("bmi2"))) int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g,
-                                                                    uint32_t k)
+BK_AVX2_BMI2 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
 {
     return bk_simd_add(blk, g, k);
 }
 
-BK_AVX2 __attribute__((target("bmi2"))) uint64_t
+BK_AVX2_BMI2 uint64_t
 bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
                               uint32_t version, const uint64_t *hs, size_t n)
 {
