@@ -7,6 +7,8 @@ is needed.  See docs/redis.md for the full contract.  What lives where:
 ====================  =========================================================
 ``bloom.py``          :class:`RedisBloomFilter` (classic and blocked, sharded)
 ``counters.py``       :class:`RedisCountingBloomFilter`, :class:`RedisCountMinSketch`
+``sliding.py``        :class:`RedisSlidingBloomFilter` (the local SlidingBloomFilter's
+                      age-partitioned ring, shifted by scripts on the server's clock)
 ``errors.py``         the exceptions, all derived from :class:`RedisFilterError`
 ``_scripts.py``       the Lua scripts (the unit of atomicity) and their registry
 ``_wire.py``          RESP packing, the raw reply reader, pipelined round trips,
@@ -37,6 +39,7 @@ from .errors import (
     RedisConnectionLost,
     RedisFilterError,
 )
+from .sliding import RedisSlidingBloomFilter
 
 __all__ = [
     "MAX_STRING_BYTES",
@@ -48,4 +51,5 @@ __all__ = [
     "RedisCountMinSketch",
     "RedisCountingBloomFilter",
     "RedisFilterError",
+    "RedisSlidingBloomFilter",
 ]

@@ -16,10 +16,14 @@ import struct
 from typing import Any
 
 import redis.cluster
+from redis.exceptions import ConnectionError as _RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
 from ..design import BLOCK_BITS, blocked_estimate_count, design
-from .errors import FilterMismatchError
+from ._wire import _wrap_connection_error
+from .errors import FilterMismatchError, FilterNotFoundError, RedisFilterError
 
 MAX_STRING_BYTES = 512 * 1024 * 1024
 
@@ -162,3 +166,40 @@ def _expect(
     if diffs:
         raise FilterMismatchError(f"filter {name!r} differs: " + "; ".join(diffs))
 
+
+def _read_meta(client: Any, name: str, structure: str, owner: str,
+               secret: bytes | None) -> dict[str, str]:
+    """The meta hash of the ready ``structure`` called ``name``, checked
+    (format, structure, creation finished, secret given iff keyed)."""
+    _check_client(client)
+    name = _check_name(name)
+    meta_key = _meta_key(name)
+    try:
+        raw = client.hgetall(meta_key)
+    except (_RedisConnectionError, _RedisTimeoutError) as exc:
+        raise _wrap_connection_error(exc, f"open({name!r})") from exc
+    except ResponseError as exc:
+        raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
+                                  f"({exc})") from exc
+    if not raw:
+        raise FilterNotFoundError(f"no bloomkit {structure} {name!r} in Redis (key "
+                                  f"{meta_key!r} does not exist)")
+    meta = {_text(k): _text(v) for k, v in raw.items()}
+    fmt = meta.get("format", "")
+    if fmt != REDIS_FORMAT or meta.get("structure") != structure:
+        raise FilterMismatchError(
+            f"Redis key {meta_key!r} does not hold a bloomkit {structure} of "
+            f"{REDIS_FORMAT!r} (format={fmt!r}, structure={meta.get('structure')!r})"
+        )
+    if meta.get("state") != "ready":
+        raise RedisFilterError(
+            f"{name!r} is being created or its creation was interrupted; "
+            f"{owner}.delete_named(client, {name!r}) removes it"
+        )
+    if (meta.get("keyed") == "1") != (secret is not None):
+        raise FilterMismatchError(
+            f"{name!r} was created "
+            + ("with a secret: pass secret=" if meta.get("keyed") == "1" else
+               "without a secret: do not pass secret=")
+        )
+    return meta

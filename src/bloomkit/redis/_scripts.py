@@ -451,3 +451,196 @@ _CMS_ADD = _Script(_LUA_CMS_ADD)
 _INIT_CTR = _Script(_LUA_INIT_CTR)
 _SCRIPTS.update({s.sha: s.body for s in (_CB_ADD, _CB_REMOVE, _MIN, _MERGE_CTR, _CMS_ADD,
                                          _INIT_CTR)})
+
+
+# ==== Sliding (age-partitioned) Bloom filter ========================================
+#
+# The algorithm is bk_sliding.h's, step for step (docs/sliding.md, "The exact
+# algorithm"); the state the C core keeps in its header lives in the hash
+# KEYS[2] = {name}:n: gen (this creation), g (generation counter), r (ring
+# position, g mod S), c (insertions of generation g that set a bit), inserted,
+# start (time mode: start of generation g, microseconds of the server's TIME),
+# early (early shifts), and b<p> = "<inserted> <time>" per physical slice p
+# (its birth record).  KEYS[1] = {name}:bits holds the S slices of m bits in
+# physical order, exactly the local payload after the births.
+#
+# ARGV[1] = gen, ARGV[2] = length of the slices string, ARGV[3] = S, ARGV[4]
+# = k, ARGV[5] = m, ARGV[6] = G, ARGV[7] = window_us (0: count mode), ARGV[8]
+# = D = ceil(window_us / l), ARGV[9] = per key, S little-endian u32: the Redis
+# bit offset of the key's bit in physical slice p, p = 0 .. S-1, i.e.
+# (p * m + pos(h, p)) ^ 7.  The client cannot know g (another client may
+# shift at any moment), so it sends every slice's offset and the script
+# picks the k youngest; struct.unpack reads a key's S offsets in one call.
+#
+# Numbers: Lua 5.1 numbers are doubles, exact below 2^53; times (about
+# 1.8e15 us), counters and g stay far below.  Every number written back goes
+# through string.format('%d') (tostring would print 1.8e+15).
+
+_LUA_SLIDING_HEAD = """
+if redis.replicate_commands then redis.replicate_commands() end
+local st = redis.call('HMGET', KEYS[2], 'gen', 'g', 'c', 'inserted', 'start', 'early')
+if st[1] ~= ARGV[1] or redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+  return redis.error_reply('BKGONE bloomkit filter was deleted or replaced')
+end
+local S, k, m, G = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local W, D = tonumber(ARGV[7]), tonumber(ARGV[8])
+local g, c, ins = tonumber(st[2]), tonumber(st[3]), tonumber(st[4])
+local start, early = tonumber(st[5]), tonumber(st[6])
+local rec = ARGV[9]
+local fmtS = '<' .. string.rep('I4', S)
+local now = 0
+if W > 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+-- pending time shifts at now: (now - start) // D, 0 when now <= start
+local pending = 0
+if W > 0 and now > start then
+  local diff = now - start
+  pending = math.floor(diff / D)
+  while pending * D > diff do pending = pending - 1 end
+  while (pending + 1) * D <= diff do pending = pending + 1 end
+end
+"""
+
+# add: ARGV as above.  Returns {'1' per key that was absent (add's value), or
+# '0'; early shifts so far}.
+_LUA_SLIDING_ADD = _LUA_SLIDING_HEAD + """
+local function fmt(x) return string.format('%d', x) end
+-- the BITFIELD of one key: SET u1 in the k youngest slices, GET u1 in the
+-- others, in physical order (idx[p] = the argument that takes p's offset);
+-- ph[a] = the reply index of the slice of age a.
+local args, idx, ph = {}, {}, {}
+local function template()
+  local n = 0
+  for p = 0, S - 1 do
+    if (g - p) % S < k then
+      args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = 0; args[n + 4] = '1'
+      idx[p] = n + 3; n = n + 4
+    else
+      args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = 0
+      idx[p] = n + 3; n = n + 3
+    end
+  end
+  for a = 0, S - 1 do ph[a] = (g - a) % S + 1 end
+end
+-- move to generation g + n: clear the min(n, S) slices that become the
+-- youngest, the j-th born at birth0 + j * step (bk_sliding_shift_by)
+local zero
+local function shift_by(n, birth0, step)
+  local first = 1
+  if n > S then first = n - S + 1 end
+  if zero == nil then zero = string.rep('\\0', m / 8) end
+  local hs = {}
+  for j = first, n do
+    local p = (g + j) % S
+    redis.call('SETRANGE', KEYS[1], p * (m / 8), zero)
+    hs[#hs + 1] = 'b' .. p
+    hs[#hs + 1] = fmt(ins) .. ' ' .. fmt(birth0 + j * step)
+  end
+  redis.call('HSET', KEYS[2], unpack(hs))
+  g = g + n
+  c = 0
+  template()
+end
+template()
+if pending > 0 then
+  shift_by(pending, start, D)
+  start = start + pending * D
+end
+local out = {}
+local j = 0
+local pos = 1
+local len = #rec
+while pos <= len do
+  if c >= G then  -- the generation is full: shift (time mode: early)
+    if W > 0 then
+      shift_by(1, now, 0)
+      start = now
+      early = early + 1
+    else
+      shift_by(1, 0, 0)
+    end
+  end
+  local v = {struct.unpack(fmtS, rec, pos)}
+  pos = v[S + 1]
+  for p = 0, S - 1 do args[idx[p]] = v[p + 1] end
+  local b = redis.call('BITFIELD', KEYS[1], unpack(args))
+  local miss = false
+  for a = 0, k - 1 do
+    if b[ph[a]] == 0 then miss = true; break end
+  end
+  local was = not miss
+  if miss then
+    -- the query before the insert: k consecutive ages all set
+    local run = 0
+    for a = 0, S - 1 do
+      if b[ph[a]] == 1 then
+        run = run + 1
+        if run >= k then was = true; break end
+      else
+        run = 0
+      end
+    end
+    c = c + 1
+    ins = ins + 1
+  end
+  j = j + 1
+  if was then out[j] = '0' else out[j] = '1' end
+end
+redis.call('HSET', KEYS[2], 'g', fmt(g), 'r', fmt(g % S), 'c', fmt(c), 'inserted', fmt(ins),
+           'start', fmt(start), 'early', fmt(early))
+return {table.concat(out), fmt(early)}
+"""
+
+# contains: ARGV as above; writes nothing.  A query at effective generation
+# g + pending with the pending youngest ages empty (bk_sliding_contains).
+# Returns '1' (present) or '0' per key.
+_LUA_SLIDING_CONTAINS = _LUA_SLIDING_HEAD + """
+local nkeys = #rec / (4 * S)
+if pending >= S then return string.rep('0', nkeys) end
+local ge = g + pending
+-- one GET u1 per age pending .. S-1, in age order; pl[i] = the record
+-- index of the i-th age's physical slice
+local args, pl = {}, {}
+local cnt = 0
+for a = pending, S - 1 do
+  cnt = cnt + 1
+  args[3 * cnt - 2] = 'GET'; args[3 * cnt - 1] = 'u1'; args[3 * cnt] = 0
+  pl[cnt] = (ge - a) % S + 1
+end
+local out = {}
+local pos = 1
+for j = 1, nkeys do
+  local v = {struct.unpack(fmtS, rec, pos)}
+  pos = v[S + 1]
+  for i = 1, cnt do args[3 * i] = v[pl[i]] end
+  local b = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
+  local run = 0
+  local found = '0'
+  for i = 1, #b do
+    if b[i] == 1 then
+      run = run + 1
+      if run >= k then found = '1'; break end
+    else
+      run = 0
+    end
+  end
+  out[j] = found
+end
+return table.concat(out)
+"""
+
+# create: (re)initialise the slices and the state.  ARGV[1] = gen, ARGV[2] =
+# length, ARGV[3..] = field, value pairs of the state hash.
+_LUA_SLIDING_INIT = """
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SETRANGE', KEYS[1], tonumber(ARGV[2]) - 1, '\\0')
+redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
+return 1
+"""
+
+_SLIDING_ADD = _Script(_LUA_SLIDING_ADD)
+_SLIDING_CONTAINS = _Script(_LUA_SLIDING_CONTAINS)
+_SLIDING_INIT = _Script(_LUA_SLIDING_INIT)
+_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT)})

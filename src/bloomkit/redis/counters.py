@@ -40,6 +40,7 @@ from ._layout import (
     _check_client,
     _check_name,
     _meta_key,
+    _read_meta,
     _text,
     _union_count,
 )
@@ -50,7 +51,6 @@ from .errors import (
     FilterMismatchError,
     FilterNotFoundError,
     RedisConnectionLost,
-    RedisFilterError,
 )
 
 __all__ = ["RedisCountMinSketch", "RedisCountingBloomFilter"]
@@ -149,38 +149,7 @@ class _RedisCounters:
 
     @classmethod
     def _open_meta(cls, client: Any, name: str, secret: bytes | None) -> dict[str, str]:
-        _check_client(client)
-        name = _check_name(name)
-        meta_key = _meta_key(name)
-        try:
-            raw = client.hgetall(meta_key)
-        except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})") from exc
-        except ResponseError as exc:
-            raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
-                                      f"({exc})") from exc
-        if not raw:
-            raise FilterNotFoundError(f"no bloomkit {cls._structure} {name!r} in Redis (key "
-                                      f"{meta_key!r} does not exist)")
-        meta = {_text(k): _text(v) for k, v in raw.items()}
-        fmt = meta.get("format", "")
-        if fmt != REDIS_FORMAT or meta.get("structure") != cls._structure:
-            raise FilterMismatchError(
-                f"Redis key {meta_key!r} does not hold a bloomkit {cls._structure} of "
-                f"{REDIS_FORMAT!r} (format={fmt!r}, structure={meta.get('structure')!r})"
-            )
-        if meta.get("state") != "ready":
-            raise RedisFilterError(
-                f"{name!r} is being created or its creation was interrupted; "
-                f"{cls.__name__}.delete_named(client, {name!r}) removes it"
-            )
-        if (meta.get("keyed") == "1") != (secret is not None):
-            raise FilterMismatchError(
-                f"{name!r} was created "
-                + ("with a secret: pass secret=" if meta.get("keyed") == "1" else
-                   "without a secret: do not pass secret=")
-            )
-        return meta
+        return _read_meta(client, name, cls._structure, cls.__name__, secret)
 
     @classmethod
     def _open_obj(cls, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
