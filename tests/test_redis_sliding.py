@@ -93,6 +93,17 @@ class SameAsLocalTests:
         assert [k in f for k in probe[:200]] == want[:200]
         assert len(f) == len(local)
 
+    def test_batch_positions_are_the_local_derivation(self, client: Any, name: str,
+                                                      rng: Any) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET)
+        local = SlidingBloomFilter(10**6, 0.001, seed=3, secret=SECRET)
+        keys: list[Any] = [rng.getrandbits(64) for _ in range(300)] + ["é", b"", 0, -1]
+        per_key = b"".join(
+            f._pack(*[(p * f.slice_bits + q) ^ 7
+                      for p, q in enumerate(local._slice_positions(k))]) for k in keys)
+        assert f._records(keys) == per_key  # numpy batch path (when installed)
+        assert f._records(keys[:10]) == per_key[:10 * 4 * f.num_slices]  # per-key path
+
     def test_time_mode_to_local_agrees_on_every_key_of_a_sample(
             self, client: Any, name: str) -> None:
         f = RedisSlidingBloomFilter.create(client, name, 50_000, 0.01, window=1.0)

@@ -503,25 +503,71 @@ if W > 0 and now > start then
 end
 """
 
-# add: ARGV as above.  Returns {'1' per key that was absent (add's value), or
-# '0'; early shifts so far}.
-_LUA_SLIDING_ADD = _LUA_SLIDING_HEAD + """
-local function fmt(x) return string.format('%d', x) end
--- the BITFIELD of one key: SET u1 in the k youngest slices, GET u1 in the
--- others, in physical order (idx[p] = the argument that takes p's offset);
--- ph[a] = the reply index of the slice of age a.
-local args, idx, ph = {}, {}, {}
-local function template()
-  local n = 0
-  for p = 0, S - 1 do
-    if (g - p) % S < k then
-      args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = 0; args[n + 4] = '1'
-      idx[p] = n + 3; n = n + 4
+# The query of bk_sliding_contains_at, probe for probe: a run of k set ages
+# among [skip, S) holds one of the "checkpoint" ages skip + k - 1,
+# skip + 2k - 1, ...; only around a set checkpoint are its neighbours probed,
+# and after an unset age b the next checkpoint is b + k.  An absent key
+# costs about S / k + 2 probes, a present one up to k + a few (GETBIT each,
+# one command per probe: far cheaper than reading all S bits of every key).
+# bit(a) is the bit of age a (0 or 1).
+_LUA_SLIDING_RUN = """
+local function run_at(bit, skip)
+  if skip + k > S then return false end
+  local a = skip + k - 1
+  while a < S do
+    if bit(a) == 0 then
+      a = a + k
     else
-      args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = 0
-      idx[p] = n + 3; n = n + 3
+      local left = 0
+      local b = a
+      while b > skip and left < k - 1 do
+        if bit(b - 1) == 0 then break end
+        left = left + 1
+        b = b - 1
+      end
+      local need = k - 1 - left
+      b = a + 1
+      while need > 0 do
+        if b >= S then return false end
+        if bit(b) == 0 then break end
+        b = b + 1
+        need = need - 1
+      end
+      if need == 0 then return true end
+      a = b + k
     end
   end
+  return false
+end
+"""
+
+# add: ARGV as above.  Returns {'1' per key that was absent (add's value), or
+# '0'; early shifts so far}.  Per key: one BITFIELD SETs the k youngest
+# slices' bits and returns their old values (ages 0 .. k-1 before the
+# insert); the query before the insert probes older ages with GETBIT only
+# when those k are not all set.
+_LUA_SLIDING_ADD = _LUA_SLIDING_HEAD + _LUA_SLIDING_RUN + """
+local function fmt(x) return string.format('%d', x) end
+local K = KEYS[1]
+-- one BITFIELD per key: SET u1 in the k youngest slices (ages 0 .. k-1),
+-- then GET u1 of the aligned checkpoints 2k-1, 3k-1, ... < S (the ones the
+-- query of an absent key visits first)
+local args = {}
+for a = 0, k - 1 do
+  args[4 * a + 1] = 'SET'; args[4 * a + 2] = 'u1'; args[4 * a + 3] = 0; args[4 * a + 4] = '1'
+end
+-- at[a] = the reply index of age a's bit when the BITFIELD returns it
+local cps, at = {}, {}
+for a = 0, k - 1 do at[a] = a + 1 end
+for a = 2 * k - 1, S - 1, k do
+  local n = #args
+  args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = 0
+  cps[#cps + 1] = a
+  at[a] = k + #cps
+end
+-- ph[a] = the record index of the physical slice of age a at generation g
+local ph = {}
+local function template()
   for a = 0, S - 1 do ph[a] = (g - a) % S + 1 end
 end
 -- move to generation g + n: clear the min(n, S) slices that become the
@@ -534,7 +580,7 @@ local function shift_by(n, birth0, step)
   local hs = {}
   for j = first, n do
     local p = (g + j) % S
-    redis.call('SETRANGE', KEYS[1], p * (m / 8), zero)
+    redis.call('SETRANGE', K, p * (m / 8), zero)
     hs[#hs + 1] = 'b' .. p
     hs[#hs + 1] = fmt(ins) .. ' ' .. fmt(birth0 + j * step)
   end
@@ -552,6 +598,12 @@ local out = {}
 local j = 0
 local pos = 1
 local len = #rec
+local v, old
+local function bit(a)
+  local i = at[a]
+  if i then return old[i] end
+  return redis.call('GETBIT', K, v[ph[a]])
+end
 while pos <= len do
   if c >= G then  -- the generation is full: shift (time mode: early)
     if W > 0 then
@@ -562,26 +614,18 @@ while pos <= len do
       shift_by(1, 0, 0)
     end
   end
-  local v = {struct.unpack(fmtS, rec, pos)}
+  v = {struct.unpack(fmtS, rec, pos)}
   pos = v[S + 1]
-  for p = 0, S - 1 do args[idx[p]] = v[p + 1] end
-  local b = redis.call('BITFIELD', KEYS[1], unpack(args))
+  for a = 0, k - 1 do args[4 * a + 3] = v[ph[a]] end
+  for i = 1, #cps do args[4 * k + 3 * i] = v[ph[cps[i]]] end
+  old = redis.call('BITFIELD', K, unpack(args))
   local miss = false
-  for a = 0, k - 1 do
-    if b[ph[a]] == 0 then miss = true; break end
+  for a = 1, k do
+    if old[a] == 0 then miss = true; break end
   end
-  local was = not miss
+  local was = true
   if miss then
-    -- the query before the insert: k consecutive ages all set
-    local run = 0
-    for a = 0, S - 1 do
-      if b[ph[a]] == 1 then
-        run = run + 1
-        if run >= k then was = true; break end
-      else
-        run = 0
-      end
-    end
+    was = run_at(bit, 0)  -- the query before the insert
     c = c + 1
     ins = ins + 1
   end
@@ -593,40 +637,24 @@ redis.call('HSET', KEYS[2], 'g', fmt(g), 'r', fmt(g % S), 'c', fmt(c), 'inserted
 return {table.concat(out), fmt(early)}
 """
 
-# contains: ARGV as above; writes nothing.  A query at effective generation
-# g + pending with the pending youngest ages empty (bk_sliding_contains).
-# Returns '1' (present) or '0' per key.
-_LUA_SLIDING_CONTAINS = _LUA_SLIDING_HEAD + """
+# contains: ARGV as above; writes nothing.  The query at effective
+# generation g + pending with the pending youngest ages empty
+# (bk_sliding_contains).  Returns '1' (present) or '0' per key.
+_LUA_SLIDING_CONTAINS = _LUA_SLIDING_HEAD + _LUA_SLIDING_RUN + """
 local nkeys = #rec / (4 * S)
 if pending >= S then return string.rep('0', nkeys) end
 local ge = g + pending
--- one GET u1 per age pending .. S-1, in age order; pl[i] = the record
--- index of the i-th age's physical slice
-local args, pl = {}, {}
-local cnt = 0
-for a = pending, S - 1 do
-  cnt = cnt + 1
-  args[3 * cnt - 2] = 'GET'; args[3 * cnt - 1] = 'u1'; args[3 * cnt] = 0
-  pl[cnt] = (ge - a) % S + 1
-end
+local K = KEYS[1]
+local ph = {}
+for a = 0, S - 1 do ph[a] = (ge - a) % S + 1 end
+local v
+local function bit(a) return redis.call('GETBIT', K, v[ph[a]]) end
 local out = {}
 local pos = 1
 for j = 1, nkeys do
-  local v = {struct.unpack(fmtS, rec, pos)}
+  v = {struct.unpack(fmtS, rec, pos)}
   pos = v[S + 1]
-  for i = 1, cnt do args[3 * i] = v[pl[i]] end
-  local b = redis.call('BITFIELD_RO', KEYS[1], unpack(args))
-  local run = 0
-  local found = '0'
-  for i = 1, #b do
-    if b[i] == 1 then
-      run = run + 1
-      if run >= k then found = '1'; break end
-    else
-      run = 0
-    end
-  end
-  out[j] = found
+  if run_at(bit, pending) then out[j] = '1' else out[j] = '0' end
 end
 return table.concat(out)
 """

@@ -65,6 +65,15 @@ _HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
 _PARAMS_LEN = 104
 _BIRTH_LEN = 16
 _STATE_FIELDS = ("g", "c", "inserted", "start", "early")
+_GAMMA = 0x9E3779B97F4A7C15  # BK_SLIDING_GAMMA
+
+_np: Any
+try:  # the batch positions are computed with numpy when it is installed
+    import numpy
+
+    _np = numpy
+except ImportError:  # pragma: no cover - numpy is optional
+    _np = None
 
 
 def _sliding_module() -> Any:
@@ -149,6 +158,10 @@ class RedisSlidingBloomFilter:
         m = self.slice_bits
         self._bases = [p * m for p in range(self.num_slices)]
         self._pack = struct.Struct(f"<{self.num_slices}I").pack
+        if _np is not None:
+            p1 = _np.arange(1, self.num_slices + 1, dtype=_np.uint64)
+            self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
+            self._bases_np = _np.array(self._bases, dtype=_np.uint64)
         d = -(-self.window_us // self.generations) if self.window_us else 0
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
                            self.generation_length, self.window_us, d]
@@ -310,11 +323,37 @@ class RedisSlidingBloomFilter:
 
     def _records(self, keys: list[object]) -> bytes:
         """Per key, its Redis bit offset in every physical slice (u32 LE)."""
+        if _np is not None and len(keys) >= 16:
+            return self._records_numpy(keys)
         pos = self._proto._slice_positions
         pack = self._pack
         bases = self._bases
         return b"".join([pack(*[(b + q) ^ 7 for b, q in zip(bases, pos(key), strict=True)])
                          for key in keys])
+
+    def _records_numpy(self, keys: list[object]) -> bytes:
+        """_records for a batch: bk_sliding_pos of every (key, slice) at once.
+
+        pos(h, p) = mulhi(mix64(h + (p + 1) * GAMMA), m) in uint64 arithmetic
+        (numpy wraps mod 2^64 like C); mulhi by m < 2^32 from 32-bit halves:
+        (x m) >> 64 = ((x_hi m) + ((x_lo m) >> 32)) >> 32, no term overflows.
+        tests/test_redis_sliding.py holds it to _slice_positions."""
+        assert _np is not None
+        np = _np
+        kh = self._proto._key_hash
+        h = np.fromiter((kh(key) for key in keys), dtype=np.uint64, count=len(keys))
+        x = h[:, None] + self._gammas[None, :]
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        m = np.uint64(self.slice_bits)
+        lo32 = np.uint64(0xFFFFFFFF)
+        pos = ((x >> np.uint64(32)) * m + (((x & lo32) * m) >> np.uint64(32))) >> np.uint64(32)
+        out = (pos + self._bases_np[None, :]) ^ np.uint64(7)
+        data: bytes = out.astype("<u4").tobytes()
+        return data
 
     def _argv(self, keys: list[object]) -> list[Any]:
         return [*self._argv_head, self._records(keys)]
