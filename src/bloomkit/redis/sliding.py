@@ -259,9 +259,11 @@ class RedisSlidingBloomFilter:
                 raise FilterMismatchError(f"wrong secret for {name!r}")
         try:
             length = client.strlen(obj._bits_key)
-            gen = client.hget(obj._hash_key, "gen")
+            gen, early = client.hmget(obj._hash_key, "gen", "early")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
             raise _wrap_connection_error(exc, f"open({name!r})") from exc
+        # warn about early shifts made after this open, not before it
+        obj._early_seen = int(early) if early is not None and early.isdigit() else 0
         if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
             raise FilterMismatchError(
                 f"{name!r}: {obj._bits_key!r} is missing, of the wrong size ({length} bytes, "
