@@ -13,8 +13,9 @@ server's clock, never the consumers'); without it, a local filter.
 An exact dictionary beside the filter only counts the filter's mistakes: a
 retry let through (a false negative: must be 0) and a new id dropped (a
 false positive: about the target rate).  Ids repeated just around the window
-edge may go either way (the filter forgets a key between ``window`` and
-``window * (1 + 1/l)`` seconds) and are counted apart.
+edge may go either way (the filter keeps a key for ``window`` seconds, then
+forgets it gradually, fully by ``window * (l + k) / l``: docs/sliding.md)
+and are counted apart.
 
     python examples/event_dedup.py --seconds 5 --window 1
     python examples/event_dedup.py --seconds 5 --window 1 --redis redis://127.0.0.1:6379/0
@@ -77,7 +78,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     rnd = random.Random(args.seed)
     seen = make_filter(args)
-    forget = args.window * (1 + 1 / seen.generations)  # the documented forget bound
+    # the documented forget bound: (l + k) generations of window / l seconds
+    forget = args.window * (seen.generations + seen.num_hashes) / seen.generations
     last_through: dict[str, float] = {}  # exact: when each id was last let through
     history: list[tuple[float, str]] = []
     counts = dict(events=0, through=0, dropped=0, missed_retries=0, new_dropped=0,
