@@ -2,7 +2,8 @@
 
     python benchmarks/redis_ab.py [--against 30cd81b] [--keys 100000] [--repeat 3]
 
-Loads ``src/bloomkit/redis.py`` of the ``--against`` commit (``git show``) as a
+Loads ``bloomkit.redis`` of the ``--against`` commit (``src/bloomkit/redis.py``
+before the package split, else the ``src/bloomkit/redis/`` package) as a
 second module next to the current one (both on the current ``_core``), starts
 a redis-server on a free loopback port and runs add_many / contains_many of
 both, interleaved in every repetition, on fresh keys; prints medians of
@@ -38,11 +39,21 @@ from redis_throughput import free_port, start_server, wait_ready  # noqa: E402
 
 
 def load_old(commit: str, tmp: str) -> object:
-    text = subprocess.run(["git", "-C", str(_ROOT), "show", f"{commit}:src/bloomkit/redis.py"],
-                          check=True, capture_output=True, text=True).stdout
-    path = Path(tmp) / "redis_old.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("bloomkit.redis_old", path)
+    """bloomkit.redis of ``commit``: the single redis.py of commits before the
+    package split, else the src/bloomkit/redis/ package (git archive)."""
+    shown = subprocess.run(["git", "-C", str(_ROOT), "show", f"{commit}:src/bloomkit/redis.py"],
+                           capture_output=True, text=True)
+    if shown.returncode == 0:
+        path = Path(tmp) / "redis_old.py"
+        path.write_text(shown.stdout)
+        spec = importlib.util.spec_from_file_location("bloomkit.redis_old", path)
+    else:
+        archive = subprocess.run(["git", "-C", str(_ROOT), "archive", commit,
+                                  "src/bloomkit/redis"], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        pkg = Path(tmp) / "src" / "bloomkit" / "redis"
+        spec = importlib.util.spec_from_file_location(
+            "bloomkit.redis_old", pkg / "__init__.py", submodule_search_locations=[str(pkg)])
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules["bloomkit.redis_old"] = mod

@@ -6,7 +6,7 @@ Runs redis-server under ``valgrind --tool=callgrind`` on a free loopback port,
 warms it up (script cache, allocator), zeroes the counters, runs one
 add_many or contains_many of --keys fresh keys on a 100,000-key filter and
 dumps: the instruction count per key is steady on a busy machine, unlike
-wall or CPU time.  With --against, the same for the redis.py of that commit
+wall or CPU time.  With --against, the same for the bloomkit.redis of that commit
 (loaded next to the current one, see redis_ab.py).  Needs valgrind.
 """
 
@@ -65,7 +65,7 @@ def instructions_per_key(mod: object, layout: str, op: str, n: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", default=None, help="also measure this commit's redis.py")
+    ap.add_argument("--against", default=None, help="also measure this commit's bloomkit.redis")
     ap.add_argument("--keys", type=int, default=5000)
     args = ap.parse_args()
     for tool in ("valgrind", "callgrind_control", "redis-server"):

@@ -1,6 +1,7 @@
 """Throughput of bloomkit.redis on loopback, against a local filter.
 
     python benchmarks/redis_throughput.py [--keys 200000] [--repeat 3] [--port P]
+                                          [--sliding] [--smoke]
 
 Starts its own redis-server on a free 127.0.0.1 port (unless --port names a
 running one), then reports, for the classic and the blocked layout:
@@ -15,6 +16,15 @@ Each repetition runs both batch paths of a plain client, interleaved:
 ``raw`` (the default: hand-packed commands, one round trip ahead of the
 replies) and ``redis-py`` (``raw_protocol = False``: redis-py pipelines, the
 path cluster clients take); ``raw/redis-py`` is the ratio of their medians.
+
+``--sliding`` adds RedisSlidingBloomFilter (count mode, the same capacity and
+rate): add_many, and contains_many through both of its paths (``snapshot``:
+the whole filter read in one MULTI and answered locally; ``script``: one
+read-only script call per chunk), each repetition interleaved with the
+blocked RedisBloomFilter's raw batches on the same server; ``sliding/blocked``
+is the ratio of keys/s (issue #18's target: at least 0.5).  ``--smoke`` is a
+small run (20,000 keys, one repetition, 100 latency calls) that only checks
+the script works; its figures mean little.
 """
 
 from __future__ import annotations
@@ -96,7 +106,12 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0, help="use a running server")
     ap.add_argument("--paths", default="raw,redis-py",
                     help="comma-separated batch paths to measure: raw, redis-py")
+    ap.add_argument("--sliding", action="store_true",
+                    help="also RedisSlidingBloomFilter against the blocked batches")
+    ap.add_argument("--smoke", action="store_true", help="a small run (checks it works)")
     args = ap.parse_args()
+    if args.smoke:
+        args.keys, args.repeat, args.latency_calls = 20_000, 1, 100
     machine.announce()
 
     proc = None
@@ -170,11 +185,68 @@ def main() -> None:
                 print(f"{layout:8} {op + ' latency':14} median {lat[len(lat) // 2] * 1e6:.0f} us, "
                       f"p99 {lat[int(len(lat) * 0.99)] * 1e6:.0f} us")
             f.delete()
+        if args.sliding:
+            sliding(client, pid, n, args.repeat)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+SLIDING_OPS = ("blocked add_many", "blocked contains_many", "sliding add_many",
+               "sliding contains_many snapshot", "sliding contains_many script")
+
+
+def sliding_rep(client: redis.Redis, pid: int, n: int, rep: int
+                ) -> tuple[dict[str, tuple[float, float, float]], str]:
+    """One repetition: (op -> (keys/s, server us/key, client us/key), shape)."""
+    from bloomkit.redis import RedisSlidingBloomFilter
+
+    keys = [f"sl:{rep}:{i}" for i in range(n)]
+    b = RedisBloomFilter.create(client, f"bench:sl:blocked:{rep}", n, 0.01, layout="blocked")
+    s = RedisSlidingBloomFilter.create(client, f"bench:sl:sliding:{rep}", n, 0.01)
+
+    def query(per_key: int) -> None:
+        s.snapshot_bytes_per_key = per_key
+        s.contains_many(keys)
+
+    runs = {"blocked add_many": lambda: b.add_many(keys),
+            "blocked contains_many": lambda: b.contains_many(keys),
+            "sliding add_many": lambda: s.add_many(keys),
+            "sliding contains_many snapshot": lambda: query(10**9),
+            "sliding contains_many script": lambda: query(0)}
+    out = {}
+    for op in SLIDING_OPS:
+        w, sv, c = timed(runs[op], pid)
+        out[op] = (n / w, sv / n * 1e6, c / n * 1e6)
+    shape = (f"sliding: k={s.num_hashes}, l={s.generations}, {s.num_slices} slices of "
+             f"{s.slice_bits} bits ({s.payload_len:,} bytes); blocked: "
+             f"{b.num_bits // 8:,} bytes")
+    b.delete()
+    s.delete()
+    return out, shape
+
+
+def sliding(client: redis.Redis, pid: int, n: int, repeat: int) -> None:
+    """RedisSlidingBloomFilter batches against blocked RedisBloomFilter batches."""
+    results: dict[str, list[tuple[float, float, float]]] = {op: [] for op in SLIDING_OPS}
+    shape = ""
+    for rep in range(repeat):
+        one, shape = sliding_rep(client, pid, n, rep)
+        for op, row in one.items():
+            results[op].append(row)
+    print(shape)
+    med = {op: [statistics.median(col) for col in zip(*results[op], strict=True)]
+           for op in SLIDING_OPS}
+    for op in SLIDING_OPS:
+        print(f"{op:31} {med[op][0]:>10,.0f} keys/s  server {med[op][1]:.2f} us/key  "
+              f"client {med[op][2]:.2f} us/key")
+    add = med["sliding add_many"][0] / med["blocked add_many"][0]
+    print(f"sliding/blocked add_many keys/s x{add:.2f}")
+    for path in ("snapshot", "script"):
+        q = med[f"sliding contains_many {path}"][0] / med["blocked contains_many"][0]
+        print(f"sliding/blocked contains_many ({path}) keys/s x{q:.2f}")
 
 
 if __name__ == "__main__":

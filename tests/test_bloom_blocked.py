@@ -122,7 +122,7 @@ def test_estimate_count_is_the_count(p: float, version: int) -> None:
     f = BlockedBloomFilter(n, p, seed=3, layout_version=version)
     _fill(f, n, seed=11)  # n distinct keys (len(f) counts only those found absent)
     assert f.estimate_count() == pytest.approx(n, rel=0.006)
-    # the C core and design.py compute the same double (redis.py relies on it)
+    # the C core and design.py compute the same double (bloomkit.redis relies on it)
     assert f.estimate_count() == blocked_estimate_count(f.num_blocks, f.num_hashes, f.bits_set)
     # a union stores that estimate as its count
     g = f | BlockedBloomFilter(n, p, seed=3, layout_version=version)

@@ -106,3 +106,38 @@ class CdnAdmissionTests:
         assert tiny["writes"] < 0.5 * always["writes"]
         assert second["hit_ratio"] > always["hit_ratio"]
         assert tiny["hit_ratio"] > always["hit_ratio"]
+
+
+@pytest.mark.skipif(not hasattr(bloomkit, "SlidingBloomFilter"),
+                    reason="this bloomkit has no SlidingBloomFilter")
+class EventDedupTests:
+    """examples/event_dedup.py: the same code path on the local filter and,
+    with --redis, on a RedisSlidingBloomFilter."""
+
+    ARGS = ("--seconds", "2", "--window", "0.4", "--batch", "100")
+
+    @staticmethod
+    def _check(r: dict[str, object]) -> None:
+        assert r["missed_retries"] == 0  # no retry within the window let through
+        assert r["retries"] > 100 and r["dropped"] >= r["retries"]  # type: ignore[operator]
+        assert r["old_repeats"] > 0  # ids repeated after the window...
+        assert r["old_through"] >= 0.9 * r["old_repeats"]  # type: ignore[operator]
+        assert r["observed_fpr"] < 0.03  # ...and new ids pass, but for false positives
+
+    def test_local(self) -> None:
+        r = _load("event_dedup").main(list(self.ARGS))
+        assert r["filter"] == "SlidingBloomFilter"
+        self._check(r)
+
+    def test_redis(self, tmp_path: Path) -> None:
+        from redis_fixtures import RedisServer, require_redis
+
+        require_redis()
+        server = RedisServer(tmp_path / "redis").start()
+        try:
+            r = _load("event_dedup").main(
+                [*self.ARGS, "--redis", f"redis://127.0.0.1:{server.port}/0"])
+        finally:
+            server.stop()
+        assert r["filter"] == "RedisSlidingBloomFilter"
+        self._check(r)

@@ -228,7 +228,7 @@ class BlockedLayoutVersionTests:
                           **kwargs: Any) -> None:
         # What create() wrote before version 1: a version-0 shape, format
         # bloomkit-redis/1 and no layout_version field.
-        import bloomkit.redis as bkredis
+        import bloomkit.redis.bloom as bkredis  # where create() looks up design
 
         real = bkredis.design
         monkeypatch.setattr(bkredis, "design",

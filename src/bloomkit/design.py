@@ -324,7 +324,7 @@ def blocked_estimate_count(num_blocks: int, num_hashes: int, bits_set: int) -> f
     (:func:`estimate_count` reads about ``(k - 1) / 1024`` low here: it
     takes the ``k`` probes of a key to be distinct bits.)  The C core
     computes the same expression in the same order, so the count a union
-    stores is the same double everywhere (py_bloom.c, redis.py).  Returns
+    stores is the same double everywhere (py_bloom.c, bloomkit.redis).  Returns
     ``math.inf`` when every bit is set.
     """
     b = _require_int("num_blocks", num_blocks, 1)

@@ -1,6 +1,6 @@
 """The one home of the header (issue #24): _core.init_header, set_dirty and
 seal are bk_format.c's writers, and every structure's header, persist.py's
-DIRTY mark and redis.py's to_local() go through them."""
+DIRTY mark and bloomkit.redis's to_local() go through them."""
 
 from __future__ import annotations
 

@@ -1,0 +1,47 @@
+"""The exceptions of :mod:`bloomkit.redis` (all re-exported there).
+
+Every one derives from :class:`RedisFilterError`, itself a
+:class:`bloomkit.BloomkitError`; the ones that mean "wrong value" or "not
+found" also derive from the matching builtin.
+"""
+
+from __future__ import annotations
+
+from ..errors import BloomkitError
+
+__all__ = [
+    "FilterExistsError",
+    "FilterMismatchError",
+    "FilterNotFoundError",
+    "RedisConnectionLost",
+    "RedisFilterError",
+]
+
+
+class RedisFilterError(BloomkitError):
+    """Base class of the errors of :mod:`bloomkit.redis`."""
+
+
+class FilterNotFoundError(RedisFilterError, LookupError):
+    """No filter of that name (never created, deleted, or deleted under a live handle)."""
+
+
+class FilterExistsError(RedisFilterError):
+    """``create`` found a filter (or another object) under that name already."""
+
+
+class FilterMismatchError(RedisFilterError, ValueError):
+    """The stored filter is not what the caller expects (parameters, secret, format)."""
+
+
+class RedisConnectionLost(RedisFilterError, ConnectionError):
+    """The connection failed during an operation.
+
+    ``confirmed`` keys were acknowledged by the server; every other key of
+    the call was either fully added or not at all (each chunk is one atomic
+    script call).  Adds are idempotent, so retrying the whole call is safe.
+    """
+
+    def __init__(self, message: str, confirmed: int = 0) -> None:
+        super().__init__(message)
+        self.confirmed = confirmed

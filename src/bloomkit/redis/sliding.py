@@ -1,0 +1,614 @@
+"""RedisSlidingBloomFilter: the age-partitioned Bloom filter of
+:class:`bloomkit.SlidingBloomFilter`, shared through plain Redis (no module).
+
+The algorithm is bk_sliding.h's, step for step (docs/sliding.md, "The exact
+algorithm"), so :meth:`to_local` is a load of the same container bytes and
+answers like the server:
+
+- ``{name}:bits`` holds the S = k + l slices of m bits, physical order: the
+  local payload after its birth records, byte for byte (local bit ``i`` of a
+  slice is Redis bit ``i ^ 7``, as for RedisBloomFilter).
+- ``{name}:n`` holds what the local header and birth records hold: the
+  generation counter ``g`` and ring position ``r``, ``c``, ``inserted``,
+  ``start`` and ``early`` (time mode), ``b<p>`` per slice.  Only scripts
+  change them, so a shift (clear the oldest slice, advance the counter) is
+  atomic, done by whichever client's script first finds the generation
+  full or over.
+- Time mode reads the server's ``TIME`` inside the script, never a client
+  clock: the clocks of many machines disagree, the server's is one.
+- The client computes each key's bit in every physical slice (it cannot
+  know ``g``, another client may shift at any moment) and sends them as
+  S little-endian u32 Redis offsets per key; the script picks the k
+  youngest.  ``add_many`` is one script call per chunk, pipelined: a chunk
+  is atomic on the server.  ``contains_many`` reads an atomic snapshot of
+  the whole filter (slices, state, ``TIME`` in one MULTI) and answers with
+  the local C code when the filter is small next to the batch (about
+  ``snapshot_bytes_per_key`` bytes a key), else one read-only script call
+  per chunk.
+"""
+
+from __future__ import annotations
+
+import importlib
+import secrets as _secrets
+import struct
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from redis.exceptions import ConnectionError as _RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as _RedisTimeoutError
+
+from .. import _core
+from ..errors import CapacityError
+from ._layout import (
+    _PIECE,
+    MAX_STRING_BYTES,
+    REDIS_FORMAT,
+    _check_client,
+    _check_name,
+    _is_cluster,
+    _meta_key,
+    _read_meta,
+    _shard_keys,
+    _text,
+)
+from ._scripts import _CLAIM, _SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT, _Script
+from ._wire import _chunks, _map_response_error, _wrap_connection_error
+from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
+
+__all__ = ["RedisSlidingBloomFilter"]
+
+_KIND_SLIDING = 11  # bloomkit.sliding.KIND_SLIDING_BLOOM (docs/FORMAT.md)
+_HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
+_PARAMS_LEN = 104
+_BIRTH_LEN = 16
+_STATE_FIELDS = ("g", "c", "inserted", "start", "early")
+_GAMMA = 0x9E3779B97F4A7C15  # BK_SLIDING_GAMMA
+
+_np: Any
+try:  # the batch positions are computed with numpy when it is installed
+    import numpy
+
+    _np = numpy
+except ImportError:  # pragma: no cover - numpy is optional
+    _np = None
+
+
+def _sliding_module() -> Any:
+    """bloomkit.sliding (imported by name: the Redis package does not need it
+    to load), or ImportError naming what is missing."""
+    try:
+        return importlib.import_module("bloomkit.sliding")
+    except ImportError as exc:
+        raise ImportError(
+            "RedisSlidingBloomFilter needs bloomkit.SlidingBloomFilter (the local filter it "
+            "mirrors), which this build of bloomkit does not have"
+        ) from exc
+
+
+def _local_class() -> Any:
+    return _sliding_module().SlidingBloomFilter
+
+
+def _new_local(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """The C type's constructor (k, l, m, capacity, error_rate, window_us,
+    now, seed=, secret=, key=): a filter of a stored shape, not re-sized."""
+    base: Any = _core
+    return base.SlidingBase.__new__(cls, *args, **kwargs)
+
+
+def _births_len(slices: int) -> int:
+    """BK_SLIDING_BIRTHS_LEN: 16 bytes a slice, rounded up to 64."""
+    return (slices * _BIRTH_LEN + 63) & ~63
+
+
+class RedisSlidingBloomFilter:
+    """Membership over a sliding window (the last ``capacity`` adds, or the
+    last ``window`` seconds of the server's clock), shared through Redis.
+
+    Create with :meth:`create`, attach with :meth:`open` (or
+    :meth:`open_or_create`).  Same sizing, hashing (seed, ``secret=``,
+    ``key=``) and algorithm as :class:`bloomkit.SlidingBloomFilter`;
+    :meth:`to_local` returns one with the same answers.  See docs/redis.md,
+    "Sliding window".
+    """
+
+    #: keys per script call in add_many / contains_many
+    chunk_size: int = 500
+    #: script calls per pipeline round trip
+    pipeline_depth: int = 8
+    #: contains_many reads the whole filter (one MULTI) and answers locally
+    #: when its slices are at most this many bytes per key of the call
+    snapshot_bytes_per_key: int = 256
+
+    def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                 key: Any) -> None:
+        """Use :meth:`create` or :meth:`open`."""
+        self.client = client
+        self.name = name
+        self.num_hashes = int(meta["k"])
+        self.generations = int(meta["l"])
+        self.slice_bits = int(meta["slice_bits"])
+        self.capacity = int(meta["capacity"])
+        self.error_rate = float.fromhex(meta["error_rate"])
+        self.window_us = int(meta["window_us"])
+        self.seed = int(meta["seed"])
+        self.keyed = meta["keyed"] == "1"
+        self._key_check = int(meta["key_check"])
+        self.payload_len = int(meta["payload_len"])
+        self._gen = meta["gen"]
+        self._secret = secret
+        self._keyfunc = key
+        self.num_slices = self.num_hashes + self.generations
+        self.generation_length = -(-self.capacity // self.generations)
+        if self.payload_len != self.num_slices * self.slice_bits // 8:
+            raise ValueError("payload_len does not match k, l and slice_bits")
+        self._local_cls = _local_class()
+        # The position calculator: an empty local filter of the same shape
+        # (calloc'd: its pages are never touched).
+        self._proto: Any = _new_local(
+            self._local_cls, self.num_hashes, self.generations, self.slice_bits,
+            self.capacity, self.error_rate, self.window_us, 0.0 if self.window_us else None,
+            seed=self.seed, secret=secret, key=key,
+        )
+        (self._bits_key,), (self._hash_key,) = _shard_keys(name, 1)
+        self._cluster = _is_cluster(client)
+        m = self.slice_bits
+        self._bases = [p * m for p in range(self.num_slices)]
+        self._pack = struct.Struct(f"<{self.num_slices}I").pack
+        if _np is not None:
+            p1 = _np.arange(1, self.num_slices + 1, dtype=_np.uint64)
+            self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
+            self._bases_np = _np.array(self._bases, dtype=_np.uint64)
+        d = -(-self.window_us // self.generations) if self.window_us else 0
+        self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
+                           self.generation_length, self.window_us, d]
+        #: early shifts the server reported (time mode), for the warning
+        self._early_seen = 0
+
+    # ---- creation, opening, deletion ------------------------------------------
+
+    @classmethod
+    def create(cls, client: Any, name: str, capacity: int, error_rate: float = 0.01, *,
+               window: float | None = None, seed: int = 0, secret: bytes | None = None,
+               key: Any = None) -> RedisSlidingBloomFilter:
+        """Create a new shared sliding filter called ``name``; an existing one is an error.
+
+        ``window=None``: count mode (the last ``capacity`` adds); ``window``
+        seconds: time mode, generations measured by the server's ``TIME``.
+        """
+        _check_client(client)
+        name = _check_name(name)
+        local_cls = _local_class()
+        # validates capacity, error_rate, window, seed, secret, key (a tiny
+        # local filter of the same design would not: sizing is by capacity)
+        mod = _sliding_module()
+        d = mod.sliding_design(capacity, error_rate)
+        window_us = 0 if window is None else mod._seconds_to_us(window)
+        payload_len = (d.num_hashes + d.generations) * d.slice_bits // 8
+        if payload_len > MAX_STRING_BYTES:
+            raise CapacityError(
+                f"the sliding filter needs {payload_len:,} bytes of slices, over the 512 MiB "
+                "Redis string limit (this structure is not sharded): use a smaller capacity "
+                "or a larger error_rate"
+            )
+        tiny = _new_local(local_cls, d.num_hashes, d.generations, 512, 1,
+                                         d.error_rate, 0, None, seed=seed, secret=secret,
+                                         key=key)
+        meta = {
+            "format": REDIS_FORMAT,
+            "structure": "sliding",
+            "k": str(d.num_hashes),
+            "l": str(d.generations),
+            "slice_bits": str(d.slice_bits),
+            "capacity": str(d.capacity),
+            "error_rate": float(d.error_rate).hex(),
+            "window_us": str(window_us),
+            "seed": str(tiny.seed),
+            "keyed": "1" if secret is not None else "0",
+            "key_check": str(_core.peek_header(tiny.to_bytes())["key_check"]),
+            "payload_len": str(payload_len),
+            "layout_version": "0",
+            "gen": _secrets.token_hex(8),
+            "state": "creating",
+        }
+        obj = cls(client, name, meta, secret, key)
+        meta_key = _meta_key(name)
+        flat = [x for kv in meta.items() for x in kv]
+        try:
+            if not _CLAIM.run(client, [meta_key], flat):
+                raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
+                                        f"filter {name!r} exists (open it, or delete it first)")
+            now = obj._server_time_us() if window_us else 0
+            state: list[Any] = ["g", 0, "r", 0, "c", 0, "inserted", 0, "start", now,
+                                "early", 0]
+            for p in range(obj.num_slices):
+                state += [f"b{p}", f"0 {now}"]
+            _SLIDING_INIT.run(client, [obj._bits_key, obj._hash_key],
+                              [obj._gen, payload_len, *state])
+            client.hset(meta_key, "state", "ready")
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise RedisConnectionLost(
+                f"connection to Redis failed while creating {name!r} ({exc}); the filter may "
+                f"be left incomplete: RedisSlidingBloomFilter.delete_named(client, {name!r}) "
+                "removes it"
+            ) from exc
+        return obj
+
+    @classmethod
+    def open(cls, client: Any, name: str, *, secret: bytes | None = None,
+             key: Any = None) -> RedisSlidingBloomFilter:
+        """Attach to the existing sliding filter ``name``."""
+        meta = _read_meta(client, name, "sliding", cls.__name__, secret)
+        if meta.get("layout_version") != "0":
+            raise FilterMismatchError(
+                f"sliding filter {name!r} has layout_version {meta.get('layout_version')!r}; "
+                "this bloomkit reads 0"
+            )
+        try:
+            obj = cls(client, name, meta, secret, key)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise FilterMismatchError(f"{name!r} has damaged metadata ({exc!r})") from exc
+        if secret is not None:
+            tiny = _new_local(
+                obj._local_cls, obj.num_hashes, obj.generations, 512, 1, obj.error_rate, 0,
+                None, seed=obj.seed, secret=secret, key=key)
+            if _core.peek_header(tiny.to_bytes())["key_check"] != obj._key_check:
+                raise FilterMismatchError(f"wrong secret for {name!r}")
+        try:
+            length = client.strlen(obj._bits_key)
+            gen, early = client.hmget(obj._hash_key, "gen", "early")
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, f"open({name!r})") from exc
+        # warn about early shifts made after this open, not before it
+        obj._early_seen = int(early) if early is not None and early.isdigit() else 0
+        if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
+            raise FilterMismatchError(
+                f"{name!r}: {obj._bits_key!r} is missing, of the wrong size ({length} bytes, "
+                f"expected {obj.payload_len}) or from another creation: it is damaged"
+            )
+        return obj
+
+    @classmethod
+    def open_or_create(cls, client: Any, name: str, capacity: int, error_rate: float = 0.01,
+                       *, window: float | None = None, seed: int = 0,
+                       secret: bytes | None = None, key: Any = None) -> RedisSlidingBloomFilter:
+        """Open ``name`` if it exists with these parameters, else create it (race-safe)."""
+        for _ in range(2):
+            try:
+                obj = cls.open(client, name, secret=secret, key=key)
+            except FilterNotFoundError:
+                try:
+                    return cls.create(client, name, capacity, error_rate, window=window,
+                                      seed=seed, secret=secret, key=key)
+                except FilterExistsError:
+                    continue  # another process created it first: open it
+            obj._expect(capacity, error_rate, window, seed)
+            return obj
+        obj = cls.open(client, name, secret=secret, key=key)
+        obj._expect(capacity, error_rate, window, seed)
+        return obj
+
+    def _expect(self, capacity: int, error_rate: float, window: float | None,
+                seed: int) -> None:
+        seconds_to_us = _sliding_module()._seconds_to_us
+        want_window = 0 if window is None else seconds_to_us(window)
+        diffs = []
+        if (capacity, float(error_rate)) != (self.capacity, self.error_rate):
+            diffs.append(f"capacity={self.capacity}, error_rate={self.error_rate:g} (expected "
+                         f"{capacity}, {error_rate:g})")
+        if want_window != self.window_us:
+            diffs.append(f"window_us={self.window_us} (expected {want_window})")
+        if seed != self.seed and seed % 2**64 != self.seed:
+            diffs.append(f"seed {self.seed} (expected {seed})")
+        if diffs:
+            raise FilterMismatchError(f"filter {self.name!r} differs: " + "; ".join(diffs))
+
+    @staticmethod
+    def delete_named(client: Any, name: str) -> bool:
+        """Delete the filter ``name`` (complete or not); True if it existed."""
+        name = _check_name(name)
+        existed = bool(client.delete(_meta_key(name)))  # first: new opens fail from here on
+        (bits,), (state,) = _shard_keys(name, 1)
+        pipe = client.pipeline(transaction=False)
+        pipe.delete(bits)
+        pipe.delete(state)
+        return any(pipe.execute()) or existed
+
+    def delete(self) -> bool:
+        """Delete the filter from Redis (meta first, then the slices and state)."""
+        return self.delete_named(self.client, self.name)
+
+    # ---- calls ----------------------------------------------------------------------
+
+    def _records(self, keys: list[object]) -> bytes:
+        """Per key, its Redis bit offset in every physical slice (u32 LE)."""
+        if _np is not None and len(keys) >= 16:
+            return self._records_numpy(keys)
+        pos = self._proto._slice_positions
+        pack = self._pack
+        bases = self._bases
+        return b"".join([pack(*[(b + q) ^ 7 for b, q in zip(bases, pos(key), strict=True)])
+                         for key in keys])
+
+    def _records_numpy(self, keys: list[object]) -> bytes:
+        """_records for a batch: bk_sliding_pos of every (key, slice) at once.
+
+        pos(h, p) = mulhi(mix64(h + (p + 1) * GAMMA), m) in uint64 arithmetic
+        (numpy wraps mod 2^64 like C); mulhi by m < 2^32 from 32-bit halves:
+        (x m) >> 64 = ((x_hi m) + ((x_lo m) >> 32)) >> 32, no term overflows.
+        tests/test_redis_sliding.py holds it to _slice_positions."""
+        assert _np is not None
+        np = _np
+        kh = self._proto._key_hash
+        h = np.fromiter((kh(key) for key in keys), dtype=np.uint64, count=len(keys))
+        x = h[:, None] + self._gammas[None, :]
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        m = np.uint64(self.slice_bits)
+        lo32 = np.uint64(0xFFFFFFFF)
+        pos = ((x >> np.uint64(32)) * m + (((x & lo32) * m) >> np.uint64(32))) >> np.uint64(32)
+        out = (pos + self._bases_np[None, :]) ^ np.uint64(7)
+        data: bytes = out.astype("<u4").tobytes()
+        return data
+
+    def _argv(self, keys: list[object]) -> list[Any]:
+        return [*self._argv_head, self._records(keys)]
+
+    def _run_many(self, script: _Script, argvs: list[list[Any]], what: str,
+                  confirmed: int | None) -> list[Any]:
+        """One pipeline of script calls; NOSCRIPT ones again with EVAL."""
+        keys = [self._bits_key, self._hash_key]
+        pipe = self.client.pipeline(transaction=False)
+        for argv in argvs:
+            pipe.execute_command("EVALSHA", *script.args(keys, argv))
+        try:
+            res = pipe.execute(raise_on_error=False)
+            out = []
+            for argv, r in zip(argvs, res, strict=True):
+                if isinstance(r, NoScriptError):
+                    try:
+                        r = self.client.execute_command("EVAL", script.body, len(keys), *keys,
+                                                        *argv)
+                    except ResponseError as exc:
+                        r = exc
+                if isinstance(r, ResponseError):
+                    raise _map_response_error(r, self.name)
+                if isinstance(r, Exception):
+                    raise r
+                out.append(r)
+            return out
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, what, confirmed) from exc
+
+    def _batched(self, script: _Script, keys: Iterable[object], what: str,
+                 confirmed: bool) -> Iterable[Any]:
+        depth = max(1, self.pipeline_depth)
+        pending: list[list[object]] = []
+        done = 0
+        for chunk in _chunks(keys, max(1, self.chunk_size)):
+            pending.append(chunk)
+            if len(pending) >= depth:
+                yield from self._run_many(script, [self._argv(c) for c in pending], what,
+                                          done if confirmed else None)
+                done += sum(len(c) for c in pending)
+                pending = []
+        if pending:
+            yield from self._run_many(script, [self._argv(c) for c in pending], what,
+                                      done if confirmed else None)
+
+    # ---- membership -----------------------------------------------------------------
+
+    def add(self, key: object) -> bool:
+        """Insert ``key`` (refreshing it); True if it was absent from the window.
+        One atomic script call (it also makes any shift that is due)."""
+        (new, early), = self._run_many(_SLIDING_ADD, [self._argv([key])], "add", 0)
+        self._check_early(int(early))
+        return bool(new == b"1")
+
+    def add_many(self, keys: Iterable[object]) -> int:
+        """Add every key (chunked, pipelined); how many were absent before.
+
+        Each chunk is one atomic script call; shifts that fall due inside a
+        chunk happen there, between its keys, as in the local filter."""
+        absent = 0
+        early = self._early_seen
+        for new, e in self._batched(_SLIDING_ADD, keys, "add_many", True):
+            absent += new.count(b"1")
+            early = max(early, int(e))
+        self._check_early(early)
+        return absent
+
+    def update(self, *iterables: Iterable[object]) -> None:
+        """Add the keys of every iterable."""
+        for it in iterables:
+            self.add_many(it)
+
+    def __contains__(self, key: object) -> bool:
+        r, = self._run_many(_SLIDING_CONTAINS, [self._argv([key])], "contains", None)
+        return bool(r == b"1")
+
+    def contains(self, key: object) -> bool:
+        """``key in self``."""
+        return key in self
+
+    def contains_many(self, keys: Iterable[object]) -> list[bool]:
+        """Membership of every key, in order (at the server's time).
+
+        A filter of at most ``snapshot_bytes_per_key`` bytes a key of the
+        call is read whole, atomically with its state and the server's
+        ``TIME``, and the keys are answered by the local C code (the same
+        answers: it is :meth:`to_local` at that moment); a larger one gets
+        one read-only script call per chunk, pipelined."""
+        if hasattr(keys, "tolist") and not isinstance(keys, (bytes, bytearray, memoryview)):
+            keys = keys.tolist()
+        if isinstance(keys, (str, bytes, bytearray, memoryview)):
+            raise TypeError("keys must be an iterable of keys, not a single str or bytes")
+        batch = keys if isinstance(keys, list) else list(keys)
+        if not batch:
+            return []
+        if self.payload_len <= self.snapshot_bytes_per_key * len(batch):
+            local, _ = self._snapshot("contains_many")
+            return [bool(x) for x in local.contains_many(batch)]
+        out: list[bool] = []
+        for r in self._batched(_SLIDING_CONTAINS, batch, "contains_many", False):
+            out += [c == 49 for c in r]  # b"1"
+        return out
+
+    # ---- whole-filter operations ------------------------------------------------
+
+    def _server_time_us(self) -> int:
+        sec, usec = self.client.time()
+        return int(sec) * 1_000_000 + int(usec)
+
+    def _snapshot(self, what: str) -> tuple[Any, int]:
+        """(a local filter with the server's state now, the server's time in us).
+
+        One MULTI (one script on a cluster client would also do; a MULTI on
+        one hash tag works on both): the slices, the state hash and TIME."""
+        pipe = self.client.pipeline(transaction=True)
+        for off in range(0, self.payload_len, _PIECE):
+            pipe.getrange(self._bits_key, off, min(off + _PIECE, self.payload_len) - 1)
+        pipe.hgetall(self._hash_key)
+        pipe.time()
+        try:
+            res = pipe.execute()
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, what) from exc
+        sec, usec = res[-1]
+        now_us = int(sec) * 1_000_000 + int(usec)
+        state = {_text(k): _text(v) for k, v in res[-2].items()}
+        slices = b"".join(res[:-2])
+        if state.get("gen") != self._gen or len(slices) != self.payload_len:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
+                "open; open it again"
+            )
+        return self._build_local(slices, state, now_us), now_us
+
+    def _build_local(self, slices: bytes, state: dict[str, str], now_us: int) -> Any:
+        S = self.num_slices
+        births_len = _births_len(S)
+        data = bytearray(_HEADER_LEN + births_len + len(slices))
+        try:
+            g, c, inserted, start, early = (int(state[f]) for f in _STATE_FIELDS)
+            births = [state[f"b{p}"].split(" ") for p in range(S)]
+            for p, (b_ins, b_t) in enumerate(births):
+                struct.pack_into("<Qq", data, _HEADER_LEN + p * _BIRTH_LEN, int(b_ins),
+                                 int(b_t))
+        except (KeyError, ValueError) as exc:
+            raise FilterMismatchError(f"filter {self.name!r} has a damaged state hash "
+                                      f"({exc!r})") from exc
+        _core.init_header(data, _KIND_SLIDING, _HEADER_LEN, _PARAMS_LEN,
+                          births_len + len(slices), self.seed,
+                          self._key_check if self.keyed else None)
+        struct.pack_into(
+            "<IIQQdQQIIQQQqQII", data, 64, self.num_hashes, self.generations, self.slice_bits,
+            self.capacity, self.error_rate, self.generation_length, g, g % S,
+            1 if self.window_us else 0, c, inserted, self.window_us,
+            start if self.window_us else 0, early, 0, 0)
+        data[_HEADER_LEN + births_len:] = slices
+        _core.seal(data)
+        local = self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
+        local.clock = _frozen_clock(now_us)
+        return local
+
+    def to_local(self, clock: Callable[[], float] | None = None) -> Any:
+        """A local :class:`bloomkit.SlidingBloomFilter` with the server's state now.
+
+        Read atomically (slices, state and ``TIME`` in one MULTI).  Its
+        ``clock`` is ``clock`` if given; by default (time mode) a clock
+        stopped at the server's time of the snapshot, so it answers exactly
+        as the server did then -- set ``local.clock = time.time`` to let
+        it age on this machine's clock."""
+        local, _ = self._snapshot("to_local")
+        if clock is not None:
+            local.clock = clock
+        return local
+
+    def _read_state(self) -> tuple[dict[str, str], int]:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self._hash_key)
+        pipe.time()
+        try:
+            raw, (sec, usec) = pipe.execute()
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, "stats") from exc
+        state = {_text(k): _text(v) for k, v in raw.items()}
+        if state.get("gen") != self._gen:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
+                "open; open it again"
+            )
+        return state, int(sec) * 1_000_000 + int(usec)
+
+    def _pending(self, start: int, now_us: int) -> int:
+        if not self.window_us or now_us <= start:
+            return 0
+        return (now_us - start) // -(-self.window_us // self.generations)
+
+    def __len__(self) -> int:
+        """Insertions the window holds now (``stats()["keys_in_window"]``)."""
+        state, now = self._read_state()
+        skip = self._pending(int(state["start"]), now)
+        if skip > self.generations:
+            return 0
+        g = int(state["g"])
+        born = int(state[f"b{(g - (self.generations - skip)) % self.num_slices}"].split()[0])
+        return max(0, int(state["inserted"]) - born)
+
+    @property
+    def generation(self) -> int:
+        """Shifts since creation (pending time shifts not counted)."""
+        return int(self._read_state()[0]["g"])
+
+    @property
+    def early_shifts(self) -> int:
+        """Time mode: shifts forced by a full generation (see stats())."""
+        return int(self._read_state()[0]["early"])
+
+    def stats(self) -> dict[str, Any]:
+        """The local filter's ``stats()`` at the server's time now (reads the
+        whole filter: the estimated error rate needs every slice's fill)."""
+        local, _ = self._snapshot("stats")
+        out: dict[str, Any] = local.stats()
+        return out
+
+    def _check_early(self, early: int) -> None:
+        if early > self._early_seen:
+            first = self._early_seen == 0
+            self._early_seen = early
+            if first:
+                warnings.warn(
+                    f"RedisSlidingBloomFilter {self.name!r} shifted early: more than "
+                    f"{self.generation_length} adds (capacity / l) arrived within "
+                    f"{self.window_us / self.generations / 1e6:g} s (window / l), so keys are "
+                    "kept for less than the window (stats() says how much).  Fix: a larger "
+                    "capacity (at least the adds of one window at the peak rate).",
+                    _sliding_module().SlidingWindowWarning, stacklevel=3,
+                )
+
+    def __repr__(self) -> str:
+        mode = (f"window={self.window_us / 1e6:g}" if self.window_us else "window=None")
+        return (
+            f"RedisSlidingBloomFilter(name={self.name!r}, capacity={self.capacity}, "
+            f"error_rate={self.error_rate:g}, {mode}, num_hashes={self.num_hashes}, "
+            f"generations={self.generations}, slice_bits={self.slice_bits}, seed={self.seed}"
+            f"{', keyed' if self.keyed else ''})"
+        )
+
+
+def _frozen_clock(now_us: int) -> Callable[[], float]:
+    """A clock stopped at now_us (the local filter floors clock() * 10^6, so
+    the half microsecond keeps the same integer)."""
+    t = (now_us + 0.5) / 1_000_000
+
+    def clock() -> float:
+        return t
+
+    return clock

@@ -1,0 +1,341 @@
+"""bloomkit.redis.RedisSlidingBloomFilter against real redis-server processes (R26).
+
+The server runs the algorithm of bk_sliding.h in Lua; these tests hold it to
+the local SlidingBloomFilter (same bytes, same answers), to the window
+guarantee under 8 concurrent writers, and to the server's clock alone.
+They skip when this bloomkit has no SlidingBloomFilter.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bloomkit
+from redis_fixtures import RedisServer, require_redis
+
+if not hasattr(bloomkit, "SlidingBloomFilter"):
+    pytest.skip("this bloomkit has no SlidingBloomFilter (the local filter the Redis one "
+                "mirrors)", allow_module_level=True)
+
+try:
+    import redis
+
+    from bloomkit.redis import (
+        FilterExistsError,
+        FilterMismatchError,
+        FilterNotFoundError,
+        RedisBloomFilter,
+        RedisSlidingBloomFilter,
+    )
+except ImportError:  # the fixtures skip (or fail in CI) with the install hint
+    redis = None
+
+SlidingBloomFilter: Any = getattr(bloomkit, "SlidingBloomFilter", None)
+SECRET = bytes(range(16))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    require_redis()
+    s = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(server: RedisServer) -> Any:
+    return server.client()
+
+
+@pytest.fixture
+def name(request: pytest.FixtureRequest, client: Any) -> Iterator[str]:
+    n = f"sl:{request.node.name}"
+    RedisSlidingBloomFilter.delete_named(client, n)
+    yield n
+    RedisSlidingBloomFilter.delete_named(client, n)
+
+
+def _answers(f: Any, keys: list[Any], path: str) -> list[bool]:
+    """contains_many through the snapshot path or the script path."""
+    f.snapshot_bytes_per_key = 10**9 if path == "snapshot" else 0
+    return list(f.contains_many(keys))
+
+
+class SameAsLocalTests:
+    """The server runs bk_sliding.h's algorithm: same bytes, same answers."""
+
+    @pytest.mark.parametrize("rate,secret", [(0.01, None), (0.001, SECRET)])
+    def test_count_mode_is_byte_identical_through_many_shifts(
+            self, client: Any, name: str, rng: Any, rate: float, secret: bytes | None) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=7, secret=secret)
+        f.chunk_size = 97  # shifts fall inside chunks, between their keys
+        local = SlidingBloomFilter(3000, rate, seed=7, secret=secret)
+        assert (f.num_hashes, f.generations, f.slice_bits) == (
+            local.num_hashes, local.generations, local.slice_bits)
+        keys: list[Any] = [rng.randrange(20_000) for _ in range(12_000)]  # repeats refresh
+        keys += [f"s{rng.randrange(5000)}" for _ in range(6000)] + [b"\x00\xff", 2**63, -5]
+        singles = [f.add(k) for k in keys[:400]]
+        assert singles == [local.add(k) for k in keys[:400]]
+        assert f.add_many(keys[400:]) == local.add_many(keys[400:])
+        assert local.generation > 2 * (local.num_hashes + local.generations)  # ring went round
+        snap = f.to_local()
+        assert snap.to_bytes() == local.to_bytes()
+        probe = keys[-4000:] + [f"absent{i}" for i in range(4000)]
+        want = [bool(x) for x in local.contains_many(probe)]
+        for path in ("snapshot", "script"):
+            assert _answers(f, probe, path) == want, path
+        assert [k in f for k in probe[:200]] == want[:200]
+        assert len(f) == len(local)
+
+    def test_batch_positions_are_the_local_derivation(self, client: Any, name: str,
+                                                      rng: Any) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET)
+        local = SlidingBloomFilter(10**6, 0.001, seed=3, secret=SECRET)
+        keys: list[Any] = [rng.getrandbits(64) for _ in range(300)] + ["é", b"", 0, -1]
+        per_key = b"".join(
+            f._pack(*[(p * f.slice_bits + q) ^ 7
+                      for p, q in enumerate(local._slice_positions(k))]) for k in keys)
+        assert f._records(keys) == per_key  # numpy batch path (when installed)
+        assert f._records(keys[:10]) == per_key[:10 * 4 * f.num_slices]  # per-key path
+
+    def test_time_mode_to_local_agrees_on_every_key_of_a_sample(
+            self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 50_000, 0.01, window=1.0)
+        keys = []
+        for i in range(16):  # over 1.6 windows: many time shifts, keys of every age
+            batch = [f"e{i}:{j}" for j in range(200)]
+            f.add_many(batch)
+            keys += batch
+            time.sleep(0.1)
+        probe = keys + [f"absent{i}" for i in range(2000)]
+        # the server's answers between two snapshots (each read with the
+        # server's TIME in one MULTI): every key the two snapshots agree on,
+        # the server answers the same; keys expiring in between may go
+        # either way
+        before = [bool(x) for x in f.to_local().contains_many(probe)]
+        server = _answers(f, probe, "script")
+        local = f.to_local()  # its clock is stopped at the server's time of the read
+        after = [bool(x) for x in local.contains_many(probe)]
+        stable = [i for i in range(len(probe)) if before[i] == after[i]]
+        assert len(stable) >= 2000  # the absent keys at least (no timing assumed)
+        assert [server[i] for i in stable] == [after[i] for i in stable]
+        assert 0 < sum(after[:len(keys)]) < len(keys)  # old keys expired, recent ones kept
+        stats = local.stats()
+        assert stats["mode"] == "time" and stats["early_shifts"] == 0
+        assert stats["generation"] + stats["pending_shifts"] > f.num_slices
+
+    def test_time_mode_server_and_snapshot_agree(self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 200_000, 0.01, window=30)
+        keys = [f"k{i}" for i in range(3000)]
+        assert f.add_many(keys) >= 2950  # all new, but for false positives
+        probe = keys + [f"absent{i}" for i in range(3000)]
+        assert _answers(f, probe, "snapshot") == _answers(f, probe, "script")
+        assert all(_answers(f, keys, "script"))
+
+
+def _writer(port: int, name: str, idx: int, window: float | None, out: Any) -> None:
+    """Add this writer's keys in batches; after each batch check the batches
+    the guarantee covers.  Puts (missing keys, batches checked) on out."""
+    import redis as redis_mod
+
+    from bloomkit.redis import RedisSlidingBloomFilter as R
+
+    client = redis_mod.Redis(host="127.0.0.1", port=port)
+    f = R.open(client, name)
+    f.chunk_size = 40
+    state = f"{{{name}}}:n"
+    covered = f.generations * f.generation_length  # l G insertions (count mode)
+    missing = checked = 0
+    history: list[tuple[float, int, list[str]]] = []
+    for b in range(25):
+        batch = [f"w{idx}:b{b}:{j}" for j in range(80)]
+        sent, before = time.monotonic(), int(client.hget(state, "inserted"))
+        f.add_many(batch)
+        history.append((sent, before, batch))
+        for when, ins0, keys in history[-6:]:
+            got = f.contains_many(keys)
+            done, ins1 = time.monotonic(), int(client.hget(state, "inserted"))
+            # count mode: present while at most l G insertions (the server's
+            # counter) followed; time mode: while the window has not passed
+            # since the add was sent (server and client clocks both measure
+            # the elapsed real time on this machine)
+            if (ins1 - ins0 <= covered) if window is None else (done - when < 0.8 * window):
+                missing += got.count(False)
+                checked += 1
+    out.put((missing, checked))
+
+
+class ConcurrentWritersTests:
+    """8 processes add through many shifts (each made by whichever script finds
+    it due); no key inside the window is ever missing."""
+
+    @pytest.mark.parametrize("window", [None, 0.6])
+    def test_eight_writers_lose_no_key_inside_the_window(
+            self, server: RedisServer, client: Any, name: str, window: float | None) -> None:
+        # time mode: a capacity large enough for no early shift
+        f = RedisSlidingBloomFilter.create(client, name, 4000 if window is None else 40_000,
+                                           0.01, window=window)
+        ctx = multiprocessing.get_context("spawn")
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_writer, args=(server.port, name, i, window, out))
+                 for i in range(8)]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=600) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+            assert p.exitcode == 0
+        assert sum(m for m, _ in results) == 0
+        assert all(c > 0 for _, c in results)
+        stats = f.stats()
+        if window is None:
+            # 16,000 adds at G = 125: over 100 shifts, each made exactly once
+            assert stats["generation"] >= 100
+            assert stats["inserted"] <= 16_000
+        else:
+            assert stats["early_shifts"] == 0
+            assert stats["generation"] + stats["pending_shifts"] > f.num_slices
+
+
+    def test_an_early_shift_warns_and_is_counted(self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 320, 0.01, window=60)  # G = 10
+        with pytest.warns(bloomkit.SlidingWindowWarning, match="larger capacity"):
+            f.add_many([f"k{i}" for i in range(100)])
+        stats = f.stats()
+        assert stats["early_shifts"] >= 9 and stats["shortened_by"] > 0
+        assert f.early_shifts == stats["early_shifts"]
+        # a handle opened later warns about its own early shifts, not older ones
+        assert RedisSlidingBloomFilter.open(client, name)._early_seen == stats["early_shifts"]
+
+
+class ServerClockTests:
+    """Time mode uses the server's TIME only: a client clock an hour off
+    changes nothing."""
+
+    @pytest.mark.parametrize("skew", [3600.0, -3600.0])
+    def test_a_skewed_client_clock_changes_nothing(
+            self, client: Any, name: str, monkeypatch: pytest.MonkeyPatch, skew: float) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 20_000, 0.01, window=0.5)
+        old = [f"old{i}" for i in range(500)]
+        f.add_many(old)
+        # old is past the forget bound, (l + k) generations of window / l
+        time.sleep(0.5 * f.num_slices / f.generations + 0.1)
+        real_time, real_ns = time.time, time.time_ns
+        monkeypatch.setattr(time, "time", lambda: real_time() + skew)
+        monkeypatch.setattr(time, "time_ns", lambda: real_ns() + int(skew * 1e9))
+        g0 = f.generation
+        new = [f"new{i}" for i in range(500)]
+        assert f.add_many(new) >= 490
+        absent = [f"absent{i}" for i in range(2000)]
+        for path in ("snapshot", "script"):
+            assert all(_answers(f, new, path)), path  # +1 h would have expired them
+            assert sum(_answers(f, old, path)) < 25, path  # -1 h would have kept them
+            assert sum(_answers(f, absent, path)) < 60, path
+        # the shifts made are the server's second's worth (about 50 of 1/32
+        # window), not an hour's worth (7,200 windows)
+        assert 0 < f.generation - g0 < 3 * f.num_slices
+        stats = f.stats()
+        assert stats["early_shifts"] == 0 and stats["pending_shifts"] < f.num_slices
+        # a local filter on the skewed clock answers differently: that is
+        # what the server's clock protects against
+        if skew > 0:
+            local = f.to_local(clock=time.time)
+            assert not any(local.contains_many(new))
+
+
+class BadInputTests:
+    def test_bad_parameters(self, client: Any, name: str) -> None:
+        with pytest.raises(TypeError):
+            RedisSlidingBloomFilter.create(client, name, "1000")  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            RedisSlidingBloomFilter.create(client, name, 0)
+        with pytest.raises(ValueError):
+            RedisSlidingBloomFilter.create(client, name, 1000, 1.5)
+        with pytest.raises(ValueError):
+            RedisSlidingBloomFilter.create(client, name, 1000, 0.01, window=-1)
+        with pytest.raises(ValueError):
+            RedisSlidingBloomFilter.create(client, name, 1000, 0.01, window=float("nan"))
+        with pytest.raises(TypeError):
+            RedisSlidingBloomFilter.create(client, name, 1000, 0.01, window="1s")  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            RedisSlidingBloomFilter.create(client, "a{b}", 1000)
+        with pytest.raises(TypeError):
+            RedisSlidingBloomFilter.create(client, name, 1000, secret="not bytes")  # type: ignore[arg-type]
+        with pytest.raises(bloomkit.CapacityError):
+            RedisSlidingBloomFilter.create(client, name, 2**40, 0.01)
+        assert client.exists(f"{{{name}}}:meta") == 0  # nothing written by a refused create
+
+    def test_decode_responses_client_is_refused(self, server: RedisServer, name: str) -> None:
+        with pytest.raises(ValueError, match="decode_responses"):
+            RedisSlidingBloomFilter.create(server.client(decode_responses=True), name, 1000)
+
+    def test_bad_keys(self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 1000)
+        with pytest.raises(TypeError):
+            f.add(1.5)
+        with pytest.raises(TypeError):
+            f.add_many("abc")
+        with pytest.raises(TypeError):
+            f.contains_many(b"abc")
+        with pytest.raises(TypeError):
+            f.add_many([1, object()])
+        with pytest.raises(TypeError):
+            _ = [None] in f  # type: ignore[operator]
+        assert f.add_many([]) == 0 and f.contains_many([]) == []
+
+    def test_open_errors(self, client: Any, name: str) -> None:
+        with pytest.raises(FilterNotFoundError):
+            RedisSlidingBloomFilter.open(client, name)
+        RedisSlidingBloomFilter.create(client, name, 1000, secret=SECRET)
+        with pytest.raises(FilterExistsError):
+            RedisSlidingBloomFilter.create(client, name, 1000)
+        with pytest.raises(FilterMismatchError, match="secret"):
+            RedisSlidingBloomFilter.open(client, name)
+        with pytest.raises(FilterMismatchError, match="wrong secret"):
+            RedisSlidingBloomFilter.open(client, name, secret=bytes(16))
+        with pytest.raises(FilterMismatchError, match="differs"):
+            RedisSlidingBloomFilter.open_or_create(client, name, 2000, secret=SECRET)
+        RedisSlidingBloomFilter.open_or_create(client, name, 1000, secret=SECRET)
+
+    def test_a_bloom_filter_is_not_a_sliding_one(self, client: Any, name: str) -> None:
+        RedisBloomFilter.create(client, name, 1000)
+        with pytest.raises(FilterMismatchError):
+            RedisSlidingBloomFilter.open(client, name)
+        RedisBloomFilter.delete_named(client, name)
+
+    def test_deleted_under_a_live_handle(self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 1000, window=10)
+        f.add("x")
+        RedisSlidingBloomFilter.delete_named(client, name)
+        for call in (lambda: f.add("y"), lambda: "x" in f, lambda: f.to_local(),
+                     lambda: f.contains_many(["x"] * 10), lambda: len(f)):
+            with pytest.raises(FilterNotFoundError):
+                call()
+        # and a filter created again under the name is not the handle's
+        RedisSlidingBloomFilter.create(client, name, 1000, window=10)
+        with pytest.raises(FilterNotFoundError):
+            f.add("y")
+        assert client.strlen(f"{{{name}}}:bits") == RedisSlidingBloomFilter.open(
+            client, name).payload_len
+
+    def test_damaged_state_is_a_clean_error(self, client: Any, name: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 1000)
+        client.hset(f"{{{name}}}:n", "b3", "garbage")
+        with pytest.raises(FilterMismatchError):
+            f.to_local()
+        client.hset(f"{{{name}}}:meta", "k", "x")
+        with pytest.raises(FilterMismatchError, match="damaged"):
+            RedisSlidingBloomFilter.open(client, name)
+
+
+def test_redis_sliding_is_exported() -> None:
+    import bloomkit.redis
+
+    assert "RedisSlidingBloomFilter" in bloomkit.redis.__all__
+    assert Path(bloomkit.redis.__file__).name == "__init__.py"
