@@ -124,6 +124,8 @@
 #define BK_SLIDING_MAX_CAPACITY (1ULL << 48)
 #define BK_SLIDING_GAMMA 0x9E3779B97F4A7C15ULL
 #define BK_SLIDING_BIRTH_LEN 16u
+#define BK_SLIDING_MAX_WINDOW_US (1LL << 62)
+#define BK_SLIDING_MAX_TIME_US (1LL << 62)   /* |start|, |birth| in microseconds */
 /* Bytes of the births area for S slices: 16 S rounded up to 64. */
 #define BK_SLIDING_BIRTHS_LEN(S) ((((uint64_t)(S) * BK_SLIDING_BIRTH_LEN) + 63u) & ~(uint64_t)63u)
 
