@@ -110,25 +110,24 @@ class ApiTests:
             f.add(1)
 
     def test_forget_bound_exact_in_count_mode(self) -> None:
-        """A key is present while at most l*G adds followed it and gone (no
-        run of k slices left) once (l+1)*G did (docs/sliding.md)."""
+        """A key is present while at most l*G adds followed it; after (l+k)*G
+        every slice that held one of its bits was cleared (docs/sliding.md)."""
         f = SlidingBloomFilter(320, 0.01)
         d = f.design
-        assert d.remember_for >= 320 and d.forget_after == d.remember_for + d.generation_length
-        f.add("first")  # the first add of generation 0 (the worst case for forgetting)
-        n = 0
-        while n < d.forget_after - 1:
-            f.add(("filler", n).__repr__())
-            n += 1
-            if n <= d.remember_for - d.generation_length:
-                assert "first" in f
-        # the (l+1)-th shift comes with the next add after (l+1)G - 1 followers
-        f.add("last")
-        raw = f._raw_stats()
-        assert raw["generation"] == d.generations + 1
-        # its k bits: the oldest is cleared, so no run remains through it
-        positions = f._slice_positions("first")
-        assert len(positions) == d.num_slices and all(0 <= p < d.slice_bits for p in positions)
+        assert d.remember_for >= 320
+        assert d.forget_after == (d.generations + d.num_hashes) * d.generation_length
+        f.add("first")  # the first add of generation 0: the earliest to fade
+        for n in range(1, d.forget_after + 1):
+            f.add(f"filler-{n}")
+            if n <= d.remember_for:
+                assert "first" in f, n
+            if n == d.remember_for + d.generation_length:
+                assert f.generation == d.generations + 1  # its run is broken now
+        f.add("one more")  # the shift that clears its last slice
+        assert f.generation == d.num_slices
+        # none of its bits is left from before: each physical slice was
+        # cleared once since (shift j clears slice j mod S)
+        assert f._raw_stats()["generation"] >= d.num_slices
 
     def test_slice_positions_follow_the_documented_derivation(self) -> None:
         """The contract RedisSlidingBloomFilter reproduces: pos(h, p) =
@@ -195,7 +194,7 @@ class StreamTests:
             assert fp <= se_bound(rate, n), (added, fp)
             # keys past the forget bound: absent at the base rate
             old = np.arange(base + added - d.forget_after - n, base + added - d.forget_after,
-                            dtype=np.int64)
+                            dtype=np.int64)  # (l + k) G or more adds followed them
             old_fp = float(f.contains_many(old).mean())
             assert old_fp <= se_bound(rate, n), (added, old_fp)
             assert f.estimate_error_rate() <= rate * 1.05
@@ -238,7 +237,7 @@ class TimeModeTests:
         clock.t += 59.999
         assert "k" in f
         clock.t = 1000.0 + (f.generations + 1) * D
-        assert "k" not in f  # gone by t + (l + 1) D
+        assert "k" not in f  # no add since: the l + 1 pending shifts leave no run
         clock.t = 900.0  # a clock going back: no shift, nothing lost
         assert "k" in f
 
@@ -428,3 +427,30 @@ class SpaceTests:
             k, l, r = SlidingBloomFilter._design(rate, MAX_GENERATIONS)
             assert SlidingBloomFilter._model_rate(k, l, r) <= rate
             assert SlidingBloomFilter._model_rate(k, l, r * 0.9) > rate * 0.999
+
+
+class GoldenTests:
+    """R8: the sliding goldens rebuild byte for byte from their recipe, and
+    the time-mode one answers at its recorded time as it did."""
+
+    @pytest.mark.parametrize("name", ["SlidingBloomFilter_count",
+                                      "SlidingBloomFilter_count_keyed_str",
+                                      "SlidingBloomFilter_time"])
+    def test_rebuild_and_members(self, name: str) -> None:
+        import json  # noqa: PLC0415
+
+        sys.path.insert(0, str(Path(__file__).parent / "format"))
+        from make_golden import SLIDING_SPECS, sliding_golden  # noqa: PLC0415
+
+        from _manifest import GOLDEN, decode  # noqa: PLC0415
+
+        m = json.loads((GOLDEN / f"{name}.json").read_text())
+        data = (GOLDEN / f"{name}.bkf").read_bytes()
+        f, members, at = sliding_golden(SLIDING_SPECS[name])
+        assert f.to_bytes() == data
+        g = bloomkit.loads(data, **decode(m["load_kwargs"]))
+        if at is not None:
+            g.clock = Clock(at)
+            assert g.window == SLIDING_SPECS[name]["window"]
+        assert all(g.contains_many(decode(m["sliding_members"])))
+        assert members[::7] == decode(m["sliding_members"])

@@ -77,8 +77,12 @@ class SlidingDesign:
 
     @property
     def forget_after(self) -> int:
-        """Count mode: adds after which a key is surely gone: (l + 1) G."""
-        return (self.generations + 1) * self.generation_length
+        """Count mode: adds after which every bit of a key is cleared, so it
+        is reported at the base rate only: (l + k) G.  Between l G and this
+        its run breaks one slice per generation: after (l + 1 + j) G adds it
+        is still reported with a chance of about f^(j+1) (f ~ 1/2, the fill
+        of a full slice)."""
+        return (self.generations + self.num_hashes) * self.generation_length
 
     @property
     def remember_for(self) -> int:
@@ -135,8 +139,10 @@ class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
     key=None, secret=None, clock=None)``.
 
     Count mode (``window=None``): every key among the last ``capacity`` adds
-    is present; a key is gone (absent up to the base rate) once
-    ``design.forget_after`` = (l + 1) ceil(capacity / l) adds followed it.
+    (``design.remember_for`` = l ceil(capacity / l) >= capacity) is present;
+    a key is gone (reported at the base rate only) once
+    ``design.forget_after`` = (l + k) ceil(capacity / l) adds followed it,
+    and fades in between (docs/sliding.md).
     Time mode (``window`` seconds): every key added within the last
     ``window`` seconds is present, provided no ``window / l`` seconds see
     more than ``capacity / l`` adds; if they do, the filter shifts early to

@@ -12,9 +12,13 @@
  * query asks whether k CONSECUTIVE ages all hold the key's bit.  The key's
  * run survives l shifts (ages l..l+k-1 are the oldest k) and breaks at the
  * (l+1)-th, when its oldest slice is cleared.  So a key is present while at
- * most l G insertions followed it and gone once (l + 1) G did: with
- * G = ceil(capacity / l) the window covers `capacity` and the slack is one
- * generation, capacity / l.  The exact algorithm (the derivation of a key's
+ * most l G insertions followed it: with G = ceil(capacity / l) the window
+ * covers `capacity`.  Forgetting is gradual: after l + 1 + j shifts the key
+ * keeps k - 1 - j bits in the oldest slices, and a window ending there
+ * needs j + 1 random bits of younger slices, so it is still reported with
+ * a chance of about f^(j+1) (f the fill of a full slice, ~1/2); after l + k
+ * shifts all its slices were cleared and only the base rate remains (the
+ * forget bound is (l + k) G; at 1e-2, k = 9 and l = 32: 1.28 capacity).  The exact algorithm (the derivation of a key's
  * bit in each slice, the shift rule and the time arithmetic) is written out
  * in bk_sliding.h and docs/sliding.md; RedisSlidingBloomFilter follows it.
  *

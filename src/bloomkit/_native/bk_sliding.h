@@ -37,10 +37,12 @@
  *            a+k-1 (0 <= a <= l) all have the key's bit set.
  *
  *   Count mode (window_us == 0).  G = ceil(capacity / l).  A key is
- *   reported present while at most l*G adds followed it (l*G >= capacity)
- *   and is gone (absent up to the base false-positive rate) once (l+1)*G
- *   adds followed it: the forget bound is capacity * (1 + 1/l) rounded up
- *   to whole generations.
+ *   reported present while at most l*G adds followed it (l*G >= capacity).
+ *   After (l+1)*G its run is broken (its oldest slice cleared) but its
+ *   other bits remain, so it is still reported with a chance of about
+ *   f^(j+1) after (l+1+j)*G adds (f ~ 1/2, a full slice's fill); once
+ *   (l+k)*G adds followed it every one of its bits was cleared and it is
+ *   reported at the base rate only: the forget bound is (l+k)*G.
  *
  *   Time mode (window_us >= 1).  Times are integer microseconds since the
  *   epoch (Python: floor(clock() * 10^6); Redis: TIME's seconds * 10^6 +
@@ -54,7 +56,8 @@
  *   nothing is present).  If now < start (a clock going back) s = 0.  An
  *   early shift (c >= G at an add) sets start = now.  A key added at time t
  *   is present at every time before t + l*D >= t + window (unless early
- *   shifts happened) and gone by t + (l+1)*D.
+ *   shifts happened); from t + (l+1)*D it fades as above, and from
+ *   t + (l+k)*D it is reported at the base rate only.
  *
  * STATE (bk_format.c container, kind 11 = BK_KIND_SLIDING_BLOOM):
  *
