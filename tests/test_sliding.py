@@ -359,7 +359,7 @@ class HostileInputTests:
         (OFF_P, "d", 0.0, "error_rate"), (OFF_P, "d", math.nan, "error_rate"),
         (OFF_G_LEN, "Q", 3, "generation_length"), (OFF_RING, "I", 5, "ring"),
         (OFF_MODE, "I", 2, "mode"), (OFF_MODE, "I", 1, "mode"),
-        (OFF_COUNT, "Q", 10**6, "count"), (OFF_EARLY, "Q", 1, "early_shifts|count mode"),
+        (OFF_COUNT, "Q", 10**6, "count"), (OFF_EARLY, "Q", 1, "count mode"),
         (OFF_START, "Q", 5, "start"), (OFF_LAYOUT, "I", 1, "layout_version"),
         (OFF_RES, "I", 1, "reserved"), (OFF_WINDOW, "Q", 2**63, "mode|window"),
     ]

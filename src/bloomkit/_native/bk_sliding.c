@@ -232,10 +232,6 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
         *reason = "sliding count exceeds generation_length or inserted";
         return BK_ERR_FORMAT;
     }
-    if (early > g) {
-        *reason = "sliding early_shifts exceeds the generation counter";
-        return BK_ERR_FORMAT;
-    }
     if (bk_load_u32le(params + BK_SLIDING_P_LAYOUT) != 0) {
         *reason = "sliding layout_version unknown (this release reads 0)";
         return BK_ERR_UNSUPPORTED;
@@ -341,8 +337,8 @@ static void bk_sliding_shift_full(bk_sliding *s, int64_t now_us)
     if (bk_sliding_timed(s)) {
         bk_sliding_shift_by(s, 1, now_us, 0);
         bk_store_u64le(s->params + BK_SLIDING_P_START_US, (uint64_t)now_us);
-        bk_store_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS,
-                       bk_load_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS) + 1);
+        uint64_t e = bk_load_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS);
+        bk_store_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS, e + (e != UINT64_MAX));
     } else {
         bk_sliding_shift_by(s, 1, 0, 0);
     }
@@ -405,10 +401,12 @@ static int bk_sliding_insert(bk_sliding *s, uint64_t h)
         *w = old | bit;
     }
     if (missing) {
+        /* c < G here (the caller shifted a full generation); inserted
+         * saturates, so c <= inserted survives even a hostile counter */
+        uint64_t ins = bk_load_u64le(s->params + BK_SLIDING_P_INSERTED);
         bk_store_u64le(s->params + BK_SLIDING_P_COUNT,
                        bk_load_u64le(s->params + BK_SLIDING_P_COUNT) + 1);
-        bk_store_u64le(s->params + BK_SLIDING_P_INSERTED,
-                       bk_load_u64le(s->params + BK_SLIDING_P_INSERTED) + 1);
+        bk_store_u64le(s->params + BK_SLIDING_P_INSERTED, ins + (ins != UINT64_MAX));
     }
     return missing != 0;
 }
