@@ -14,16 +14,15 @@ import sys
 import textwrap
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
-from hostile_helpers import load_clean, reseal
-
 import bloomkit
 from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning
 from bloomkit.sliding import MAX_GENERATIONS, sliding_design
+from hostile_helpers import load_clean, reseal
 
 SRC = str(Path(bloomkit.__file__).resolve().parents[1])
 ENV = dict(os.environ, PYTHONPATH=SRC)
@@ -100,7 +99,7 @@ class ApiTests:
             SlidingBloomFilter(10, window=0)
         with pytest.raises(TypeError, match="window"):
             SlidingBloomFilter(10, window="1h")  # type: ignore[call-overload]
-        with pytest.raises(TypeError, match="unsupported|key"):
+        with pytest.raises(TypeError, match=r"unsupported|key"):
             SlidingBloomFilter(10).add(1.5)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="clock must return seconds"):
             SlidingBloomFilter(10, window=1, clock=lambda: "noon")  # type: ignore[arg-type,return-value]
@@ -351,7 +350,7 @@ class HostileInputTests:
     """R12-R15 for kind 11: every parameter set to a value the validator
     must refuse names its reason; truncations and extensions fail cleanly."""
 
-    BAD = [
+    BAD: ClassVar[list[tuple[int, str, Any, str]]] = [
         (OFF_K, "I", 0, "k"), (OFF_K, "I", 49, "k"), (OFF_L, "I", 0, "l"),
         (OFF_L, "I", 257, "l"), (OFF_M, "Q", 100, "slice_bits"),
         (OFF_M, "Q", 2**60, "2\\*\\*46|payload"), (OFF_M, "Q", 1024, "payload_len"),
@@ -381,7 +380,7 @@ class HostileInputTests:
 
     def test_truncations_and_extensions(self) -> None:
         data = _state()
-        for n in list(range(0, 300)) + [len(data) - 1, len(data) - 64]:
+        for n in [*range(300), len(data) - 1, len(data) - 64]:
             with pytest.raises(FormatError):
                 bloomkit.loads(data[:n])
         with pytest.raises(FormatError):
@@ -424,9 +423,9 @@ class SpaceTests:
 
     def test_model_meets_the_target(self) -> None:
         for rate in (0.1, 1e-2, 1e-3, 1e-5):
-            k, l, r = SlidingBloomFilter._design(rate, MAX_GENERATIONS)
-            assert SlidingBloomFilter._model_rate(k, l, r) <= rate
-            assert SlidingBloomFilter._model_rate(k, l, r * 0.9) > rate * 0.999
+            k, gens, r = SlidingBloomFilter._design(rate, MAX_GENERATIONS)
+            assert SlidingBloomFilter._model_rate(k, gens, r) <= rate
+            assert SlidingBloomFilter._model_rate(k, gens, r * 0.9) > rate * 0.999
 
 
 class GoldenTests:
@@ -437,12 +436,11 @@ class GoldenTests:
                                       "SlidingBloomFilter_count_keyed_str",
                                       "SlidingBloomFilter_time"])
     def test_rebuild_and_members(self, name: str) -> None:
-        import json  # noqa: PLC0415
+        import json
 
         sys.path.insert(0, str(Path(__file__).parent / "format"))
-        from make_golden import SLIDING_SPECS, sliding_golden  # noqa: PLC0415
-
-        from _manifest import GOLDEN, decode  # noqa: PLC0415
+        from _manifest import GOLDEN, decode
+        from make_golden import SLIDING_SPECS, sliding_golden
 
         m = json.loads((GOLDEN / f"{name}.json").read_text())
         data = (GOLDEN / f"{name}.bkf").read_bytes()

@@ -66,8 +66,8 @@ from .persist import (
 )
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
-from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
+from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sources import build_from
 
 register_kind(KIND_BLOOM, BloomFilter)

@@ -92,8 +92,8 @@ class SlidingDesign:
 
 @functools.lru_cache(maxsize=64)
 def _shape(error_rate: float) -> tuple[int, int, float]:
-    k, l, r = _core.SlidingBase._design(error_rate, MAX_GENERATIONS)
-    return int(k), int(l), float(r)
+    k, gens, r = _core.SlidingBase._design(error_rate, MAX_GENERATIONS)
+    return int(k), int(gens), float(r)
 
 
 def sliding_design(capacity: int, error_rate: float = 0.01) -> SlidingDesign:
@@ -111,12 +111,12 @@ def sliding_design(capacity: int, error_rate: float = 0.01) -> SlidingDesign:
     error_rate = float(error_rate)
     if not MIN_ERROR_RATE <= error_rate <= MAX_ERROR_RATE:
         raise ValueError(f"error_rate must be in [1e-9, 0.5], got {error_rate!r}")
-    k, l, r = _shape(error_rate)
-    g = -(-capacity // l)
+    k, gens, r = _shape(error_rate)
+    g = -(-capacity // gens)
     m = max(SLICE_ALIGN, math.ceil(r * g / SLICE_ALIGN) * SLICE_ALIGN)
-    if (k + l) * m > 2**46:
+    if (k + gens) * m > 2**46:
         raise ValueError(f"capacity {capacity} at {error_rate:g} needs more than 2**46 bits")
-    return SlidingDesign(capacity, error_rate, k, l, m, g)
+    return SlidingDesign(capacity, error_rate, k, gens, m, g)
 
 
 def _seconds_to_us(window: float) -> int:

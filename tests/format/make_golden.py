@@ -313,7 +313,7 @@ def main_sliding() -> None:
         if bkf.exists() or js.exists():
             print(f"keep {name} (goldens are never regenerated)")
             continue
-        import warnings  # noqa: PLC0415 - only here
+        import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no early shift in a golden

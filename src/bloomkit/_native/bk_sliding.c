@@ -269,15 +269,18 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
 
 /* ---- Begin logic for shifts ------------------------------------------- */
 
+/* Both read the live header (a mapped file's may be rewritten under us,
+ * R32): a duration of at least 1 whatever window_us holds. */
 static uint64_t bk_sliding_duration(const bk_sliding *s)
 {
     uint64_t w = bk_load_u64le(s->params + BK_SLIDING_P_WINDOW_US);
-    return (w + s->l - 1) / s->l; /* w <= 2^62: no overflow */
+    uint64_t d = w / s->l + (w % s->l != 0); /* ceil(w / l) without overflow */
+    return d ? d : 1;
 }
 
 static int bk_sliding_timed(const bk_sliding *s)
 {
-    return bk_load_u32le(s->params + BK_SLIDING_P_MODE) == BK_SLIDING_MODE_TIME;
+    return bk_load_u64le(s->params + BK_SLIDING_P_WINDOW_US) != 0;
 }
 
 uint64_t bk_sliding_pending(const bk_sliding *s, int64_t now_us)
