@@ -239,6 +239,7 @@ class TimeModeTests:
         assert "k" not in f  # no add since: the l + 1 pending shifts leave no run
         clock.t = 900.0  # a clock going back: no shift, nothing lost
         assert "k" in f
+        assert f.copy().clock is clock  # a copy keeps the injected clock
 
     def test_early_shift_warns_and_reports(self) -> None:
         clock = Clock(5000.0)

@@ -206,6 +206,15 @@ class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
             raise TypeError(f"clock must be a callable, not {type(value).__name__}")
         self._clock = value
 
+    def copy(self) -> SlidingBloomFilter[_K]:
+        """An independent in-memory copy (with this filter's clock)."""
+        c: SlidingBloomFilter[_K] = super().copy()
+        if hasattr(self, "_clock"):
+            c._clock = self._clock
+        return c
+
+    __copy__ = copy
+
     @property
     def window(self) -> float | None:
         """The window in seconds (time mode), or None (count mode)."""
