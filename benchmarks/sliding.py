@@ -65,7 +65,7 @@ def stream_sliding(capacity: int, rate: float, factor: int, probes: int,
 
 
 def stream_rotating(capacity: int, rate: float, factor: int, probes: int) -> dict[str, Any]:
-    from probables import RotatingBloomFilter  # noqa: PLC0415 - optional peer
+    from probables import RotatingBloomFilter
 
     q = 4
     f = RotatingBloomFilter(est_elements=math.ceil(capacity / (q - 1)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import shutil
 import struct
 import subprocess
 import sys
@@ -453,3 +454,41 @@ class GoldenTests:
             assert g.window == SLIDING_SPECS[name]["window"]
         assert all(g.contains_many(decode(m["sliding_members"])))
         assert members[::7] == decode(m["sliding_members"])
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_plain_c_core(tmp_path: Path) -> None:
+    """tests/native/test_bk_sliding.c: the core without Python (the window,
+    the counters, read-only expiry equal to applied shifts, the checkpoint
+    query against the definition, the sizing model)."""
+    native = Path(SRC) / "bloomkit" / "_native"
+    exe = tmp_path / "test_bk_sliding"
+    srcs = [native / f for f in ("bk_sliding.c", "bk_format.c", "bk_bloom.c", "bk_hash.c",
+                                 "bk_simd.c")]
+    subprocess.run(
+        ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DBK_HAVE_SLIDING=1",
+         f"-I{native}", *map(str, srcs),
+         str(Path(__file__).parent / "native" / "test_bk_sliding.c"), "-lm", "-o", str(exe)],
+        check=True,
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0 and "test_bk_sliding: ok" in out.stdout
+
+
+def test_cli_builds_and_queries_a_sliding_filter(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text("".join(f"k{i}\n" for i in range(3000)))
+    out = tmp_path / "s.bkf"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bloomkit", *args], env=ENV,
+                              capture_output=True, text=True, timeout=300)
+
+    r = cli("build", "--kind", "SlidingBloomFilter", "--capacity", "1000", "-o", str(out),
+            str(keys))
+    assert r.returncode == 0, r.stderr
+    r = cli("query", str(out), "k2999", "k0")
+    assert r.stdout.split() == ["k2999", "yes", "k0", "no"] or "k2999\tyes" in r.stdout
+    r = cli("merge", "-o", str(tmp_path / "m.bkf"), str(out), str(out))
+    assert r.returncode == 6 and "cannot be merged" in r.stderr
