@@ -297,9 +297,10 @@ class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
         }
         if raw["window_us"]:
             window = raw["window_us"] / 1e6
-            guaranteed = raw["lookback_us"] / 1e6
-            if raw["early_shifts"] == 0 or guaranteed > window:
-                guaranteed = max(guaranteed, window)
+            # the adds since the birth of the slice of age l are all present;
+            # without early shifts that reaches back at least one window
+            guaranteed = window if raw["early_shifts"] == 0 else min(
+                window, raw["lookback_us"] / 1e6)
             out.update({
                 "window": window,
                 "generation_seconds": -(-raw["window_us"] // raw["l"]) / 1e6,
