@@ -191,3 +191,14 @@ class BenchmarkScriptTests:
             assert float(fields["ns_per_read"]) > 0
         bad = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and "usage" in bad.stderr
+
+    def test_sliding_smoke_runs(self) -> None:
+        """benchmarks/sliding.py --smoke: the stream, the rings and the peers
+        (when installed) print; no timing is taken or asserted."""
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "sliding.py"), "--smoke"],
+            capture_output=True, text=True, timeout=900, check=True).stdout
+        assert out.splitlines()[0].startswith("# machine: ")
+        assert re.search(r"false negatives in the window 0,", out)
+        assert "naive ring of 4 Bloom filters" in out
+

@@ -244,6 +244,7 @@ PY_MERGE: dict[str, Callable[[Any, Any], Any] | None] = {
     "CountMinSketch": lambda a, b: a + b,
     "TinyLFU": None,
     "BinaryFuseFilter": None,
+    "SlidingBloomFilter": None,  # two rings at different generations: no union
 }
 SKETCHES = {"CountMinSketch", "TinyLFU"}
 STATIC = {"BinaryFuseFilter"}  # built once: no capacity, no add, no merge

@@ -30,6 +30,7 @@ from bloomkit import (
     FileInUseError,
     FormatError,
     QuotientFilter,
+    SlidingBloomFilter,
     TinyLFU,
     UncleanFileError,
     _locking,
@@ -41,7 +42,7 @@ _OFF_FLAGS = 14
 
 pytestmark = pytest.mark.skipif(not _locking.HAVE_OFD, reason="needs OFD record locks (Linux)")
 
-EXCLUSIVE = [CuckooFilter, QuotientFilter, TinyLFU]
+EXCLUSIVE = [CuckooFilter, QuotientFilter, TinyLFU, SlidingBloomFilter]
 SHARED = [BloomFilter, BlockedBloomFilter, CountingBloomFilter, CountMinSketch]
 
 

@@ -38,6 +38,8 @@ BUILDERS = {
     "QuotientFilter": "bloomkit.QuotientFilter(300, 0.01, seed=1)",
     "CountMinSketch": "bloomkit.CountMinSketch(64, 4, seed=1)",
     "TinyLFU": "bloomkit.TinyLFU(64, sample_factor=2, seed=1)",
+    "SlidingBloomFilter": "bloomkit.SlidingBloomFilter(300, 0.01, seed=1)",
+    "SlidingBloomFilter_time": "bloomkit.SlidingBloomFilter(300, 0.01, window=60, seed=1)",
 }
 
 CHILD = r"""

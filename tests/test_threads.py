@@ -43,6 +43,7 @@ from bloomkit import (
     CuckooFilter,
     QuotientFilter,
     ScalableBloomFilter,
+    SlidingBloomFilter,
     TinyLFU,
     TopK,
 )
@@ -160,6 +161,7 @@ SPECS = [
     Spec("scalable", lambda key: ScalableBloomFilter(64, 0.01, key=key), unite=_ior),
     Spec("scalable-blocked",
          lambda key: ScalableBloomFilter(64, 0.01, layout="blocked", key=key), unite=_ior),
+    Spec("sliding", lambda key: SlidingBloomFilter(40_000, 0.01, key=key)),
     Spec("count-min", lambda key: CountMinSketch(4096, 4, key=key),
          present_many=_cms_present_many, unite=lambda f, g: f.merge(g)),
 ]

@@ -5,7 +5,8 @@ cache line per key), :class:`CountingBloomFilter` (with remove),
 :class:`ScalableBloomFilter` (grows without a known capacity),
 :class:`QuotientFilter` (mergeable, resizable multiset of fingerprints),
 :class:`CuckooFilter` (deletion, small at low error rates),
-:class:`BinaryFuseFilter` (static set built once: smallest, no add).
+:class:`BinaryFuseFilter` (static set built once: smallest, no add),
+:class:`SlidingBloomFilter` (the last n adds or the last t seconds).
 Frequency: :class:`CountMinSketch`, :class:`TopK`, :class:`TinyLFU` and
 :mod:`bloomkit.cache`.  The two-stage check: :class:`Guard`.  Sizing:
 :func:`design`, :func:`false_positive_rate`.  One file format: :func:`dumps`,
@@ -66,6 +67,7 @@ from .persist import (
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
+from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sources import build_from
 
 register_kind(KIND_BLOOM, BloomFilter)
@@ -77,6 +79,7 @@ register_kind(KIND_QUOTIENT, QuotientFilter)
 register_kind(KIND_COUNT_MIN, CountMinSketch)
 register_kind(KIND_TINYLFU, TinyLFU)
 register_kind(KIND_BINARY_FUSE, BinaryFuseFilter)
+register_kind(KIND_SLIDING_BLOOM, SlidingBloomFilter)
 
 key_hash = _core.key_hash
 
@@ -104,6 +107,8 @@ __all__ = [
     "QuotientFilter",
     "ScalableBloomFilter",
     "SizeLimitError",
+    "SlidingBloomFilter",
+    "SlidingWindowWarning",
     "TinyLFU",
     "TopK",
     "UncleanFileError",

@@ -269,8 +269,84 @@ def main_counting() -> None:
         print(f"wrote {name}: {len(data)} bytes, {manifest['probes']['false_positives']} FPs")
 
 
+# SlidingBloomFilter (kind 11): built by sliding_golden() below, which
+# tests/test_sliding.py also calls to rebuild them byte for byte.  Count mode
+# wraps the ring several times (members: the last remember_for keys); time
+# mode runs an injected clock (members are checked by test_sliding at the
+# recorded time: the generic test runs at today's time, when they expired).
+SLIDING_SPECS: dict[str, dict[str, Any]] = {
+    "SlidingBloomFilter_count": {
+        "capacity": 500, "error_rate": 0.01, "seed": 5, "add": 3000, "window": None},
+    "SlidingBloomFilter_count_keyed_str": {
+        "capacity": 300, "error_rate": 0.001, "seed": 0, "add": 1000, "window": None,
+        "secret": SECRET},
+    "SlidingBloomFilter_time": {
+        "capacity": 400, "error_rate": 0.01, "seed": 9, "add": 1200, "window": 60.0,
+        "start": 1_600_000_000.0, "step": 0.25},
+}
+
+
+def sliding_golden(spec: dict[str, Any]) -> tuple[Any, list[Any], float | None]:
+    """Build a sliding golden: (filter, members, the clock's last time)."""
+    clock_t = [spec.get("start", 0.0)]
+    kwargs: dict[str, Any] = {"seed": spec["seed"], "window": spec["window"]}
+    if "secret" in spec:
+        kwargs["secret"] = decode(spec["secret"])
+    if spec["window"] is not None:
+        kwargs["clock"] = lambda: clock_t[0]
+    f = bloomkit.SlidingBloomFilter(spec["capacity"], spec["error_rate"], **kwargs)
+    keys_ = [f"sliding-{i}" if "secret" in spec else i for i in range(spec["add"])]
+    for k in keys_:
+        f.add(k)
+        if spec["window"] is not None:
+            clock_t[0] += spec["step"]
+    if spec["window"] is None:
+        members = keys_[-f.design.remember_for:]
+        return f, members, None
+    window_keys = int(spec["window"] / spec["step"]) - 1
+    return f, keys_[-window_keys:], clock_t[0]
+
+
+def main_sliding() -> None:
+    for name, spec in SLIDING_SPECS.items():
+        bkf, js = GOLDEN / f"{name}.bkf", GOLDEN / f"{name}.json"
+        if bkf.exists() or js.exists():
+            print(f"keep {name} (goldens are never regenerated)")
+            continue
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no early shift in a golden
+            f, members, at = sliding_golden(spec)
+        data = f.to_bytes()
+        header = bloomkit._core.peek_header(data)
+        load_kw = {"secret": spec["secret"]} if "secret" in spec else {}
+        probes = keys(PROBES)
+        timed = spec["window"] is not None
+        if timed:  # the generic test queries at today's time: all expired
+            f.clock = lambda: 4_000_000_000.0
+        manifest = {
+            "file": bkf.name,
+            "class": "SlidingBloomFilter",
+            "kind": header["kind"],
+            "format_version": f"{header['version_major']}.{header['version_minor']}",
+            "build": {"sliding": spec, "note": "make_golden.sliding_golden(spec)"},
+            "load_kwargs": load_kw,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "members": [] if timed else members[::7],
+            "sliding_members": members[::7],
+            "sliding_clock": at,
+            "probes": {**PROBES, "false_positives": positives(f, probes)},
+        }
+        assert bloomkit.loads(data, **decode(load_kw)) == f
+        bkf.write_bytes(data)
+        js.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {name}: {len(data)} bytes, {manifest['probes']['false_positives']} FPs")
+
+
 if __name__ == "__main__":
     main()
     main_scalable()
     main_parquet_index()
     main_counting()
+    main_sliding()

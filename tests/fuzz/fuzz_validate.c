@@ -21,6 +21,9 @@
 #ifdef BK_HAVE_FUSE
 #include "bk_fuse.h"
 #endif
+#ifdef BK_HAVE_SLIDING
+#include "bk_sliding.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -62,6 +65,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bk_fuse_attach(&fu, buf);
         bk_fuse_contains_many(&fu, hs, 4, out);
         (void)bk_fuse_contains(&fu, 42);
+    }
+#endif
+#ifdef BK_HAVE_SLIDING
+    if (rc == BK_OK && h.kind == BK_KIND_SLIDING_BLOOM) {
+        /* queries and adds at times around and far from the stored start
+         * (time shifts, early shifts), then statistics and a re-validation */
+        bk_sliding sl;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL};
+        int64_t nows[5] = {0, 1, -(1LL << 62), (1LL << 62), 1600000000000000LL};
+        uint8_t out[4];
+        bk_sliding_attach(&sl, buf);
+        for (int i = 0; i < 5; i++) {
+            bk_sliding_contains_many(&sl, hs, 4, nows[i], out);
+            (void)bk_sliding_window_count(&sl, nows[i]);
+            (void)bk_sliding_lookback_us(&sl, nows[i]);
+            (void)bk_sliding_estimate_error_rate(&sl, nows[i]);
+        }
+        for (int i = 0; i < 5; i++)
+            (void)bk_sliding_add_many(&sl, hs, 4, nows[i]);
+        bk_format_seal(buf, (uint64_t)size);
+        if (bk_format_validate(buf, (uint64_t)size, checks, &h, &reason) != BK_OK)
+            abort(); /* an add must leave a valid state */
     }
 #endif
     free(buf);

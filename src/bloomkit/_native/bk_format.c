@@ -75,6 +75,9 @@
 #ifdef BK_HAVE_SBBF
 #include "bk_pqindex.h"   /* the Parquet index comes with the Parquet support */
 #endif
+#ifdef BK_HAVE_SLIDING
+#include "bk_sliding.h"
+#endif
 
 typedef struct {
     const char *name;
@@ -118,6 +121,11 @@ static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
     [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", bk_fuse_validate},
 #else
     [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", NULL},
+#endif
+#ifdef BK_HAVE_SLIDING
+    [BK_KIND_SLIDING_BLOOM] = {"SlidingBloomFilter", bk_sliding_validate},
+#else
+    [BK_KIND_SLIDING_BLOOM] = {"SlidingBloomFilter", NULL},
 #endif
 #ifdef BK_HAVE_SBBF
     [BK_KIND_PARQUET_INDEX] = {"ParquetIndex", bk_pqindex_validate},

@@ -46,7 +46,7 @@ typedef enum {
     BK_KIND_TINYLFU = 8,
     BK_KIND_SCALABLE_CUCKOO = 9,
     BK_KIND_BINARY_FUSE = 10,
-    /* 11 is taken by the sliding-window filter (branch sliding) */
+    BK_KIND_SLIDING_BLOOM = 11,
     BK_KIND_PARQUET_INDEX = 12,
     BK_KIND_MAX_ = 13
 } bk_kind;

@@ -42,6 +42,9 @@ int bksbbf_init(PyObject *m);
 #ifdef BK_HAVE_TOPK
 int bktopk_init(PyObject *m); /* after sketch: TopKBase drives a CountMinBase */
 #endif
+#ifdef BK_HAVE_SLIDING
+int bksliding_init(PyObject *m);
+#endif
 
 typedef int (*bkfn_init)(PyObject *m);
 
@@ -71,6 +74,9 @@ static const bkfn_init bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_TOPK
     bktopk_init,
+#endif
+#ifdef BK_HAVE_SLIDING
+    bksliding_init,
 #endif
 };
 

@@ -1,0 +1,606 @@
+/*
+ * bk_sliding.c -- the age-partitioned Bloom filter (Shtul, Baquero and
+ * Almeida, "Age-Partitioned Bloom Filters", 2020), written from the
+ * paper's description: membership over a sliding window of an unbounded
+ * stream, with no false negatives inside the window.
+ *
+ * The structure.  S = k + l bit arrays ("slices") of m bits form a ring.
+ * An insertion sets one bit in each of the k youngest slices; every G
+ * insertions (a "generation") the ring shifts: the oldest slice is
+ * cleared and becomes the youngest.  A key inserted at generation g0
+ * occupies ages 0..k-1 then; each shift ages its k bits together, and a
+ * query asks whether k CONSECUTIVE ages all hold the key's bit.  The key's
+ * run survives l shifts (ages l..l+k-1 are the oldest k) and breaks at the
+ * (l+1)-th, when its oldest slice is cleared.  So a key is present while at
+ * most l G insertions followed it: with G = ceil(capacity / l) the window
+ * covers `capacity`.  Forgetting is gradual: after l + 1 + j shifts the key
+ * keeps k - 1 - j bits in the oldest slices, and a window ending there
+ * needs j + 1 random bits of younger slices, so it is still reported with
+ * a chance of about f^(j+1) (f the fill of a full slice, ~1/2); after l + k
+ * shifts all its slices were cleared and only the base rate remains (the
+ * forget bound is (l + k) G; at 1e-2, k = 9 and l = 32: 1.28 capacity).  The exact algorithm (the derivation of a key's
+ * bit in each slice, the shift rule and the time arithmetic) is written out
+ * in bk_sliding.h and docs/sliding.md; RedisSlidingBloomFilter follows it.
+ *
+ * Why consecutive.  A slice of age a >= k - 1 holds the keys of k
+ * generations (those inserted while it was among the k youngest), so each
+ * slice is filled like a Bloom filter's k-th part with k G keys; a random
+ * absent key matches a slice with probability f_a (its fill) and a window
+ * of k consecutive ages with about prod f_a, and there are l + 1 windows.
+ * Requiring consecutive ages is what lets a key be "forgotten" without
+ * deleting it, and what costs space over one Bloom filter: the rate is a
+ * union over l + 1 windows (about (l + 1) 2^-k at half-full slices), so k
+ * is about log2((l + 1) / p), and the young slices are emptier than the
+ * old ones (age a < k - 1 holds (a + 1) G keys at the worst moment).
+ *
+ * Sizing (bk_sliding_size).  The rate at the worst moment (generation full,
+ * c = G) is computed exactly for independent slices: fills
+ * f_a = 1 - exp(-min(a + 1, k) G / m), and P(no run of k set bits among S
+ * independent trials with these probabilities) by dynamic programming over
+ * the current run length.  For a target p we search k and l (k within
+ * [log2(1/p) - 2, log2(1/p) + 10], l in [1, max_l]), bisect m / G to meet p,
+ * and keep the (k, l) with the fewest bits per window key, S (m/G) / l.
+ * The result does not depend on the capacity (only the ratio m / G
+ * matters); m is then rounded up to a multiple of 512.  Numbers (l <= 32,
+ * see docs/sliding.md for the table): 1e-2 -> k = 10, l = 32, 19.9 bits a
+ * key, 2.07x a Bloom filter's 9.59; 1e-3 -> 2.05x.  The paper's claim of
+ * competitiveness is against sliding-window dictionaries (SWAMP), not one
+ * Bloom filter; a naive ring of two Bloom filters at p / 2 each costs
+ * 2 x 1.44 log2(2/p) = 2.3x at 1e-2, and forgets after up to 2x capacity.
+ *
+ * Query cost.  A run of k among ages [skip, S) must contain one of the
+ * "checkpoint" ages skip + k - 1, skip + 2k - 1, ...: the query probes
+ * those, and only around a set checkpoint probes its neighbours; after an
+ * unset age b the next checkpoint is b + k.  An absent key costs about
+ * S / k + 2 probes (each a cache miss for a large filter), a present key
+ * up to k + a few.
+ *
+ * Invariants: a slice's bits only go 0 -> 1 between the shifts that clear
+ * it; the ring position is g mod S; c <= G (shifts are lazy: the add that
+ * finds c == G shifts first, so a full generation is queried as full);
+ * G == ceil(capacity / l); count mode has window_us = start_us =
+ * early_shifts = 0.  Writers are exclusive (a shift clears a slice and
+ * moves g: not one atomic OR), so mapped files get one writer at a time
+ * (persist.py's WRITERS lock); readers may run beside a writer: a reader
+ * that sees an old g scans the same ring with its boundary one slice off,
+ * which can add a false positive for a moment, never a false negative.
+ *
+ * State: the box in bk_sliding.h (kind 11, params 104 bytes at 64,
+ * payload at 192: S birth records of 16 bytes padded to 64, then S slices
+ * of m / 8 bytes).  The validator checks every field, the derived ones
+ * (G, the ring position, the mode) against their definitions and the
+ * payload length (overflow-checked); with BK_CHECK_DEEP, the births'
+ * padding and that no birth record is ahead of the counters.
+ */
+#include "bk_sliding.h"
+
+#include <math.h>
+
+/* ---- Begin logic for the state ---------------------------------------- */
+
+bk_rc bk_sliding_shape(uint32_t k, uint32_t l, uint64_t m, uint64_t *payload_len,
+                       const char **reason)
+{
+    uint64_t S = (uint64_t)k + l, bits, bytes;
+    if (k == 0 || k > BK_SLIDING_MAX_K) {
+        *reason = "sliding k (slices per key) must be in [1, 48]";
+        return BK_ERR_ARG;
+    }
+    if (l == 0 || l > BK_SLIDING_MAX_L) {
+        *reason = "sliding l (window generations) must be in [1, 256]";
+        return BK_ERR_ARG;
+    }
+    if (m == 0 || m % BK_SLIDING_SLICE_ALIGN != 0) {
+        *reason = "sliding slice_bits must be a positive multiple of 512";
+        return BK_ERR_ARG;
+    }
+    if (bk_mul_overflow(S, m, &bits) || bits > BK_SLIDING_MAX_BITS) {
+        *reason = "sliding filter too large: (k + l) * slice_bits exceeds 2**46";
+        return BK_ERR_ARG;
+    }
+    bytes = bits / 8;
+    *payload_len = BK_SLIDING_BIRTHS_LEN(S) + bytes; /* < 2^44: no overflow */
+    return BK_OK;
+}
+
+void bk_sliding_attach(bk_sliding *s, uint8_t *buf)
+{
+    uint8_t *params = buf + BK_OFF_PARAMS;
+    uint32_t header_len = bk_load_u32le(buf + BK_OFF_HEADER_LEN);
+    s->params = params;
+    s->k = bk_load_u32le(params + BK_SLIDING_P_K);
+    s->l = bk_load_u32le(params + BK_SLIDING_P_L);
+    s->S = s->k + s->l;
+    s->m = bk_load_u64le(params + BK_SLIDING_P_SLICE_BITS);
+    s->words = s->m / 64;
+    s->births = buf + header_len;
+    s->slices = (uint64_t *)(void *)(s->births + BK_SLIDING_BIRTHS_LEN(s->S));
+}
+
+static void bk_sliding_set_birth(bk_sliding *s, uint32_t p, uint64_t inserted, int64_t t)
+{
+    bk_store_u64le(s->births + (uint64_t)p * BK_SLIDING_BIRTH_LEN, inserted);
+    bk_store_u64le(s->births + (uint64_t)p * BK_SLIDING_BIRTH_LEN + 8, (uint64_t)t);
+}
+
+static uint64_t bk_sliding_birth_inserted(const bk_sliding *s, uint32_t p)
+{
+    return bk_load_u64le(s->births + (uint64_t)p * BK_SLIDING_BIRTH_LEN);
+}
+
+static int64_t bk_sliding_birth_us(const bk_sliding *s, uint32_t p)
+{
+    return (int64_t)bk_load_u64le(s->births + (uint64_t)p * BK_SLIDING_BIRTH_LEN + 8);
+}
+
+void bk_sliding_init_state(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m,
+                           uint64_t capacity, double error_rate, uint64_t window_us,
+                           int64_t now_us, uint64_t seed, int keyed, uint64_t key_check)
+{
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    uint8_t *p = buf + BK_OFF_PARAMS;
+    bk_sliding s;
+    (void)bk_sliding_shape(k, l, m, &payload_len, &reason);
+    bk_format_init_header(buf, BK_KIND_SLIDING_BLOOM, BK_SLIDING_HEADER_LEN,
+                          BK_SLIDING_PARAMS_LEN, payload_len, seed, keyed, key_check);
+    bk_store_u32le(p + BK_SLIDING_P_K, k);
+    bk_store_u32le(p + BK_SLIDING_P_L, l);
+    bk_store_u64le(p + BK_SLIDING_P_SLICE_BITS, m);
+    bk_store_u64le(p + BK_SLIDING_P_CAPACITY, capacity);
+    bk_store_f64le(p + BK_SLIDING_P_ERROR_RATE, error_rate);
+    bk_store_u64le(p + BK_SLIDING_P_GEN_LENGTH, (capacity + l - 1) / l);
+    bk_store_u32le(p + BK_SLIDING_P_MODE,
+                   window_us ? BK_SLIDING_MODE_TIME : BK_SLIDING_MODE_COUNT);
+    bk_store_u64le(p + BK_SLIDING_P_WINDOW_US, window_us);
+    bk_store_u64le(p + BK_SLIDING_P_START_US, window_us ? (uint64_t)now_us : 0);
+    bk_sliding_attach(&s, buf);
+    if (window_us)
+        for (uint32_t i = 0; i < s.S; i++)
+            bk_sliding_set_birth(&s, i, 0, now_us);
+}
+
+bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                          int checks, const char **reason)
+{
+    uint32_t k, l, S, mode;
+    uint64_t m, capacity, G, g, c, inserted, window_us, early, want = 0;
+    int64_t start;
+    double p;
+
+    if (h->params_len < BK_SLIDING_PARAMS_LEN) {
+        *reason = "sliding parameters truncated";
+        return BK_ERR_FORMAT;
+    }
+    if (h->header_len != BK_SLIDING_HEADER_LEN && h->version_minor == 0) {
+        *reason = "sliding header_len must be 192 in format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    k = bk_load_u32le(params + BK_SLIDING_P_K);
+    l = bk_load_u32le(params + BK_SLIDING_P_L);
+    m = bk_load_u64le(params + BK_SLIDING_P_SLICE_BITS);
+    if (bk_sliding_shape(k, l, m, &want, reason) != BK_OK)
+        return BK_ERR_FORMAT;
+    if (want != h->payload_len) {
+        *reason = "payload_len does not match k, l and slice_bits";
+        return BK_ERR_FORMAT;
+    }
+    S = k + l;
+    capacity = bk_load_u64le(params + BK_SLIDING_P_CAPACITY);
+    p = bk_load_f64le(params + BK_SLIDING_P_ERROR_RATE);
+    G = bk_load_u64le(params + BK_SLIDING_P_GEN_LENGTH);
+    g = bk_load_u64le(params + BK_SLIDING_P_GENERATION);
+    mode = bk_load_u32le(params + BK_SLIDING_P_MODE);
+    c = bk_load_u64le(params + BK_SLIDING_P_COUNT);
+    inserted = bk_load_u64le(params + BK_SLIDING_P_INSERTED);
+    window_us = bk_load_u64le(params + BK_SLIDING_P_WINDOW_US);
+    start = (int64_t)bk_load_u64le(params + BK_SLIDING_P_START_US);
+    early = bk_load_u64le(params + BK_SLIDING_P_EARLY_SHIFTS);
+    if (capacity == 0 || capacity > BK_SLIDING_MAX_CAPACITY) {
+        *reason = "sliding capacity must be in [1, 2**48]";
+        return BK_ERR_FORMAT;
+    }
+    if (!(p > 0.0 && p < 1.0)) {
+        *reason = "sliding error_rate must be in (0, 1)";
+        return BK_ERR_FORMAT;
+    }
+    if (G != (capacity + l - 1) / l) {
+        *reason = "sliding generation_length is not ceil(capacity / l)";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u32le(params + BK_SLIDING_P_RING) != (uint32_t)(g % S)) {
+        *reason = "sliding ring position is not generation mod (k + l)";
+        return BK_ERR_FORMAT;
+    }
+    if (mode > BK_SLIDING_MODE_TIME || (mode == BK_SLIDING_MODE_TIME) != (window_us != 0)) {
+        *reason = "sliding mode must be 0 (count, window 0) or 1 (time, window >= 1)";
+        return BK_ERR_FORMAT;
+    }
+    if (window_us > BK_SLIDING_MAX_WINDOW_US) {
+        *reason = "sliding window exceeds 2**62 microseconds";
+        return BK_ERR_FORMAT;
+    }
+    if (mode == BK_SLIDING_MODE_COUNT && (start != 0 || early != 0)) {
+        *reason = "sliding count mode has a start time or early shifts";
+        return BK_ERR_FORMAT;
+    }
+    if (start > BK_SLIDING_MAX_TIME_US || start < -BK_SLIDING_MAX_TIME_US) {
+        *reason = "sliding start time out of range (|t| < 2**62 microseconds)";
+        return BK_ERR_FORMAT;
+    }
+    if (c > G || c > inserted) {
+        *reason = "sliding count exceeds generation_length or inserted";
+        return BK_ERR_FORMAT;
+    }
+    if (bk_load_u32le(params + BK_SLIDING_P_LAYOUT) != 0) {
+        *reason = "sliding layout_version unknown (this release reads 0)";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if (bk_load_u32le(params + BK_SLIDING_P_RESERVED) != 0) {
+        *reason = "reserved sliding parameter is not zero";
+        return BK_ERR_FORMAT;
+    }
+    if (checks & BK_CHECK_DEEP) {
+        uint64_t end = BK_SLIDING_BIRTHS_LEN(S);
+        for (uint64_t i = (uint64_t)S * BK_SLIDING_BIRTH_LEN; i < end; i++)
+            if (payload[i] != 0) {
+                *reason = "sliding births padding is not zero";
+                return BK_ERR_FORMAT;
+            }
+        for (uint32_t i = 0; i < S; i++) {
+            const uint8_t *b = payload + (uint64_t)i * BK_SLIDING_BIRTH_LEN;
+            int64_t t = (int64_t)bk_load_u64le(b + 8);
+            if (bk_load_u64le(b) > inserted) {
+                *reason = "sliding birth record ahead of the inserted counter";
+                return BK_ERR_FORMAT;
+            }
+            if (mode == BK_SLIDING_MODE_COUNT ? t != 0
+                                              : (t > BK_SLIDING_MAX_TIME_US ||
+                                                 t < -BK_SLIDING_MAX_TIME_US)) {
+                *reason = "sliding birth time out of range";
+                return BK_ERR_FORMAT;
+            }
+        }
+    }
+    return BK_OK;
+}
+
+/* ---- End logic for the state ------------------------------------------ */
+
+/* ---- Begin logic for shifts ------------------------------------------- */
+
+/* Both read the live header (a mapped file's may be rewritten under us,
+ * R32): a duration of at least 1 whatever window_us holds. */
+static uint64_t bk_sliding_duration(const bk_sliding *s)
+{
+    uint64_t w = bk_load_u64le(s->params + BK_SLIDING_P_WINDOW_US);
+    uint64_t d = w / s->l + (w % s->l != 0); /* ceil(w / l) without overflow */
+    return d ? d : 1;
+}
+
+static int bk_sliding_timed(const bk_sliding *s)
+{
+    return bk_load_u64le(s->params + BK_SLIDING_P_WINDOW_US) != 0;
+}
+
+uint64_t bk_sliding_pending(const bk_sliding *s, int64_t now_us)
+{
+    int64_t start;
+    if (!bk_sliding_timed(s))
+        return 0;
+    start = (int64_t)bk_load_u64le(s->params + BK_SLIDING_P_START_US);
+    if (now_us <= start)
+        return 0;
+    /* the true difference fits in u64 whatever the two signed values */
+    return ((uint64_t)now_us - (uint64_t)start) / bk_sliding_duration(s);
+}
+
+static void bk_sliding_clear_slice(bk_sliding *s, uint32_t p)
+{
+    memset(s->slices + (uint64_t)p * s->words, 0, (size_t)(s->words * 8));
+}
+
+/* Move to generation g + n (n >= 1): clear the min(n, S) slices that
+ * become the youngest, the j-th (j = n - min(n, S) + 1 .. n) born at
+ * birth0 + j * step.  c = 0. */
+static void bk_sliding_shift_by(bk_sliding *s, uint64_t n, int64_t birth0, uint64_t step)
+{
+    uint64_t g = bk_sliding_generation(s);
+    uint64_t inserted = bk_load_u64le(s->params + BK_SLIDING_P_INSERTED);
+    uint64_t first = n > s->S ? n - s->S + 1 : 1;
+    int timed = bk_sliding_timed(s);
+    for (uint64_t j = first; j <= n; j++) {
+        uint32_t p = (uint32_t)((g + j) % s->S);
+        bk_sliding_clear_slice(s, p);
+        bk_sliding_set_birth(s, p, inserted,
+                             timed ? (int64_t)((uint64_t)birth0 + j * step) : 0);
+    }
+    g += n;
+    bk_store_u64le(s->params + BK_SLIDING_P_GENERATION, g);
+    bk_store_u32le(s->params + BK_SLIDING_P_RING, (uint32_t)(g % s->S));
+    bk_store_u64le(s->params + BK_SLIDING_P_COUNT, 0);
+}
+
+void bk_sliding_advance(bk_sliding *s, int64_t now_us)
+{
+    uint64_t n = bk_sliding_pending(s, now_us), D;
+    int64_t start;
+    if (n == 0)
+        return;
+    D = bk_sliding_duration(s);
+    start = (int64_t)bk_load_u64le(s->params + BK_SLIDING_P_START_US);
+    bk_sliding_shift_by(s, n, start, D);
+    /* n * D <= now - start: no overflow, and start stays <= now */
+    bk_store_u64le(s->params + BK_SLIDING_P_START_US, (uint64_t)start + n * D);
+}
+
+/* The lazy generation shift at an add that finds the generation full. */
+static void bk_sliding_shift_full(bk_sliding *s, int64_t now_us)
+{
+    if (bk_sliding_timed(s)) {
+        bk_sliding_shift_by(s, 1, now_us, 0);
+        bk_store_u64le(s->params + BK_SLIDING_P_START_US, (uint64_t)now_us);
+        uint64_t e = bk_load_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS);
+        bk_store_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS, e + (e != UINT64_MAX));
+    } else {
+        bk_sliding_shift_by(s, 1, 0, 0);
+    }
+}
+
+/* ---- End logic for shifts --------------------------------------------- */
+
+/* ---- Begin logic for the per-key operations --------------------------- */
+
+int bk_sliding_contains_at(const bk_sliding *s, uint64_t h, uint64_t g, uint64_t skip)
+{
+    uint32_t S = s->S, k = s->k, a, b;
+    if (skip + k > S)
+        return 0; /* no k consecutive ages left */
+    /* checkpoints: every run of k ages in [skip, S) holds one */
+    a = (uint32_t)skip + k - 1;
+    while (a < S) {
+        uint32_t left = 0, need;
+        if (!bk_sliding_bit(s, bk_sliding_phys(g, a, S), h)) {
+            a += k;
+            continue;
+        }
+        for (b = a; b > skip && left < k - 1; b--) {
+            if (!bk_sliding_bit(s, bk_sliding_phys(g, b - 1, S), h))
+                break;
+            left++;
+        }
+        need = k - 1 - left;
+        for (b = a + 1; need > 0; b++, need--) {
+            if (b >= S)
+                return 0;
+            if (!bk_sliding_bit(s, bk_sliding_phys(g, b, S), h))
+                break;
+        }
+        if (need == 0)
+            return 1;
+        a = b + k; /* b is unset: a run lies after it */
+    }
+    return 0;
+}
+
+int bk_sliding_contains(const bk_sliding *s, uint64_t h, int64_t now_us)
+{
+    uint64_t skip = bk_sliding_pending(s, now_us);
+    if (skip >= s->S)
+        return 0;
+    return bk_sliding_contains_at(s, h, bk_sliding_generation(s) + skip, skip);
+}
+
+/* Insert without the query (the generation is already current). */
+static int bk_sliding_insert(bk_sliding *s, uint64_t h)
+{
+    uint64_t g = bk_sliding_generation(s), missing = 0;
+    for (uint32_t i = 0; i < s->k; i++) {
+        uint32_t p = bk_sliding_phys(g, i, s->S);
+        uint64_t pos = bk_sliding_pos(h, p, s->m);
+        uint64_t *w = s->slices + (uint64_t)p * s->words + (pos >> 6);
+        uint64_t bit = BK_LE64(1ULL << (pos & 63)), old = *w;
+        missing |= ~old & bit;
+        *w = old | bit;
+    }
+    if (missing) {
+        /* c < G here (the caller shifted a full generation); inserted
+         * saturates, so c <= inserted survives even a hostile counter */
+        uint64_t ins = bk_load_u64le(s->params + BK_SLIDING_P_INSERTED);
+        bk_store_u64le(s->params + BK_SLIDING_P_COUNT,
+                       bk_load_u64le(s->params + BK_SLIDING_P_COUNT) + 1);
+        bk_store_u64le(s->params + BK_SLIDING_P_INSERTED, ins + (ins != UINT64_MAX));
+    }
+    return missing != 0;
+}
+
+int bk_sliding_add(bk_sliding *s, uint64_t h, int64_t now_us)
+{
+    int was;
+    bk_sliding_advance(s, now_us);
+    if (bk_load_u64le(s->params + BK_SLIDING_P_COUNT) >=
+        bk_load_u64le(s->params + BK_SLIDING_P_GEN_LENGTH))
+        bk_sliding_shift_full(s, now_us);
+    was = bk_sliding_contains_at(s, h, bk_sliding_generation(s), 0);
+    bk_sliding_insert(s, h);
+    return !was;
+}
+
+uint64_t bk_sliding_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us)
+{
+    uint64_t added = 0;
+    for (size_t i = 0; i < n; i++)
+        added += (uint64_t)bk_sliding_add(s, hs[i], now_us);
+    return added;
+}
+
+void bk_sliding_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n,
+                              int64_t now_us, uint8_t *out)
+{
+    uint64_t skip = bk_sliding_pending(s, now_us), g = bk_sliding_generation(s) + skip;
+    if (skip >= s->S) {
+        memset(out, 0, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)bk_sliding_contains_at(s, hs[i], g, skip);
+}
+
+void bk_sliding_clear(bk_sliding *s, int64_t now_us)
+{
+    int timed = bk_sliding_timed(s);
+    memset(s->slices, 0, (size_t)(s->words * 8 * s->S));
+    for (uint32_t p = 0; p < s->S; p++)
+        bk_sliding_set_birth(s, p, 0, timed ? now_us : 0);
+    bk_store_u64le(s->params + BK_SLIDING_P_GENERATION, 0);
+    bk_store_u32le(s->params + BK_SLIDING_P_RING, 0);
+    bk_store_u64le(s->params + BK_SLIDING_P_COUNT, 0);
+    bk_store_u64le(s->params + BK_SLIDING_P_INSERTED, 0);
+    bk_store_u64le(s->params + BK_SLIDING_P_EARLY_SHIFTS, 0);
+    bk_store_u64le(s->params + BK_SLIDING_P_START_US, timed ? (uint64_t)now_us : 0);
+}
+
+void bk_sliding_positions(const bk_sliding *s, uint64_t h, uint64_t *out)
+{
+    for (uint32_t p = 0; p < s->S; p++)
+        out[p] = bk_sliding_pos(h, p, s->m);
+}
+
+/* ---- End logic for the per-key operations ----------------------------- */
+
+/* ---- Begin logic for statistics --------------------------------------- */
+
+uint64_t bk_sliding_window_count(const bk_sliding *s, int64_t now_us)
+{
+    uint64_t skip = bk_sliding_pending(s, now_us), g = bk_sliding_generation(s);
+    uint64_t inserted = bk_load_u64le(s->params + BK_SLIDING_P_INSERTED), born;
+    if (skip > s->l)
+        return 0;
+    born = bk_sliding_birth_inserted(s, bk_sliding_phys(g, (uint32_t)(s->l - skip), s->S));
+    return inserted >= born ? inserted - born : 0;
+}
+
+int64_t bk_sliding_lookback_us(const bk_sliding *s, int64_t now_us)
+{
+    uint64_t skip = bk_sliding_pending(s, now_us), g = bk_sliding_generation(s);
+    int64_t born;
+    if (skip > s->l)
+        return 0;
+    born = bk_sliding_birth_us(s, bk_sliding_phys(g, (uint32_t)(s->l - skip), s->S));
+    return now_us > born ? (int64_t)((uint64_t)now_us - (uint64_t)born) : 0;
+}
+
+uint64_t bk_sliding_popcount(const bk_sliding *s, uint32_t p)
+{
+    const uint64_t *w = s->slices + (uint64_t)p * s->words;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < s->words; i++)
+        n += (uint64_t)bk_popcount64(w[i]);
+    return n;
+}
+
+/* P(some k consecutive of the S trials succeed), trial a with
+ * probability f[a]: one minus the chance that every run stays below k. */
+static double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k)
+{
+    double dp[BK_SLIDING_MAX_K], nd[BK_SLIDING_MAX_K], none = 0.0;
+    for (uint32_t r = 0; r < k; r++)
+        dp[r] = 0.0;
+    dp[0] = 1.0;
+    for (uint32_t a = 0; a < S; a++) {
+        double q = f[a];
+        for (uint32_t r = 0; r < k; r++)
+            nd[r] = 0.0;
+        for (uint32_t r = 0; r < k; r++) {
+            nd[0] += dp[r] * (1.0 - q);
+            if (r + 1 < k)
+                nd[r + 1] += dp[r] * q;
+        }
+        for (uint32_t r = 0; r < k; r++)
+            dp[r] = nd[r];
+    }
+    for (uint32_t r = 0; r < k; r++)
+        none += dp[r];
+    return 1.0 - none;
+}
+
+double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us)
+{
+    double f[BK_SLIDING_MAX_SLICES];
+    uint64_t skip = bk_sliding_pending(s, now_us), g = bk_sliding_generation(s) + skip;
+    if (skip >= s->S)
+        return 0.0;
+    for (uint32_t a = 0; a < s->S; a++)
+        f[a] = a < skip ? 0.0
+                        : (double)bk_sliding_popcount(s, bk_sliding_phys(g, a, s->S)) /
+                              (double)s->m;
+    return bk_sliding_run_prob(f, s->S, s->k);
+}
+
+/* ---- End logic for statistics ----------------------------------------- */
+
+/* ---- Begin logic for sizing ------------------------------------------- */
+
+double bk_sliding_model_rate(uint32_t k, uint32_t l, double m_over_g)
+{
+    double f[BK_SLIDING_MAX_SLICES];
+    uint32_t S = k + l;
+    if (k == 0 || k > BK_SLIDING_MAX_K || l == 0 || l > BK_SLIDING_MAX_L)
+        return 1.0;
+    for (uint32_t a = 0; a < S; a++)
+        f[a] = -expm1(-(double)(a + 1 < k ? a + 1 : k) / m_over_g);
+    return bk_sliding_run_prob(f, S, k);
+}
+
+bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k_out, uint32_t *l_out,
+                      double *r_out, const char **reason)
+{
+    double best = INFINITY, base;
+    int k_lo, k_hi;
+    if (!(error_rate >= 1e-9 && error_rate <= 0.5)) {
+        *reason = "sliding error_rate must be in [1e-9, 0.5]";
+        return BK_ERR_ARG;
+    }
+    if (max_l == 0 || max_l > BK_SLIDING_MAX_L) {
+        *reason = "sliding max_l must be in [1, 256]";
+        return BK_ERR_ARG;
+    }
+    base = log2(1.0 / error_rate);
+    k_lo = (int)floor(base) - 2;
+    k_hi = (int)ceil(base) + 10;
+    if (k_lo < 1)
+        k_lo = 1;
+    if (k_hi > 30)
+        k_hi = 30;
+    for (int k = k_lo; k <= k_hi; k++) {
+        for (uint32_t l = 1; l <= max_l; l++) {
+            double lo = 0.01, hi = 1e4, cost;
+            if (bk_sliding_model_rate((uint32_t)k, l, hi) > error_rate)
+                continue;
+            /* bits per window key S r / l with r >= lo: skip hopeless pairs */
+            if ((double)(k + l) * lo / l >= best)
+                continue;
+            for (int it = 0; it < 48 && hi - lo > 1e-6 * hi; it++) {
+                double mid = 0.5 * (lo + hi);
+                if (bk_sliding_model_rate((uint32_t)k, l, mid) <= error_rate)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            cost = (double)(k + l) * hi / l;
+            if (cost < best) {
+                best = cost;
+                *k_out = (uint32_t)k;
+                *l_out = l;
+                *r_out = hi;
+            }
+        }
+    }
+    if (!(best < INFINITY)) {
+        *reason = "no sliding shape meets this error_rate";
+        return BK_ERR_ARG;
+    }
+    return BK_OK;
+}
+
+/* ---- End logic for sizing --------------------------------------------- */

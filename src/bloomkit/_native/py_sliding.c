@@ -1,0 +1,551 @@
+/*
+ * py_sliding.c -- CPython type for the age-partitioned (sliding-window)
+ * Bloom filter.
+ *
+ * bloomkit._core.SlidingBase works on its state buffer (owned, or borrowed
+ * from an mmap) through the bkpy_desc contract of py_common.c; this file
+ * holds only what is particular to the structure: the constructor, the
+ * per-key and batch paths, the clock, statistics and getters.  The facade
+ * bloomkit.SlidingBloomFilter (sliding.py) does the sizing.
+ *
+ * The clock.  In time mode every operation needs "now": the facade keeps
+ * its clock in a `_clock` slot (default time.time, injectable for tests);
+ * the C methods read it with the GIL held, before touching the state
+ * (R31: no Python code between reading the state and using it), and
+ * convert its seconds to integer microseconds, floor(t * 10^6).  An object
+ * without a `_clock` (a bare base, a copy, a loaded file) uses time.time.
+ * Count mode never calls it.
+ *
+ * Writers: add and add_many shift generations (clear a slice, move the
+ * generation counter), so writes use plain stores; a GIL-free add_many over
+ * a numpy array holds the state's batch lock and per-key writers wait for
+ * it, as in py_bloom.c.  Files are shared by one writer at a time
+ * (sliding.py keeps _shared_writers False).
+ */
+#include "py_common.h"
+
+#include <math.h>
+
+#include "bk_endian.h"
+#include "bk_sliding.h"
+
+typedef struct {
+    PyObject_HEAD
+    bkpy_state st;
+    bk_sliding sl;
+    PyObject *weakreflist;
+} BKSliding;
+
+static PyTypeObject BKSliding_Type;
+static PyObject *bksliding_time_time;    /* time.time, the default clock */
+static PyObject *bksliding_str_clock;    /* "_clock" */
+
+#define BKSLIDING_PARAM64(self, off) bk_load_u64le((self)->sl.params + (off))
+#define BKSLIDING_TIMED(self) (BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US) != 0)
+
+/* ---- Begin logic for the clock ---------------------------------------- */
+
+/* Seconds (int or float) -> microseconds; -1 with ValueError/TypeError. */
+static int bksliding_seconds_to_us(PyObject *t, int64_t *out)
+{
+    const double lim = 4.0e12; /* |t| < 2^62 microseconds, with margin */
+    double d;
+    if (PyLong_Check(t)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(t, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow || v > (long long)lim || v < -(long long)lim)
+            goto range;
+        *out = (int64_t)v * 1000000;
+        return 0;
+    }
+    d = PyFloat_AsDouble(t);
+    if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "the clock must return seconds as a float or int, not %.50s",
+                     Py_TYPE(t)->tp_name);
+        return -1;
+    }
+    if (!(d > -lim && d < lim))
+        goto range;
+    *out = (int64_t)floor(d * 1e6);
+    return 0;
+range:
+    PyErr_SetString(PyExc_ValueError,
+                    "the clock returned a time out of range (|t| must be below 4e12 seconds; "
+                    "it must be seconds since the epoch, like time.time())");
+    return -1;
+}
+
+/* now in microseconds (time mode) or 0 (count mode).  GIL held; may run
+ * Python code (the clock): call before reading the state. */
+static int bksliding_now(BKSliding *self, int64_t *now)
+{
+    PyObject *clock, *t;
+    int rc;
+    *now = 0;
+    if (!BKSLIDING_TIMED(self))
+        return 0;
+    clock = PyObject_GetAttr((PyObject *)self, bksliding_str_clock);
+    if (clock == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        clock = Py_NewRef(bksliding_time_time);
+    }
+    t = PyObject_CallNoArgs(clock);
+    Py_DECREF(clock);
+    if (t == NULL)
+        return -1;
+    rc = bksliding_seconds_to_us(t, now);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* ---- End logic for the clock ------------------------------------------ */
+
+/* SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None,
+ *             *, seed=0, secret=None, key=None) */
+static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"k", "l", "slice_bits", "capacity", "error_rate", "window_us",
+                             "now", "seed", "secret", "key", NULL};
+    unsigned int k, l;
+    unsigned long long m, capacity, window_us = 0;
+    double p;
+    PyObject *now_obj = Py_None, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    uint64_t payload_len = 0;
+    int64_t now = 0;
+    bkpy_ctor_args a;
+    const char *reason = NULL;
+    BKSliding *self;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOO:SlidingBase", kwlist, &k, &l,
+                                     &m, &capacity, &p, &window_us, &now_obj, &seed_obj,
+                                     &secret, &key))
+        return NULL;
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+        return NULL;
+    if (bk_sliding_shape(k, l, m, &payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    if (capacity == 0 || capacity > BK_SLIDING_MAX_CAPACITY || !(p > 0.0 && p < 1.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return NULL;
+    }
+    if (window_us > (unsigned long long)BK_SLIDING_MAX_WINDOW_US) {
+        PyErr_SetString(PyExc_ValueError, "window must be below 2**62 microseconds");
+        return NULL;
+    }
+    if (window_us != 0 && now_obj != Py_None && bksliding_seconds_to_us(now_obj, &now) < 0)
+        return NULL;
+    self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a, key);
+    if (self == NULL)
+        return NULL;
+    bk_sliding_init_state(self->st.buf, k, l, m, capacity, p, window_us, now, a.seed, a.keyed,
+                          bk_hasher_key_check(&self->st.hasher));
+    bk_sliding_attach(&self->sl, self->st.buf);
+    return (PyObject *)self;
+}
+
+/* ---- Begin logic for per-key operations ------------------------------- */
+
+static PyObject *bksliding_add(BKSliding *self, PyObject *key)
+{
+    uint64_t h;
+    int64_t now;
+    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    if (bksliding_now(self, &now) < 0)
+        return NULL;
+    bkpy_state_wait_batches(&self->st); /* a GIL-free add_many holds the filter */
+    return PyBool_FromLong(bk_sliding_add(&self->sl, h, now));
+}
+
+static int bksliding_contains(BKSliding *self, PyObject *key)
+{
+    uint64_t h;
+    int64_t now;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return -1;
+    if (bksliding_now(self, &now) < 0)
+        return -1;
+    return bk_sliding_contains(&self->sl, h, now);
+}
+
+/* ---- End logic for per-key operations --------------------------------- */
+
+/* ---- Begin logic for batches ------------------------------------------ */
+
+typedef struct {
+    BKSliding *self;
+    int64_t now;
+    int nogil;        /* buffer input: the chunks run without the GIL */
+    uint64_t added;
+} bksliding_add_ctx;
+
+static int bksliding_add_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
+    (void)n;
+    if (from_buffer && !ctx->nogil) {
+        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
+            return -1;
+        ctx->nogil = 1;
+    }
+    return 0;
+}
+
+static void bksliding_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
+    (void)offset;
+    if (!ctx->nogil)
+        bkpy_state_wait_batches(&ctx->self->st);
+    ctx->added += bk_sliding_add_many(&ctx->self->sl, hs, n, ctx->now);
+}
+
+static PyObject *bksliding_add_many(BKSliding *self, PyObject *keys)
+{
+    bksliding_add_ctx ctx;
+    bkpy_batch_info info;
+    int rc;
+    if (bkpy_state_check_writable(&self->st) < 0)
+        return NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.self = self;
+    if (bksliding_now(self, &ctx.now) < 0) /* one "now" for the whole batch */
+        return NULL;
+    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_add_chunk, bksliding_add_size,
+                                    &ctx, 1, &info);
+    if (ctx.nogil)
+        bkpy_state_end_batch(&self->st);
+    if (rc < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(ctx.added);
+}
+
+static PyObject *bksliding_update(BKSliding *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *r = bksliding_add_many(self, args[i]);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    const bk_sliding *sl;
+    int64_t now;
+} bksliding_query_ctx;
+
+static void bksliding_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bksliding_query_ctx *ctx = (bksliding_query_ctx *)vctx;
+    bk_sliding_contains_many(ctx->sl, hs, n, ctx->now, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
+{
+    bksliding_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.sl = &self->sl;
+    if (bksliding_now(self, &ctx.now) < 0)
+        return NULL;
+    /* Readers need no lock: a concurrent per-key writer holds the GIL, and
+     * a GIL-free add_many of another thread at worst moves the ring under
+     * the reader (a momentary extra false positive, never a lost key of
+     * the window: bk_sliding.c); the pin keeps the buffer alive. */
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_query_chunk, bkpy_bools_size,
+                                   &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for batches -------------------------------------------- */
+
+static PyObject *bksliding_clear(BKSliding *self, PyObject *Py_UNUSED(ignored))
+{
+    int64_t now;
+    if (bkpy_state_check_writable(&self->st) < 0 || bksliding_now(self, &now) < 0)
+        return NULL;
+    bkpy_state_wait_batches(&self->st);
+    bk_sliding_clear(&self->sl, now);
+    Py_RETURN_NONE;
+}
+
+/* _advance(): apply the pending time shifts now (adds do it themselves). */
+static PyObject *bksliding_advance(BKSliding *self, PyObject *Py_UNUSED(ignored))
+{
+    int64_t now;
+    if (bkpy_state_check_writable(&self->st) < 0 || bksliding_now(self, &now) < 0)
+        return NULL;
+    bkpy_state_wait_batches(&self->st);
+    bk_sliding_advance(&self->sl, now);
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t bksliding_len(BKSliding *self)
+{
+    int64_t now;
+    uint64_t c;
+    if (bksliding_now(self, &now) < 0)
+        return -1;
+    c = bk_sliding_window_count(&self->sl, now);
+    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+}
+
+static PyObject *bksliding_estimate_error_rate(BKSliding *self, PyObject *Py_UNUSED(ignored))
+{
+    int64_t now;
+    if (bksliding_now(self, &now) < 0)
+        return NULL;
+    return PyFloat_FromDouble(bk_sliding_estimate_error_rate(&self->sl, now));
+}
+
+/* _raw_stats() -> dict of the counters at the clock's now. */
+static PyObject *bksliding_raw_stats(BKSliding *self, PyObject *Py_UNUSED(ignored))
+{
+    int64_t now;
+    const uint8_t *p = self->sl.params;
+    if (bksliding_now(self, &now) < 0)
+        return NULL;
+    return Py_BuildValue(
+        "{sIsIsKsKsKsKsIsKsKsKsLsKsLsKsKsL}", "k", self->sl.k, "l", self->sl.l, "slice_bits",
+        (unsigned long long)self->sl.m, "generation_length",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_GEN_LENGTH), "generation",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_GENERATION), "count",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_COUNT), "ring",
+        (unsigned int)bk_load_u32le(p + BK_SLIDING_P_RING), "inserted",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_INSERTED), "window_us",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_WINDOW_US), "early_shifts",
+        (unsigned long long)bk_load_u64le(p + BK_SLIDING_P_EARLY_SHIFTS), "start_us",
+        (long long)(int64_t)bk_load_u64le(p + BK_SLIDING_P_START_US), "pending",
+        (unsigned long long)bk_sliding_pending(&self->sl, now), "now_us", (long long)now,
+        "window_count", (unsigned long long)bk_sliding_window_count(&self->sl, now),
+        "popcount_youngest",
+        (unsigned long long)bk_sliding_popcount(
+            &self->sl, bk_sliding_phys(bk_sliding_generation(&self->sl), 0, self->sl.S)),
+        "lookback_us", (long long)bk_sliding_lookback_us(&self->sl, now));
+}
+
+static PyObject *bksliding_key_hash(BKSliding *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* _slice_positions(key) -> list of the key's bit in each physical slice. */
+static PyObject *bksliding_slice_positions(BKSliding *self, PyObject *key)
+{
+    uint64_t h, pos[BK_SLIDING_MAX_SLICES];
+    PyObject *out;
+    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+        return NULL;
+    bk_sliding_positions(&self->sl, h, pos);
+    out = PyList_New(self->sl.S);
+    if (out == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < self->sl.S; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(pos[i]);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* _design(error_rate, max_l) -> (k, l, m_over_g): the sizing of bk_sliding.c. */
+static PyObject *bksliding_design(PyObject *cls, PyObject *args)
+{
+    double p, r = 0.0;
+    unsigned int max_l;
+    uint32_t k = 0, l = 0;
+    const char *reason = NULL;
+    (void)cls;
+    if (!PyArg_ParseTuple(args, "dI:_design", &p, &max_l))
+        return NULL;
+    if (bk_sliding_size(p, max_l, &k, &l, &r, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    return Py_BuildValue("(IId)", k, l, r);
+}
+
+/* _model_rate(k, l, m_over_g) -> the sizing model's worst-moment rate. */
+static PyObject *bksliding_model_rate(PyObject *cls, PyObject *args)
+{
+    unsigned int k, l;
+    double r;
+    (void)cls;
+    if (!PyArg_ParseTuple(args, "IId:_model_rate", &k, &l, &r))
+        return NULL;
+    if (!(r > 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "m_over_g must be positive");
+        return NULL;
+    }
+    return PyFloat_FromDouble(bk_sliding_model_rate(k, l, r));
+}
+
+static int bksliding_attach(PyObject *self)
+{
+    bk_sliding_attach(&((BKSliding *)self)->sl, ((BKSliding *)self)->st.buf);
+    return 0;
+}
+
+/* What a closed mapped filter keeps: k = l = 1, one 512-bit slice each. */
+static int bksliding_empty(PyObject *self_obj)
+{
+    BKSliding *self = (BKSliding *)self_obj;
+    uint64_t payload_len = 0;
+    const char *reason = NULL;
+    (void)bk_sliding_shape(1, 1, BK_SLIDING_SLICE_ALIGN, &payload_len, &reason);
+    if (bkpy_state_alloc(&self->st, BK_SLIDING_HEADER_LEN + payload_len) < 0)
+        return -1;
+    bk_sliding_init_state(self->st.buf, 1, 1, BK_SLIDING_SLICE_ALIGN, 1, 0.5, 0, 0, 0, 0, 0);
+    return bksliding_attach(self_obj);
+}
+
+/* Beyond the header's identity: every parameter and the whole payload. */
+static int bksliding_equal(PyObject *a, PyObject *b)
+{
+    BKSliding *x = (BKSliding *)a, *y = (BKSliding *)b;
+    uint64_t lx = x->st.len - BK_SLIDING_HEADER_LEN;
+    return memcmp(x->sl.params, y->sl.params, BK_SLIDING_PARAMS_LEN) == 0 &&
+           x->st.len == y->st.len && memcmp(x->sl.births, y->sl.births, (size_t)lx) == 0;
+}
+
+/* ---- getters ---- */
+
+#define BKSLIDING_GETTER(name, expr)                                 \
+    static PyObject *bksliding_get_##name(BKSliding *self, void *c)  \
+    {                                                                \
+        (void)c;                                                     \
+        return expr;                                                 \
+    }
+BKSLIDING_GETTER(num_hashes, PyLong_FromUnsignedLong(self->sl.k))
+BKSLIDING_GETTER(generations, PyLong_FromUnsignedLong(self->sl.l))
+BKSLIDING_GETTER(num_slices, PyLong_FromUnsignedLong(self->sl.S))
+BKSLIDING_GETTER(slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
+BKSLIDING_GETTER(capacity, PyLong_FromUnsignedLongLong(
+                               BKSLIDING_PARAM64(self, BK_SLIDING_P_CAPACITY)))
+BKSLIDING_GETTER(error_rate, PyFloat_FromDouble(
+                                 bk_load_f64le(self->sl.params + BK_SLIDING_P_ERROR_RATE)))
+BKSLIDING_GETTER(generation_length, PyLong_FromUnsignedLongLong(
+                                        BKSLIDING_PARAM64(self, BK_SLIDING_P_GEN_LENGTH)))
+BKSLIDING_GETTER(generation, PyLong_FromUnsignedLongLong(
+                                 BKSLIDING_PARAM64(self, BK_SLIDING_P_GENERATION)))
+BKSLIDING_GETTER(early_shifts, PyLong_FromUnsignedLongLong(
+                                   BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS)))
+BKSLIDING_GETTER(window_us, PyLong_FromUnsignedLongLong(
+                                BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US)))
+BKSLIDING_GETTER(nbytes, PyLong_FromUnsignedLongLong(self->st.len - BK_SLIDING_HEADER_LEN))
+
+static PyGetSetDef bksliding_getset[] = {
+    {"num_hashes", (getter)bksliding_get_num_hashes, NULL, "k, slices (bits) per key.", NULL},
+    {"generations", (getter)bksliding_get_generations, NULL,
+     "l, generations in the window.", NULL},
+    {"num_slices", (getter)bksliding_get_num_slices, NULL, "k + l slices in the ring.", NULL},
+    {"slice_bits", (getter)bksliding_get_slice_bits, NULL, "m, bits per slice.", NULL},
+    {"capacity", (getter)bksliding_get_capacity, NULL, "The design window capacity.", NULL},
+    {"error_rate", (getter)bksliding_get_error_rate, NULL, "The design false-positive rate.",
+     NULL},
+    {"generation_length", (getter)bksliding_get_generation_length, NULL,
+     "G = ceil(capacity / l), insertions per generation.", NULL},
+    {"generation", (getter)bksliding_get_generation, NULL, "Shifts since creation.", NULL},
+    {"early_shifts", (getter)bksliding_get_early_shifts, NULL,
+     "Time mode: shifts forced by a full generation.", NULL},
+    {"window_us", (getter)bksliding_get_window_us, NULL,
+     "Time mode: the window in microseconds (0 in count mode).", NULL},
+    {"nbytes", (getter)bksliding_get_nbytes, NULL, "Bytes of the payload.", NULL},
+    BKPY_OBJ_GETSET,
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef bksliding_methods[] = {
+    {"add", (PyCFunction)bksliding_add, METH_O,
+     "add($self, key, /)\n--\n\nInsert the key in the current generation; return True if it "
+     "was absent from the window before.  A repeat refreshes the key."},
+    {"add_many", (PyCFunction)bksliding_add_many, METH_O,
+     "add_many($self, keys, /)\n--\n\nAdd every key (one clock reading for the batch); return "
+     "how many were absent before."},
+    {"update", (PyCFunction)(void (*)(void))bksliding_update, METH_FASTCALL,
+     "update($self, *iterables)\n--\n\nAlias of add_many for one or more iterables."},
+    {"contains_many", (PyCFunction)bksliding_contains_many, METH_O,
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
+     "numpy bool array for array input."},
+    {"clear", (PyCFunction)bksliding_clear, METH_NOARGS,
+     "clear($self, /)\n--\n\nForget every key (time mode: the window restarts now)."},
+    {"estimate_error_rate", (PyCFunction)bksliding_estimate_error_rate, METH_NOARGS,
+     "estimate_error_rate($self, /)\n--\n\nThe false-positive rate of a random absent key "
+     "given the slices' fill now."},
+    {"_advance", (PyCFunction)bksliding_advance, METH_NOARGS, NULL},
+    {"_raw_stats", (PyCFunction)bksliding_raw_stats, METH_NOARGS, NULL},
+    {"_key_hash", (PyCFunction)bksliding_key_hash, METH_O, NULL},
+    {"_slice_positions", (PyCFunction)bksliding_slice_positions, METH_O,
+     "_slice_positions($self, key, /)\n--\n\nThe key's bit in each physical slice "
+     "(docs/sliding.md)."},
+    {"_design", (PyCFunction)bksliding_design, METH_VARARGS | METH_CLASS, NULL},
+    {"_model_rate", (PyCFunction)bksliding_model_rate, METH_VARARGS | METH_CLASS, NULL},
+    BKPY_OBJ_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods bksliding_as_sequence = {
+    .sq_length = (lenfunc)bksliding_len,
+    .sq_contains = (objobjproc)bksliding_contains,
+};
+
+static PyTypeObject BKSliding_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit._core.SlidingBase",
+    BKPY_OBJ_SLOTS(BKSliding),
+    .tp_as_sequence = &bksliding_as_sequence,
+    .tp_doc = "SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None, *, "
+              "seed=0, secret=None, key=None)\n--\n\nC core of SlidingBloomFilter.",
+    .tp_methods = bksliding_methods,
+    .tp_getset = bksliding_getset,
+    .tp_new = bksliding_new,
+};
+
+static const bkpy_desc bksliding_desc = {
+    .type = &BKSliding_Type,
+    .kinds = 1u << BK_KIND_SLIDING_BLOOM,
+    .attach = bksliding_attach,
+    .empty = bksliding_empty,
+    .equal = bksliding_equal,
+};
+
+int bksliding_init(PyObject *m)
+{
+    PyObject *time_mod;
+    if (bksliding_str_clock == NULL) {
+        bksliding_str_clock = PyUnicode_InternFromString("_clock");
+        if (bksliding_str_clock == NULL)
+            return -1;
+    }
+    if (bksliding_time_time == NULL) {
+        time_mod = PyImport_ImportModule("time");
+        if (time_mod == NULL)
+            return -1;
+        bksliding_time_time = PyObject_GetAttrString(time_mod, "time");
+        Py_DECREF(time_mod);
+        if (bksliding_time_time == NULL)
+            return -1;
+    }
+    return bkpy_register_type(m, "SlidingBase", &bksliding_desc);
+}

@@ -1,0 +1,325 @@
+"""The sliding-window Bloom filter: an age-partitioned Bloom filter.
+
+Shtul, Baquero and Almeida, "Age-Partitioned Bloom Filters" (2020).  A thin
+facade over the C type :class:`bloomkit._core.SlidingBase`: the sizing
+happens here (through the C model of ``bk_sliding.c``), every per-key and
+batch operation is C.  See docs/sliding.md for the exact algorithm, the
+guarantees and the sizing table.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from . import _core
+from ._typing import Key
+from .persist import Persistent
+
+__all__ = [
+    "MAX_GENERATIONS", "SlidingBloomFilter", "SlidingDesign", "SlidingWindowWarning",
+    "sliding_design",
+]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
+
+KIND_SLIDING_BLOOM = 11
+
+MAX_GENERATIONS = 32
+"""Largest l the sizing picks.  More generations cost fewer bits a key
+(the window's slack, capacity / l, shrinks and the slices' fill evens out)
+but a query probes about (k + l) / k slices: at 1e-2, l = 16 costs 20.9 bits
+a key, l = 32 19.9, l = 64 19.6 (docs/sliding.md); 32 keeps an absent
+key's query near 5 probes."""
+
+MIN_ERROR_RATE = 1e-9
+MAX_ERROR_RATE = 0.5
+MAX_CAPACITY = 2**48
+SLICE_ALIGN = 512
+
+
+class SlidingWindowWarning(UserWarning):
+    """A time-mode filter shifted early: more than capacity / l adds arrived
+    within one generation (window / l seconds), so keys are kept for less
+    than ``window`` seconds."""
+
+
+@dataclass(frozen=True)
+class SlidingDesign:
+    """The shape chosen for ``(capacity, error_rate)``."""
+
+    capacity: int
+    error_rate: float
+    num_hashes: int  # k
+    generations: int  # l
+    slice_bits: int  # m
+    generation_length: int  # G = ceil(capacity / l)
+
+    @property
+    def num_slices(self) -> int:
+        return self.num_hashes + self.generations
+
+    @property
+    def num_bits(self) -> int:
+        """Bits of all slices together."""
+        return self.num_slices * self.slice_bits
+
+    @property
+    def bits_per_key(self) -> float:
+        """Slice bits per key of the window (capacity)."""
+        return self.num_bits / self.capacity
+
+    @property
+    def forget_after(self) -> int:
+        """Count mode: adds after which every bit of a key is cleared, so it
+        is reported at the base rate only: (l + k) G.  Between l G and this
+        its run breaks one slice per generation: after (l + 1 + j) G adds it
+        is still reported with a chance of about f^(j+1) (f ~ 1/2, the fill
+        of a full slice)."""
+        return (self.generations + self.num_hashes) * self.generation_length
+
+    @property
+    def remember_for(self) -> int:
+        """Count mode: a key is present while at most l G adds followed it."""
+        return self.generations * self.generation_length
+
+
+@functools.lru_cache(maxsize=64)
+def _shape(error_rate: float) -> tuple[int, int, float]:
+    k, gens, r = _core.SlidingBase._design(error_rate, MAX_GENERATIONS)
+    return int(k), int(gens), float(r)
+
+
+def sliding_design(capacity: int, error_rate: float = 0.01) -> SlidingDesign:
+    """Size a sliding filter; TypeError/ValueError say what is allowed.
+
+    k and l minimise the bits per window key under the exact worst-moment
+    rate of bk_sliding.c (independent of the capacity); the slice size is
+    then m = (m / G) G rounded up to a multiple of 512 bits."""
+    if isinstance(capacity, bool) or not isinstance(capacity, int):
+        raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
+    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
+        raise TypeError(f"error_rate must be a float, not {type(error_rate).__name__}")
+    if not 1 <= capacity <= MAX_CAPACITY:
+        raise ValueError(f"capacity must be in [1, 2**48], got {capacity}")
+    error_rate = float(error_rate)
+    if not MIN_ERROR_RATE <= error_rate <= MAX_ERROR_RATE:
+        raise ValueError(f"error_rate must be in [1e-9, 0.5], got {error_rate!r}")
+    k, gens, r = _shape(error_rate)
+    g = -(-capacity // gens)
+    m = max(SLICE_ALIGN, math.ceil(r * g / SLICE_ALIGN) * SLICE_ALIGN)
+    if (k + gens) * m > 2**46:
+        raise ValueError(f"capacity {capacity} at {error_rate:g} needs more than 2**46 bits")
+    return SlidingDesign(capacity, error_rate, k, gens, m, g)
+
+
+def _seconds_to_us(window: float) -> int:
+    if isinstance(window, bool) or not isinstance(window, (int, float)):
+        raise TypeError(f"window must be seconds (a float or int) or None, not "
+                        f"{type(window).__name__}")
+    if not (window > 0 and math.isfinite(window)):
+        raise ValueError(f"window must be a positive number of seconds, got {window!r}")
+    us = math.ceil(window * 1_000_000)
+    if us > 2**62:
+        raise ValueError(f"window must be below 2**62 microseconds, got {window!r} s")
+    return us
+
+
+class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
+    """Membership over a sliding window: the last ``capacity`` adds, or the
+    last ``window`` seconds.
+
+    ``SlidingBloomFilter(capacity, error_rate=0.01, *, window=None, seed=0,
+    key=None, secret=None, clock=None)``.
+
+    Count mode (``window=None``): every key among the last ``capacity`` adds
+    (``design.remember_for`` = l ceil(capacity / l) >= capacity) is present;
+    a key is gone (reported at the base rate only) once
+    ``design.forget_after`` = (l + k) ceil(capacity / l) adds followed it,
+    and fades in between (docs/sliding.md).
+    Time mode (``window`` seconds): every key added within the last
+    ``window`` seconds is present, provided no ``window / l`` seconds see
+    more than ``capacity / l`` adds; if they do, the filter shifts early to
+    keep the rate, counts it (``stats()``) and warns
+    (:class:`SlidingWindowWarning`).  ``clock`` (default ``time.time``)
+    gives seconds since the epoch; inject one for tests.  The
+    false-positive rate is at most ``error_rate`` at every moment.
+    ``add(key)`` returns True when the key was absent from the window.
+    """
+
+    __slots__ = ("_clock", "_warned_early")
+    _bk_kind = KIND_SLIDING_BLOOM
+
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, window: float | None = None,
+        seed: int = 0, key: None = None, secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> SlidingBloomFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int, error_rate: float = 0.01, *, window: float | None = None,
+        seed: int = 0, key: Callable[[_T], Key], secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> SlidingBloomFilter[_T]: ...
+    def __new__(
+        cls,
+        capacity: int,
+        error_rate: float = 0.01,
+        *,
+        window: float | None = None,
+        seed: int = 0,
+        key: Callable[[Any], Key] | None = None,
+        secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> SlidingBloomFilter[Any]:
+        d = sliding_design(capacity, error_rate)
+        window_us = 0 if window is None else _seconds_to_us(window)
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be a callable returning seconds, not "
+                            f"{type(clock).__name__}")
+        now = (clock or time.time)() if window_us else None
+        self = super().__new__(
+            cls, d.num_hashes, d.generations, d.slice_bits, d.capacity, d.error_rate,
+            window_us, now, seed=seed, secret=secret, key=key,
+        )
+        if clock is not None:
+            self._clock = clock
+        return self
+
+    # ---- clock ----------------------------------------------------------
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock of time mode (seconds since the epoch); settable."""
+        return getattr(self, "_clock", time.time)
+
+    @clock.setter
+    def clock(self, value: Callable[[], float]) -> None:
+        if not callable(value):
+            raise TypeError(f"clock must be a callable, not {type(value).__name__}")
+        self._clock = value
+
+    def copy(self) -> SlidingBloomFilter[_K]:
+        """An independent in-memory copy (with this filter's clock)."""
+        c: SlidingBloomFilter[_K] = super().copy()
+        if hasattr(self, "_clock"):
+            c._clock = self._clock
+        return c
+
+    __copy__ = copy
+
+    @property
+    def window(self) -> float | None:
+        """The window in seconds (time mode), or None (count mode)."""
+        us = self.window_us
+        return us / 1_000_000 if us else None
+
+    @property
+    def design(self) -> SlidingDesign:
+        """The shape of this filter."""
+        return SlidingDesign(self.capacity, self.error_rate, self.num_hashes, self.generations,
+                             self.slice_bits, self.generation_length)
+
+    # ---- adds that may warn ----------------------------------------------
+
+    def _check_early(self, before: int) -> None:
+        if self.window_us and self.early_shifts > before and not getattr(
+                self, "_warned_early", False):
+            self._warned_early = True
+            s = self.stats()
+            warnings.warn(
+                f"SlidingBloomFilter shifted early: more than {self.generation_length} adds "
+                f"(capacity / l) arrived within {self.window_us / self.generations / 1e6:g} s "
+                f"(window / l); keys are now kept for {s['guaranteed_window']:g} s instead of "
+                f"{self.window:g} s.  Fix: a larger capacity (at least the adds of one window "
+                "at the peak rate).",
+                SlidingWindowWarning, stacklevel=3,
+            )
+
+    def add(self, key: _K) -> bool:
+        """Insert ``key`` (refreshing it); True if it was absent from the window."""
+        if not self.window_us:
+            return super().add(key)
+        before = self.early_shifts
+        r = super().add(key)
+        if self.early_shifts != before:
+            self._check_early(before)
+        return r
+
+    def add_many(self, keys: Any) -> int:
+        """Add every key (one clock reading); how many were absent before."""
+        before = self.early_shifts
+        r = super().add_many(keys)
+        if self.early_shifts != before:
+            self._check_early(before)
+        return r
+
+    def update(self, *iterables: Any) -> None:
+        """Alias of :meth:`add_many` for one or more iterables."""
+        for it in iterables:
+            self.add_many(it)
+
+    # ---- statistics -------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counters and guarantees now (at the clock's time in time mode).
+
+        ``keys_in_window`` insertions the window holds (what ``len`` gives);
+        ``generation``, ``generation_count`` (insertions in the current one),
+        ``generation_length``; count mode ``remember_for`` / ``forget_after``
+        (adds); time mode ``window``, ``guaranteed_window`` (seconds the adds
+        of which are all present now; below ``window`` only after early
+        shifts), ``shortened_by`` (window - guaranteed_window, >= 0),
+        ``early_shifts``, ``pending_shifts``."""
+        raw = self._raw_stats()
+        d = self.design
+        out: dict[str, Any] = {
+            "mode": "time" if raw["window_us"] else "count",
+            "capacity": self.capacity,
+            "error_rate": self.error_rate,
+            "num_hashes": raw["k"],
+            "generations": raw["l"],
+            "slice_bits": raw["slice_bits"],
+            "num_bits": d.num_bits,
+            "generation": raw["generation"],
+            "generation_count": raw["count"],
+            "generation_length": raw["generation_length"],
+            "keys_in_window": raw["window_count"],
+            "inserted": raw["inserted"],
+            "estimated_error_rate": self.estimate_error_rate(),
+        }
+        if raw["window_us"]:
+            window = raw["window_us"] / 1e6
+            # the adds since the birth of the slice of age l are all present;
+            # without early shifts that reaches back at least one window
+            guaranteed = window if raw["early_shifts"] == 0 else min(
+                window, raw["lookback_us"] / 1e6)
+            out.update({
+                "window": window,
+                "generation_seconds": -(-raw["window_us"] // raw["l"]) / 1e6,
+                "guaranteed_window": guaranteed,
+                "shortened_by": max(0.0, window - guaranteed),
+                "early_shifts": raw["early_shifts"],
+                "pending_shifts": raw["pending"],
+            })
+        else:
+            out.update({"remember_for": d.remember_for, "forget_after": d.forget_after})
+        return out
+
+    def __repr__(self) -> str:
+        extra = ", keyed" if self.keyed else ""
+        mapped = ", mapped" if self.mapped else ""
+        mode = f"window={self.window:g}" if self.window_us else "window=None"
+        return (
+            f"{type(self).__name__}(capacity={self.capacity}, error_rate={self.error_rate:g}, "
+            f"{mode}, num_hashes={self.num_hashes}, generations={self.generations}, "
+            f"slice_bits={self.slice_bits}, generation={self.generation}, seed={self.seed}"
+            f"{extra}{mapped})"
+        )
