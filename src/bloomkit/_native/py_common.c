@@ -464,6 +464,8 @@ static PyObject *bkpy_obj_load_desc(PyTypeObject *type, const bkpy_load_args *a)
         PyErr_Format(PyExc_TypeError, "%.50s is not a bloomkit type", type->tp_name);
         return NULL;
     }
+    if (d->check_load != NULL && d->check_load(a) < 0)
+        return NULL;
     kinds = d->kind_mask != NULL ? d->kind_mask(type) : d->kinds;
     self = bkpy_obj_load(type, a, kinds);
     if (self != NULL && d->attach(self) < 0)
@@ -486,7 +488,8 @@ PyObject *bkpy_obj_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwa
 }
 
 /* _detach(): release a borrowed buffer (mmap close).  A small owned,
- * empty, read-only state of the same type stays behind, so nothing
+ * empty, read-only state of the same type stays behind (or, with a
+ * descriptor's own detach, an owned copy: a scalable chain), so nothing
  * dangles and every method still answers. */
 PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
 {
@@ -498,11 +501,16 @@ PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
     bkpy_state_wait_pins(st); /* no GIL-free batch still reads the map */
     if (st->view.obj == NULL)
         Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&st->view);
-    st->buf = NULL;
-    st->len = 0;
-    if (d->empty(self) < 0)
-        return NULL;
+    if (d->detach != NULL) {
+        if (d->detach(self) < 0)
+            return NULL;
+    } else {
+        PyBuffer_Release(&st->view);
+        st->buf = NULL;
+        st->len = 0;
+        if (d->empty(self) < 0)
+            return NULL;
+    }
     st->writable = 0;
     st->shared = 0;
     Py_RETURN_NONE;

@@ -488,6 +488,14 @@ typedef struct bkpy_desc {
      * new reference to self or NULL. */
     int (*compatible)(PyObject *self, PyObject *other, const char *op);
     PyObject *(*inplace)(PyObject *self, PyObject *other, int is_union);
+    /* Optional.  check_load refuses load arguments the type cannot honour
+     * (a scalable chain cannot be mapped writable: growth reallocates it);
+     * 0 or -1 with an exception set.  detach replaces the generic _detach
+     * step (release the view, then `empty`): called with the view held and
+     * no GIL-free batch running, it must release the view and leave an
+     * owned, attached state. */
+    int (*check_load)(const bkpy_load_args *a);
+    int (*detach)(PyObject *self);
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
