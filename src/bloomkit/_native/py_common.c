@@ -317,6 +317,37 @@ PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_key(BKPY_ST(self), key, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+int bkpy_check_design(unsigned long long capacity, double error_rate)
+{
+    if (capacity == 0 || capacity > (1ULL << 48) || !(error_rate > 0.0 && error_rate < 1.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *bkpy_remove_result(int r, PyObject *key, int raise)
+{
+    if (r < 0)
+        return NULL;
+    if (!raise)
+        return PyBool_FromLong(r);
+    if (r == 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 PyObject *bkpy_obj_get_seed(PyObject *self, void *closure)
 {
     (void)closure;

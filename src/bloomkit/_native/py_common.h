@@ -367,6 +367,59 @@ PyObject *bkpy_state_to_bytes(const bkpy_state *st);
 /* Refuse writes to a read-only mapping. */
 int bkpy_state_check_writable(const bkpy_state *st);
 
+/* Hash a key with the state's key= function and hasher (bkpy_hash_key);
+ * the _w form first refuses a read-only state.  0, or -1 with an exception
+ * set.  Inline: every per-key method starts with one of them. */
+static inline int bkpy_key(const bkpy_state *st, PyObject *key, uint64_t *h)
+{
+    return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
+}
+
+static inline int bkpy_key_w(const bkpy_state *st, PyObject *key, uint64_t *h)
+{
+    if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0)
+        return -1;
+    return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
+}
+
+/* A count for __len__: saturated at PY_SSIZE_T_MAX. */
+static inline Py_ssize_t bkpy_len_of(uint64_t count)
+{
+    return count > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)count;
+}
+
+/* ---- Begin logic for shared method bodies -----------------------------
+ *
+ * The per-key methods of the structures differ only in the call into the
+ * core; what surrounds it is here, once. */
+
+/* The design every sized structure records: capacity in [1, 2**48] and
+ * error_rate in (0, 1).  0, or -1 with ValueError. */
+int bkpy_check_design(unsigned long long capacity, double error_rate);
+
+/* remove() and discard() from one outcome r (1 removed, 0 absent, -1 an
+ * exception is set): remove returns None or raises KeyError(key) (raise
+ * set), discard returns True or False. */
+PyObject *bkpy_remove_result(int r, PyObject *key, int raise);
+
+/* update(*iterables): add_many(self, it) for each, results dropped. */
+PyObject *bkpy_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *(*add_many)(PyObject *, PyObject *));
+
+/* contains_many(keys) of every structure: probe answers n hashes into
+ * out[0..n) (1 present, 0 absent) from the structure's view.  The mode
+ * says how buffer input may run: GIL (a writer holding the GIL must not
+ * move entries under the probe: quotient, cuckoo), NOGIL (an immutable
+ * structure), PINNED (without the GIL, the state pinned: see the GIL-free
+ * batches above). */
+typedef void (*bkpy_probe_fn)(const void *view, const uint64_t *hs, size_t n, uint8_t *out);
+typedef enum { BKPY_QUERY_GIL, BKPY_QUERY_NOGIL, BKPY_QUERY_PINNED } bkpy_query_mode;
+
+PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode);
+
+/* ---- End logic for shared method bodies ------------------------------- */
+
 /* ---- End logic for state buffers -------------------------------------- */
 
 /* ---- Begin logic for the common object contract ----------------------- */
@@ -433,6 +486,9 @@ PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg);
+/* _key_hash(key): the 64-bit hash the structure uses for key (tests,
+ * redis.py). */
+PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key);
 
 /* Getters: seed, keyed, key, writable, mapped, dirty, state_nbytes. */
 PyObject *bkpy_obj_get_seed(PyObject *self, void *closure);
@@ -542,6 +598,7 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                      \
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                          \
     {"_detach", (PyCFunction)bkpy_obj_detach, METH_NOARGS, NULL},                           \
+    {"_key_hash", (PyCFunction)bkpy_obj_key_hash, METH_O, NULL},                            \
     {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
 
 #define BKPY_OBJ_GETSET                                                                     \
@@ -557,6 +614,14 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
      "True when the state lives in a borrowed buffer (mmap).", NULL},                       \
     {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
      "True when the state is marked open for writing.", NULL}
+
+/* A getter `<prefix>_get_<name>` of Struct returning expr (self in scope). */
+#define BKPY_GETTER(prefix, Struct, name, expr)                                             \
+    static PyObject *prefix##_get_##name(Struct *self, void *closure)                       \
+    {                                                                                       \
+        (void)closure;                                                                      \
+        return expr;                                                                        \
+    }
 
 /* The slots every type shares, for its PyTypeObject initializer. */
 #define BKPY_OBJ_SLOTS(Struct)                                                              \

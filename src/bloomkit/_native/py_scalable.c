@@ -321,9 +321,7 @@ static PyObject *bkscalable_add(BKScalable *self, PyObject *key)
 {
     uint64_t h;
     int rc;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     rc = bkscalable_add_h(self, h);
     if (rc < 0)
@@ -334,7 +332,7 @@ static PyObject *bkscalable_add(BKScalable *self, PyObject *key)
 static int bkscalable_contains(BKScalable *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bkscalable_contains_h(self, h);
 }
@@ -386,16 +384,9 @@ static PyObject *bkscalable_add_many(BKScalable *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    BKScalable *self;
-} bkscalable_query_ctx;
-
-static void bkscalable_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkscalable_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkscalable_query_ctx *ctx = (bkscalable_query_ctx *)vctx;
-    uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
-    const BKScalable *self = ctx->self;
+    const BKScalable *self = (const BKScalable *)view;
     if (self->links[0].blocked) {
         /* Blocked links: link by link over the chunk with the prefetching
          * (AVX2) batch path of bk_bloom.c, newest first -- one line per key
@@ -425,19 +416,10 @@ static void bkscalable_query_chunk(void *vctx, const uint64_t *hs, size_t n, siz
 
 static PyObject *bkscalable_contains_many(BKScalable *self, PyObject *keys)
 {
-    bkscalable_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
     /* Buffer input is queried without the GIL, pinning the chain: whatever
      * reallocates it (growth, clear, union, _detach) first waits for the
      * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkscalable_query_chunk, bkpy_bools_size, &ctx, 1,
-                                   &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkscalable_probe, self, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -656,14 +638,6 @@ static PyObject *bkscalable_links(BKScalable *self, PyObject *Py_UNUSED(ignored)
     return list;
 }
 
-static PyObject *bkscalable_key_hash(BKScalable *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 static PyObject *bkscalable_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double total = 0.0;
@@ -685,24 +659,18 @@ static Py_ssize_t bkscalable_len(BKScalable *self)
     uint64_t c = 0;
     for (uint32_t i = 0; i < self->n; i++)
         c += bkscalable_link_count(self, i);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
-#define BKS_GETTER(name, expr)                                   \
-    static PyObject *name(BKScalable *self, void *closure)       \
-    {                                                            \
-        (void)closure;                                           \
-        return expr;                                             \
-    }
-BKS_GETTER(bkscalable_get_error_rate, PyFloat_FromDouble(bkscalable_p(self)))
-BKS_GETTER(bkscalable_get_tightening, PyFloat_FromDouble(bkscalable_r(self)))
-BKS_GETTER(bkscalable_get_initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
-BKS_GETTER(bkscalable_get_growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
-BKS_GETTER(bkscalable_get_layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
-BKS_GETTER(bkscalable_get_layout_version,
+BKPY_GETTER(bkscalable, BKScalable, error_rate, PyFloat_FromDouble(bkscalable_p(self)))
+BKPY_GETTER(bkscalable, BKScalable, tightening, PyFloat_FromDouble(bkscalable_r(self)))
+BKPY_GETTER(bkscalable, BKScalable, initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
+BKPY_GETTER(bkscalable, BKScalable, growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
+BKPY_GETTER(bkscalable, BKScalable, layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
+BKPY_GETTER(bkscalable, BKScalable, layout_version,
            PyLong_FromUnsignedLong(bkscalable_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
-BKS_GETTER(bkscalable_get_num_links, PyLong_FromUnsignedLong(self->n))
-BKS_GETTER(bkscalable_get_nbytes, PyLong_FromUnsignedLongLong(
+BKPY_GETTER(bkscalable, BKScalable, num_links, PyLong_FromUnsignedLong(self->n))
+BKPY_GETTER(bkscalable, BKScalable, nbytes, PyLong_FromUnsignedLongLong(
                                self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
 
 static PyObject *bkscalable_get_capacity(BKScalable *self, void *closure)
@@ -755,7 +723,6 @@ static PyMethodDef bkscalable_methods[] = {
     {"estimate_error_rate", (PyCFunction)bkscalable_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
     {"_links", (PyCFunction)bkscalable_links, METH_NOARGS, NULL},
-    {"_key_hash", (PyCFunction)bkscalable_key_hash, METH_O, NULL},
     BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
