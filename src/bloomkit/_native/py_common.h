@@ -345,9 +345,20 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
 
 /* ---- End logic for GIL-free batches ----------------------------------- */
 
-/* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure. */
+/* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure.
+ * bkpy_state_free frees an st->alloc (PyMem_RawCalloc'ed: seen by
+ * tracemalloc). */
 int bkpy_state_alloc(bkpy_state *st, uint64_t len);
+void bkpy_state_free(void *alloc);
 void bkpy_state_release(bkpy_state *st);
+
+/* Read len bytes of file descriptor fd (from its current position) straight
+ * into a fresh owned state buffer: the one copy of a load.  -1 with an
+ * exception set (st->alloc may then be set: bkpy_state_release frees it). */
+int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len);
+
+/* The DIRTY rule (py_common_state.c): a state that becomes owned is clean. */
+void bkpy_state_own(bkpy_state *st);
 
 /* Parse `secret` (None or 16 bytes-like) into out16; *has set to 0/1. */
 int bkpy_parse_secret(PyObject *secret, uint8_t out16[16], int *has);
@@ -515,6 +526,13 @@ int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
  * (bkpy_state_load, kinds in kind_mask), with its shared flag and key=
  * set; the caller attaches its structure's view of the state. */
 PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
+
+/* _core.load_fd(fd, size, classes, secret=None, key=None, *, verify=True):
+ * bloomkit.load's reader.  The file is read once, straight into the
+ * aligned state buffer; the one validator parses its header once; the kind
+ * it reads picks the class from `classes` (persist's kind registry) and
+ * the structure attaches to the buffer in place. */
+PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
 
 /* ---- The type descriptor: what the generic contract needs to know ---- */
 

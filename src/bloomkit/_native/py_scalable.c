@@ -93,7 +93,7 @@ static int bkscalable_assemble(bkpy_state *dst, const bk_scalable_scheme *sc, ui
 static void bkscalable_replace(BKScalable *self, bkpy_state *fresh)
 {
     if (self->st.alloc != NULL)
-        free(self->st.alloc);
+        bkpy_state_free(self->st.alloc);
     else if (self->st.view.obj != NULL)
         PyBuffer_Release(&self->st.view);
     self->st.alloc = fresh->alloc;
