@@ -529,3 +529,35 @@ class LoadReadsOnceTests:
         path.write_bytes(bytes(data))
         with pytest.raises(UncleanFileError, match=r"d\.bkf: unclean"):
             bloomkit.load(path)
+
+
+class KindListTests:
+    """The list of kinds is written once: the format's table in C
+    (bk_format.c), exported as ``_core.KINDS`` (issue #24)."""
+
+    def test_facades_and_registry_read_the_c_table(self) -> None:
+        kinds = bloomkit._core.KINDS
+        assert kinds["BloomFilter"] == bloomkit.KIND_BLOOM == BloomFilter._bk_kind
+        for name, kind in kinds.items():
+            cls = getattr(bloomkit, name, None)
+            if cls is None:  # a kind id reserved without a class (ScalableCuckooFilter)
+                assert kind not in persist._KINDS
+                continue
+            assert persist._KINDS[kind] is cls
+            assert cls._bk_kind == kind
+        assert sorted(persist._KINDS) == sorted(
+            k for n, k in kinds.items() if hasattr(bloomkit, n)
+        )
+
+    def test_ids_are_those_of_the_released_files(self) -> None:
+        import json
+
+        golden = Path(__file__).parent / "format" / "golden"
+        seen = set()
+        for manifest in golden.glob("*.json"):
+            m = json.loads(manifest.read_text())
+            data = manifest.with_suffix(".bkf").read_bytes()
+            kind = bloomkit._core.peek_header(data)["kind"]
+            assert bloomkit._core.KINDS[m["class"]] == kind, manifest.name
+            seen.add(m["class"])
+        assert seen >= {"BloomFilter", "CuckooFilter", "ScalableBloomFilter"}

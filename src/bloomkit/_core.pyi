@@ -12,6 +12,8 @@ _B = TypeVar("_B", bound="BloomBase[Any]")
 
 FORMAT_VERSION_MAJOR: int
 FORMAT_VERSION_MINOR: int
+# {class name: kind id}: the format's kind table (bk_format.c), the one list of kinds
+KINDS: dict[str, int]
 
 def xxh3_64(data: bytes | bytearray | memoryview, seed: int = 0, /) -> int: ...
 def xxh3_64_pieces(
