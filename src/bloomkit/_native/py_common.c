@@ -6,7 +6,6 @@
  */
 #include "py_common.h"
 
-#include <errno.h>
 #include <stdio.h>
 #ifdef _WIN32
 #include <io.h>
@@ -183,13 +182,9 @@ static int bkpy_write_all(int fd, const uint8_t *p, size_t n)
         ssize_t w = write(fd, p, n);
 #endif
         if (w < 0) {
-            if (errno == EINTR) {
-                if (PyErr_CheckSignals() < 0)
-                    return -1;
-                continue;
-            }
-            PyErr_SetFromErrno(PyExc_OSError);
-            return -1;
+            if (bkpy_io_failed() < 0)
+                return -1;
+            continue; /* EINTR */
         }
         p += w;
         n -= (size_t)w;

@@ -357,6 +357,10 @@ void bkpy_state_release(bkpy_state *st);
  * exception set (st->alloc may then be set: bkpy_state_release frees it). */
 int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len);
 
+/* After a failed read() or write() of a state (errno set): 0 to retry
+ * (EINTR, and no signal handler raised), or -1 with an exception set. */
+int bkpy_io_failed(void);
+
 /* The DIRTY rule (py_common_state.c): a state that becomes owned is clean. */
 void bkpy_state_own(bkpy_state *st);
 

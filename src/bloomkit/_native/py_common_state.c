@@ -316,6 +316,14 @@ void bkpy_state_own(bkpy_state *st)
     (void)bk_format_set_dirty(st->buf, 0);
 }
 
+int bkpy_io_failed(void)
+{
+    if (errno == EINTR)
+        return PyErr_CheckSignals() < 0 ? -1 : 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+}
+
 int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len)
 {
     uint64_t off = 0;
@@ -333,13 +341,9 @@ int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len)
 #endif
         Py_END_ALLOW_THREADS
         if (got < 0) {
-            if (errno == EINTR) {
-                if (PyErr_CheckSignals() < 0)
-                    return -1;
-                continue;
-            }
-            PyErr_SetFromErrno(PyExc_OSError);
-            return -1;
+            if (bkpy_io_failed() < 0)
+                return -1;
+            continue; /* EINTR */
         }
         if (got == 0) {
             PyErr_Format(bkpy_FormatError, "the file shrank while it was read (%llu of %llu "
