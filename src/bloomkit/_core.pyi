@@ -1,6 +1,6 @@
 """Type stubs for the C extension bloomkit._core."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 # The key type of a structure: bloomkit.Key (str, bytes-like, int) unless it was
@@ -26,7 +26,7 @@ def peek_header(data: bytes | bytearray | memoryview, total_len: int = -1, /) ->
 def load_fd(
     fd: int,
     size: int,
-    classes: dict[int, type[Any]],
+    class_for: Callable[[int], type[Any]],
     secret: bytes | None = None,
     key: Any = None,
     *,

@@ -135,6 +135,12 @@ def _class_for(header: dict[str, Any]) -> type[Any]:
     return cls
 
 
+def _class_for_kind(kind: int) -> type[Any]:
+    """_class_for by kind id alone (bloomkit.load's reader parses the header in C)."""
+    names = {k: name for name, k in _core.KINDS.items()}
+    return _class_for({"kind": kind, "kind_name": names.get(kind, "unknown")})
+
+
 def loads(
     data: bytes | bytearray | memoryview,
     *,
@@ -291,7 +297,9 @@ def load(
             if live:
                 raise _locking.in_use_error(spath, "a writer has it open 'r+'")
             try:
-                return _core.load_fd(fh.fileno(), st.st_size, _KINDS, secret, key, verify=verify)
+                return _core.load_fd(
+                    fh.fileno(), st.st_size, _class_for_kind, secret, key, verify=verify
+                )
             except FileInUseError:
                 raise
             except UncleanFileError:

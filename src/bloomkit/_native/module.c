@@ -435,7 +435,7 @@ static PyMethodDef bkmod_methods[] = {
      "init_header(buf, kind, header_len, params_len, payload_len, seed=0, key_check=None)\n--\n\n"
      "Zero buf[:header_len] and write a fresh fixed header (keyed when key_check is given)."},
     {"load_fd", (PyCFunction)(void (*)(void))bkpy_load_fd, METH_VARARGS | METH_KEYWORDS,
-     "load_fd(fd, size, classes, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
+     "load_fd(fd, size, class_for, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
      "state from a file descriptor into its structure (bloomkit.load)."},
     {NULL, NULL, 0, NULL},
 };

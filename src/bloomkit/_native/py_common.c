@@ -664,10 +664,10 @@ PyNumberMethods bkpy_obj_as_number_setops = {
 
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"fd", "size", "classes", "secret", "key", "verify", NULL};
+    static char *kwlist[] = {"fd", "size", "class_for", "secret", "key", "verify", NULL};
     int fd, verify = 1;
     unsigned long long size;
-    PyObject *classes, *secret = Py_None, *key = Py_None, *kind_obj, *cls;
+    PyObject *class_for, *secret = Py_None, *key = Py_None, *cls;
     bkpy_state tmp;
     bk_header h;
     const char *reason = "invalid";
@@ -676,8 +676,8 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
     bk_rc rc;
     (void)mod;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKO!|OO$p:load_fd", kwlist, &fd, &size,
-                                     &PyDict_Type, &classes, &secret, &key, &verify))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKO|OO$p:load_fd", kwlist, &fd, &size,
+                                     &class_for, &secret, &key, &verify))
         return NULL;
     if (bkpy_check_keyfunc(key) < 0)
         return NULL;
@@ -692,34 +692,27 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
         bkpy_raise_rc(rc, reason, &h);
         goto fail;
     }
-    kind_obj = PyLong_FromUnsignedLong(h.kind);
-    if (kind_obj == NULL)
+    /* the registry's answer (persist._class_for_kind), or its error */
+    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
+    if (cls == NULL)
         goto fail;
-    cls = PyDict_GetItemWithError(classes, kind_obj); /* borrowed */
-    Py_DECREF(kind_obj);
-    if (cls == NULL) {
-        if (!PyErr_Occurred()) {
-            const char *name = bk_format_kind_name(h.kind);
-            PyErr_Format(bkpy_UnsupportedFormatError,
-                         "structure kind %u (%s) is not supported by this version of bloomkit",
-                         (unsigned)h.kind, name != NULL ? name : "unknown");
-        }
-        goto fail;
-    }
     d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
     if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
                        (1u << h.kind))) {
         PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
                      "of that kind", (unsigned)h.kind);
+        Py_DECREF(cls);
         goto fail;
     }
     rc = bk_format_validate_parsed(tmp.buf, tmp.len,
                                    BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), &h, &reason);
     if (rc != BK_OK) {
         bkpy_raise_rc(rc, reason, &h);
+        Py_DECREF(cls);
         goto fail;
     }
     self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
+    Py_DECREF(cls); /* the object holds its type */
     if (self == NULL)
         goto fail;
     self->st.alloc = tmp.alloc; /* the buffer moves into the object: no copy */

@@ -531,11 +531,12 @@ int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
  * set; the caller attaches its structure's view of the state. */
 PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
 
-/* _core.load_fd(fd, size, classes, secret=None, key=None, *, verify=True):
+/* _core.load_fd(fd, size, class_for, secret=None, key=None, *, verify=True):
  * bloomkit.load's reader.  The file is read once, straight into the
  * aligned state buffer; the one validator parses its header once; the kind
- * it reads picks the class from `classes` (persist's kind registry) and
- * the structure attaches to the buffer in place. */
+ * it reads picks the class through class_for(kind) (persist's kind
+ * registry, which raises for a kind it cannot load) and the structure
+ * attaches to the buffer in place. */
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
 
 /* ---- The type descriptor: what the generic contract needs to know ---- */
