@@ -454,3 +454,110 @@ class OnePersistenceMechanismTests:
             attached = [name for name in persist._PERSISTENT_API
                         if cls.__dict__.get(name) is persist.Persistent.__dict__[name]]
             assert attached == [], (cls.__name__, attached)
+
+
+class LoadReadsOnceTests:
+    """bloomkit.load reads a file once, straight into the structure's aligned
+    state buffer (issue #24): no intermediate bytes, one parse of the header,
+    and the errors of loads() (R16, R23)."""
+
+    def test_a_64mb_load_makes_one_copy(self, tmp_path: Path) -> None:
+        import tracemalloc
+
+        path = tmp_path / "big.bkf"
+        f = BloomFilter(60_000_000, 0.01, seed=5)
+        f.add_many(range(1000))
+        f.save(path)
+        nbytes = f.state_nbytes
+        assert nbytes > 64 << 20
+        del f
+        gc.collect()
+        tracemalloc.start()
+        try:
+            g = bloomkit.load(path)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        # the state itself is traced (PyMem_RawCalloc), so the peak proves
+        # there was no second copy: read() into bytes, then a memcpy, was 2x
+        assert nbytes <= peak <= nbytes + (2 << 20), (peak, nbytes)
+        assert all(g.contains_many(range(1000)))
+        assert g.to_bytes() == path.read_bytes()
+
+    @pytest.mark.parametrize("kind_cls", ["bloom", "counting", "cuckoo", "scalable", "cms"])
+    def test_every_kind_loads_as_its_class(self, kind_cls: str, tmp_path: Path) -> None:
+        objs = {
+            "bloom": lambda: BloomFilter(1000, 0.01),
+            "counting": lambda: bloomkit.CountingBloomFilter(1000, 0.01),
+            "cuckoo": lambda: bloomkit.CuckooFilter(1000, 0.01),
+            "scalable": lambda: bloomkit.ScalableBloomFilter(initial_capacity=10),
+            "cms": lambda: bloomkit.CountMinSketch(64, 4),
+        }
+        f = objs[kind_cls]()
+        f.add_many(range(100))
+        path = tmp_path / "x.bkf"
+        f.save(path)
+        g = bloomkit.load(path)
+        assert type(g) is type(f) and g == f and not g.dirty and g.writable
+
+    def test_errors_are_those_of_loads(self, rng: random.Random, tmp_path: Path) -> None:
+        data = bytearray(_filled(BloomFilter).to_bytes())
+        path = tmp_path / "c.bkf"
+        cases = [bytes(data[:n]) for n in (0, 10, 63, 64, 100, len(data) - 1)]
+        for _ in range(40):  # one flipped byte anywhere: header, params or payload
+            d = bytearray(data)
+            i = rng.randrange(len(d))
+            d[i] ^= 1 << rng.randrange(8)
+            cases.append(bytes(d))
+        d = bytearray(data)
+        d[12:14] = (99).to_bytes(2, "little")  # an unknown kind
+        cases.append(bytes(d))
+        for case in cases:
+            path.write_bytes(case)
+            with pytest.raises(Exception) as want:
+                bloomkit.loads(case)
+            with pytest.raises(Exception) as got:
+                bloomkit.load(path)
+            assert type(got.value) is type(want.value)
+            assert isinstance(got.value, FormatError)
+            assert str(got.value) == str(want.value)
+
+    def test_a_dirty_file_is_unclean_and_names_the_path(self, tmp_path: Path) -> None:
+        path = tmp_path / "d.bkf"
+        data = bytearray(_filled(BloomFilter).to_bytes())
+        bloomkit._core.set_dirty(data, True)
+        path.write_bytes(bytes(data))
+        with pytest.raises(UncleanFileError, match=r"d\.bkf: unclean"):
+            bloomkit.load(path)
+
+
+class KindListTests:
+    """The list of kinds is written once: the format's table in C
+    (bk_format.c), exported as ``_core.KINDS`` (issue #24)."""
+
+    def test_facades_and_registry_read_the_c_table(self) -> None:
+        kinds = bloomkit._core.KINDS
+        assert kinds["BloomFilter"] == bloomkit.KIND_BLOOM == BloomFilter._bk_kind
+        for name, kind in kinds.items():
+            cls = getattr(bloomkit, name, None)
+            if cls is None:  # a kind id reserved without a class (ScalableCuckooFilter)
+                assert kind not in persist._KINDS
+                continue
+            assert persist._KINDS[kind] is cls
+            assert cls._bk_kind == kind
+        assert sorted(persist._KINDS) == sorted(
+            k for n, k in kinds.items() if hasattr(bloomkit, n)
+        )
+
+    def test_ids_are_those_of_the_released_files(self) -> None:
+        import json
+
+        golden = Path(__file__).parent / "format" / "golden"
+        seen = set()
+        for manifest in golden.glob("*.json"):
+            m = json.loads(manifest.read_text())
+            data = manifest.with_suffix(".bkf").read_bytes()
+            kind = bloomkit._core.peek_header(data)["kind"]
+            assert bloomkit._core.KINDS[m["class"]] == kind, manifest.name
+            seen.add(m["class"])
+        assert seen >= {"BloomFilter", "CuckooFilter", "ScalableBloomFilter"}

@@ -70,22 +70,30 @@ from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
 from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sources import build_from
 
-register_kind(KIND_BLOOM, BloomFilter)
-register_kind(KIND_BLOCKED_BLOOM, BlockedBloomFilter)
-register_kind(KIND_COUNTING_BLOOM, CountingBloomFilter)
-register_kind(KIND_SCALABLE_BLOOM, ScalableBloomFilter)
-register_kind(KIND_CUCKOO, CuckooFilter)
-register_kind(KIND_QUOTIENT, QuotientFilter)
-register_kind(KIND_COUNT_MIN, CountMinSketch)
-register_kind(KIND_TINYLFU, TinyLFU)
-register_kind(KIND_BINARY_FUSE, BinaryFuseFilter)
-register_kind(KIND_SLIDING_BLOOM, SlidingBloomFilter)
+# The one list of kinds is the format's table in C (_core.KINDS: class name
+# -> kind id, bk_format.c); every class exported here under one of its names
+# is registered for load/loads/open.  (A kind without a class yet, such as
+# ScalableCuckooFilter, is skipped.)
+for _name, _kind in _core.KINDS.items():
+    if _name in globals():
+        register_kind(_kind, globals()[_name])
+del _name, _kind
 
 key_hash = _core.key_hash
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "KIND_BINARY_FUSE",
+    "KIND_BLOCKED_BLOOM",
+    "KIND_BLOOM",
+    "KIND_COUNTING_BLOOM",
+    "KIND_COUNT_MIN",
+    "KIND_CUCKOO",
+    "KIND_QUOTIENT",
+    "KIND_SCALABLE_BLOOM",
+    "KIND_SLIDING_BLOOM",
+    "KIND_TINYLFU",
     "AsyncGuard",
     "BinaryFuseFilter",
     "BlockedBloomFilter",

@@ -1,6 +1,6 @@
 """Type stubs for the C extension bloomkit._core."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 # The key type of a structure: bloomkit.Key (str, bytes-like, int) unless it was
@@ -12,6 +12,8 @@ _B = TypeVar("_B", bound="BloomBase[Any]")
 
 FORMAT_VERSION_MAJOR: int
 FORMAT_VERSION_MINOR: int
+# {class name: kind id}: the format's kind table (bk_format.c), the one list of kinds
+KINDS: dict[str, int]
 
 def xxh3_64(data: bytes | bytearray | memoryview, seed: int = 0, /) -> int: ...
 def xxh3_64_pieces(
@@ -21,6 +23,15 @@ def xxh64(data: bytes | bytearray | memoryview, seed: int = 0, /) -> int: ...
 def siphash24(data: bytes | bytearray | memoryview, key: bytes, /) -> int: ...
 def key_hash(key: object, seed: int = 0, secret: bytes | None = None) -> int: ...
 def peek_header(data: bytes | bytearray | memoryview, total_len: int = -1, /) -> dict[str, Any]: ...
+def load_fd(
+    fd: int,
+    size: int,
+    class_for: Callable[[int], type[Any]],
+    secret: bytes | None = None,
+    key: Any = None,
+    *,
+    verify: bool = True,
+) -> Any: ...
 def validate(
     data: bytes | bytearray | memoryview,
     checksum: bool = True,

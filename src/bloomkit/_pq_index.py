@@ -54,7 +54,7 @@ __all__ = [
     "open_index",
 ]
 
-KIND_PARQUET_INDEX = 12
+KIND_PARQUET_INDEX: int = _core.KINDS["ParquetIndex"]
 _HEADER_LEN = 128
 _PARAMS_LEN = 48
 _FILE_LEN = 64

@@ -20,8 +20,8 @@ from .persist import Persistent
 
 __all__ = ["BlockedBloomFilter", "BloomFilter"]
 
-KIND_BLOOM = 1
-KIND_BLOCKED_BLOOM = 2
+KIND_BLOOM: int = _core.KINDS["BloomFilter"]
+KIND_BLOCKED_BLOOM: int = _core.KINDS["BlockedBloomFilter"]
 
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=

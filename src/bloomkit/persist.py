@@ -135,6 +135,12 @@ def _class_for(header: dict[str, Any]) -> type[Any]:
     return cls
 
 
+def _class_for_kind(kind: int) -> type[Any]:
+    """_class_for by kind id alone (bloomkit.load's reader parses the header in C)."""
+    names = {k: name for name, k in _core.KINDS.items()}
+    return _class_for({"kind": kind, "kind_name": names.get(kind, "unknown")})
+
+
 def loads(
     data: bytes | bytearray | memoryview,
     *,
@@ -275,9 +281,14 @@ def load(
     file over :data:`SPARSE_MAX_BYTES` is refused (see :func:`open`).  A
     file a writer has open raises :class:`~bloomkit.FileInUseError`; one
     left DIRTY by a killed writer raises :class:`~bloomkit.UncleanFileError`
-    (``bloomkit repair FILE`` makes it loadable)."""
+    (``bloomkit repair FILE`` makes it loadable).
+
+    The file is read once, straight into the structure's aligned state
+    buffer (``_core.load_fd``): the header is parsed once, by the one
+    validator, whose kind picks the class from the registry; memory is the
+    state's size, with no intermediate ``bytes`` copy."""
     spath = os.fspath(path)
-    with builtins.open(spath, "rb") as fh:
+    with builtins.open(spath, "rb", buffering=0) as fh:
         st = os.fstat(fh.fileno())
         _check_size(spath, st, max_bytes, full_pass=True)
         # no writer joins or leaves while the bytes are read (a state read
@@ -286,18 +297,18 @@ def load(
             if live:
                 raise _locking.in_use_error(spath, "a writer has it open 'r+'")
             try:
-                data = fh.read()
+                return _core.load_fd(
+                    fh.fileno(), st.st_size, _class_for_kind, secret, key, verify=verify
+                )
+            except FileInUseError:
+                raise
+            except UncleanFileError:
+                raise _unclean_error(spath) from None
             except MemoryError:
                 raise MemoryError(
                     f"cannot read {st.st_size} bytes ({_human(st.st_size)}) of {spath} into "
                     "memory: use bloomkit.open(path) to map it instead, or free memory"
                 ) from None
-    try:
-        return loads(data, secret=secret, key=key, verify=verify)
-    except FileInUseError:
-        raise
-    except UncleanFileError:
-        raise _unclean_error(spath) from None
 
 
 # ---- End logic for atomic files -------------------------------------------

@@ -24,8 +24,8 @@ __all__ = ["CountMinSketch", "TinyLFU", "TopK"]
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_COUNT_MIN = 7
-KIND_TINYLFU = 8
+KIND_COUNT_MIN: int = _core.KINDS["CountMinSketch"]
+KIND_TINYLFU: int = _core.KINDS["TinyLFU"]
 
 
 def _check_rate(name: str, value: object) -> float:

@@ -224,10 +224,14 @@ bk_rc bk_format_validate(const uint8_t *buf, uint64_t len, int checks,
                          bk_header *h, const char **reason)
 {
     bk_rc rc = bk_format_parse(buf, len, h, reason);
+    return rc != BK_OK ? rc : bk_format_validate_parsed(buf, len, checks, h, reason);
+}
+
+bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
+                                const bk_header *h, const char **reason)
+{
     const bk_format_kind_entry *entry;
 
-    if (rc != BK_OK)
-        return rc;
     if (h->kind == 0 || h->kind >= BK_KIND_MAX_) {
         *reason = "unknown structure kind";
         return BK_ERR_UNSUPPORTED;

@@ -90,6 +90,12 @@ bk_rc bk_format_parse(const uint8_t *buf, uint64_t len, bk_header *h,
 bk_rc bk_format_validate(const uint8_t *buf, uint64_t len, int checks,
                          bk_header *h, const char **reason);
 
+/* The same checks after bk_format_parse succeeded on (buf, len) into *h:
+ * for a caller that looks at the parsed header first (bloomkit.load picks
+ * the class by its kind) without parsing it twice. */
+bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
+                                const bk_header *h, const char **reason);
+
 /* Write the fixed header fields of h into buf[0..64) (checksum included
  * as given; params are the caller's). */
 void bk_format_write_header(uint8_t *buf, const bk_header *h);

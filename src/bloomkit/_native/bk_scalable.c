@@ -190,3 +190,77 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
     }
     return BK_OK;
 }
+
+/* ---- Begin logic for assembling a chain (bk_scalable.h) --------------- */
+
+void bk_scalable_scheme_of(const uint8_t *state, bk_scalable_scheme *sc)
+{
+    const uint8_t *p = state + BK_OFF_PARAMS;
+    sc->p = bk_load_f64le(p + BK_SCALABLE_P_ERROR_RATE);
+    sc->r = bk_load_f64le(p + BK_SCALABLE_P_TIGHTENING);
+    sc->n0 = bk_load_u64le(p + BK_SCALABLE_P_INITIAL);
+    sc->growth = bk_load_u32le(p + BK_SCALABLE_P_GROWTH);
+    sc->layout = bk_load_u32le(p + BK_SCALABLE_P_LAYOUT);
+    sc->seed = bk_load_u64le(state + BK_OFF_SEED);
+    sc->keyed = (bk_load_u16le(state + BK_OFF_FLAGS) & BK_FLAG_KEYED) != 0;
+    sc->key_check = bk_load_u64le(state + BK_OFF_KEY_CHECK);
+}
+
+uint64_t bk_scalable_link_len(const uint8_t *state, uint32_t i)
+{
+    return bk_load_u64le(state + BK_OFF_PARAMS + BK_SCALABLE_P_LINK_LENS + 8u * i);
+}
+
+uint64_t bk_scalable_state_len(uint32_t num_links, const uint64_t *lens)
+{
+    /* at most 64 links, each a valid Bloom container: no overflow */
+    uint64_t len = bk_scalable_header_len(num_links);
+    for (uint32_t i = 0; i < num_links; i++)
+        len += bk_format_align(lens[i]);
+    return len;
+}
+
+bk_rc bk_scalable_new_link(const bk_scalable_scheme *sc, uint32_t index, uint64_t num_bits,
+                           uint32_t k, uint64_t capacity, double error_rate, uint8_t *hdr,
+                           uint64_t *len, const char **reason)
+{
+    uint64_t payload_len = 0;
+    if (bk_bloom_shape((int)sc->layout, num_bits, k, &payload_len, reason) != BK_OK ||
+        bk_scalable_check_link(sc->p, sc->r, sc->n0, sc->growth, index, capacity, error_rate,
+                               reason) != BK_OK)
+        return BK_ERR_ARG;
+    *len = BK_BLOOM_HEADER_LEN + payload_len;
+    bk_bloom_init_state(hdr, (int)sc->layout, num_bits, k, capacity, error_rate, sc->seed,
+                        sc->keyed, sc->key_check);
+    return BK_OK;
+}
+
+void bk_scalable_assemble(uint8_t *dst, const bk_scalable_scheme *sc, uint32_t num_links,
+                          const uint8_t *const *srcs, const uint64_t *lens,
+                          uint64_t header_only)
+{
+    uint32_t header_len = bk_scalable_header_len(num_links);
+    uint64_t off = header_len;
+    uint8_t *p = dst + BK_OFF_PARAMS;
+    bk_format_init_header(dst, BK_KIND_SCALABLE_BLOOM, header_len,
+                          bk_scalable_params_len(num_links),
+                          bk_scalable_state_len(num_links, lens) - header_len, sc->seed,
+                          sc->keyed, sc->key_check);
+    bk_store_f64le(p + BK_SCALABLE_P_ERROR_RATE, sc->p);
+    bk_store_f64le(p + BK_SCALABLE_P_TIGHTENING, sc->r);
+    bk_store_u64le(p + BK_SCALABLE_P_INITIAL, sc->n0);
+    bk_store_u32le(p + BK_SCALABLE_P_GROWTH, sc->growth);
+    bk_store_u32le(p + BK_SCALABLE_P_NUM_LINKS, num_links);
+    bk_store_u32le(p + BK_SCALABLE_P_LAYOUT, sc->layout);
+    for (uint32_t i = 0; i < num_links; i++) {
+        uint8_t *link = dst + off;
+        bk_store_u64le(p + BK_SCALABLE_P_LINK_LENS + 8u * i, lens[i]);
+        memcpy(link, srcs[i], (size_t)(((header_only >> i) & 1) ? BK_BLOOM_HEADER_LEN : lens[i]));
+        /* a link carries no checksum and no DIRTY flag of its own */
+        bk_store_u64le(link + BK_OFF_CHECKSUM, 0);
+        bk_store_u16le(link + BK_OFF_FLAGS, (uint16_t)(sc->keyed ? BK_FLAG_KEYED : 0));
+        off += bk_format_align(lens[i]);
+    }
+}
+
+/* ---- End logic for assembling a chain --------------------------------- */

@@ -47,6 +47,49 @@ double bk_scalable_link_error(double p, double r, uint32_t i);
 bk_rc bk_scalable_check_link(double p, double r, uint64_t n0, uint32_t growth, uint32_t i,
                              uint64_t capacity, double error_rate, const char **reason);
 
+/* ---- Begin logic for assembling a chain -------------------------------
+ *
+ * The one writer of a chain state's header and parameter block (the glue
+ * only allocates the buffer): a new chain, growth by one link, clear and a
+ * union with a longer chain all assemble a fresh state from link
+ * containers. */
+
+/* The chain's scheme: what every link shares and what growth needs. */
+typedef struct {
+    double p, r;                 /* target compound rate P, tightening r */
+    uint64_t n0, seed, key_check;
+    uint32_t growth, layout;     /* s; BK_BLOOM_LAYOUT_* */
+    int keyed;
+} bk_scalable_scheme;
+
+/* The scheme of a validated (or assembled) chain state. */
+void bk_scalable_scheme_of(const uint8_t *state, bk_scalable_scheme *sc);
+
+/* Container length of link i of a validated chain state. */
+uint64_t bk_scalable_link_len(const uint8_t *state, uint32_t i);
+
+/* Bytes of the state of a chain of L links of container lengths lens[]. */
+uint64_t bk_scalable_state_len(uint32_t num_links, const uint64_t *lens);
+
+/* The 128-byte header of a fresh, empty link `index` of the scheme into
+ * hdr (BK_BLOOM_HEADER_LEN bytes); *len: its full container length.
+ * BK_ERR_ARG with *reason when the shape is not the scheme's. */
+bk_rc bk_scalable_new_link(const bk_scalable_scheme *sc, uint32_t index, uint64_t num_bits,
+                           uint32_t k, uint64_t capacity, double error_rate, uint8_t *hdr,
+                           uint64_t *len, const char **reason);
+
+/* Write the chain of L links into dst, which holds
+ * bk_scalable_state_len(L, lens) ZEROED bytes: the header
+ * (bk_format_init_header), the parameter block, then each link copied
+ * whole from srcs[i] -- or its header alone when bit i of header_only is
+ * set (a fresh link: its bits are the buffer's zeros).  A link's checksum
+ * field is 0 and its flags carry only KEYED. */
+void bk_scalable_assemble(uint8_t *dst, const bk_scalable_scheme *sc, uint32_t num_links,
+                          const uint8_t *const *srcs, const uint64_t *lens,
+                          uint64_t header_only);
+
+/* ---- End logic for assembling a chain --------------------------------- */
+
 /* ---- Begin logic for the per-key chain probes ------------------------- */
 
 /* Every link probes with the SAME key hash h and the same double-hashing

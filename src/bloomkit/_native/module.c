@@ -440,6 +440,9 @@ static PyMethodDef bkmod_methods[] = {
     {"init_header", (PyCFunction)(void (*)(void))bkmod_init_header, METH_VARARGS | METH_KEYWORDS,
      "init_header(buf, kind, header_len, params_len, payload_len, seed=0, key_check=None)\n--\n\n"
      "Zero buf[:header_len] and write a fresh fixed header (keyed when key_check is given)."},
+    {"load_fd", (PyCFunction)(void (*)(void))bkpy_load_fd, METH_VARARGS | METH_KEYWORDS,
+     "load_fd(fd, size, class_for, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
+     "state from a file descriptor into its structure (bloomkit.load)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -447,6 +450,35 @@ static struct PyModuleDef bkmod_def = {
     PyModuleDef_HEAD_INIT, "bloomkit._core", "bloomkit's C core.", -1, bkmod_methods,
     NULL, NULL, NULL, NULL,
 };
+
+/* _core.KINDS: {class name: kind id} for every kind of the format's table
+ * (bk_format.c, bk_format_kinds) -- the one list of kinds.  The facades
+ * take their ids from it and bloomkit/__init__.py registers every exported
+ * class it names, so a new kind is a row there (and its enum id). */
+static int bkmod_add_kinds(PyObject *m)
+{
+    PyObject *kinds = PyDict_New();
+    if (kinds == NULL)
+        return -1;
+    for (unsigned k = 1; k < BK_KIND_MAX_; k++) {
+        const char *name = bk_format_kind_name(k);
+        PyObject *id;
+        if (name == NULL)
+            continue;
+        id = PyLong_FromUnsignedLong(k);
+        if (id == NULL || PyDict_SetItemString(kinds, name, id) < 0) {
+            Py_XDECREF(id);
+            Py_DECREF(kinds);
+            return -1;
+        }
+        Py_DECREF(id);
+    }
+    if (PyModule_AddObject(m, "KINDS", kinds) < 0) {
+        Py_DECREF(kinds);
+        return -1;
+    }
+    return 0;
+}
 
 PyMODINIT_FUNC PyInit__core(void)
 {
@@ -459,7 +491,8 @@ PyMODINIT_FUNC PyInit__core(void)
         if (bkpy_inits[i](m) < 0)
             goto fail;
     if (PyModule_AddIntConstant(m, "FORMAT_VERSION_MAJOR", BK_VERSION_MAJOR) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_VERSION_MINOR", BK_VERSION_MINOR) < 0)
+        PyModule_AddIntConstant(m, "FORMAT_VERSION_MINOR", BK_VERSION_MINOR) < 0 ||
+        bkmod_add_kinds(m) < 0)
         goto fail;
     return m;
 fail:

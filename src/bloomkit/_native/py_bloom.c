@@ -61,6 +61,23 @@ static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
+/* The constructor's numbers: 0 and *payload_len, or -1 with ValueError. */
+static int bkbloom_check_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t capacity,
+                               double p, uint64_t *payload_len)
+{
+    const char *reason = NULL;
+    if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
+                                          "version 0) or 2 (blocked, layout version 1)");
+        return -1;
+    }
+    if (bk_bloom_shape(layout, num_bits, k, payload_len, &reason) != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return -1;
+    }
+    return bkpy_check_design(capacity, p);
+}
+
 /* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
  *           secret=None, key=None): the low-level constructor; the facades
  * compute num_bits and num_hashes from (capacity, error_rate).  layout is
@@ -76,7 +93,6 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
     bkpy_ctor_args a;
-    const char *reason = NULL;
     BKBloom *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OOO:BloomBase", kwlist, &layout,
@@ -84,19 +100,8 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         return NULL;
     if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
-                                          "version 0) or 2 (blocked, layout version 1)");
+    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
         return NULL;
-    }
-    if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48] and error_rate in (0, 1)");
-        return NULL;
-    }
     self = bkpy_obj_new(type, BK_BLOOM_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
@@ -112,9 +117,7 @@ static PyObject *bkbloom_add(BKBloom *self, PyObject *key)
 {
     uint64_t h;
     int atomic, was_new;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     bkpy_state_wait_batches(&self->st); /* a GIL-free add_many holds the filter */
     atomic = self->st.shared;
@@ -129,7 +132,7 @@ static PyObject *bkbloom_add(BKBloom *self, PyObject *key)
 static int bkbloom_contains(BKBloom *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_bloom_contains(&self->bloom, h);
 }
@@ -194,42 +197,21 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-static PyObject *bkbloom_update(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *bkbloom_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *r = bkbloom_add_many(self, args[i]);
-        if (r == NULL)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_NONE;
+    return bkpy_update(self, args, nargs, (PyObject *(*)(PyObject *, PyObject *))bkbloom_add_many);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const bk_bloom *bloom;
-} bkbloom_query_ctx;
-
-static void bkbloom_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkbloom_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkbloom_query_ctx *ctx = (bkbloom_query_ctx *)vctx;
-    bk_bloom_contains_many(ctx->bloom, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bk_bloom_contains_many((const bk_bloom *)view, hs, n, out);
 }
 
 static PyObject *bkbloom_contains_many(BKBloom *self, PyObject *keys)
 {
-    bkbloom_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.bloom = &self->bloom;
     /* Buffer input runs without the GIL, pinning the state: _detach (an
      * mmap's close) waits for it (py_common.h). */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkbloom_query_chunk, bkpy_bools_size, &ctx,
-                                   1, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkbloom_probe, &self->bloom, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -369,39 +351,26 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
 {
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
                              "seed", "secret", NULL};
-    int layout, keyed;
+    int layout;
     unsigned long long num_bits, capacity;
     unsigned int k;
     double p;
     PyObject *seed_obj = NULL, *secret = Py_None;
-    uint64_t seed = 0, payload_len = 0;
-    uint8_t secret16[16], head[BK_BLOOM_HEADER_LEN];
-    const char *reason = NULL;
+    uint64_t payload_len = 0;
+    uint8_t head[BK_BLOOM_HEADER_LEN];
+    bkpy_ctor_args a;
     bk_hasher hs;
     (void)type;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OO:_header", kwlist, &layout,
                                      &num_bits, &k, &capacity, &p, &seed_obj, &secret))
         return NULL;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, NULL, &a) < 0)
         return NULL;
-    if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
         return NULL;
-    if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
-                                          "version 0) or 2 (blocked, layout version 1)");
-        return NULL;
-    }
-    if (bk_bloom_shape(layout, num_bits, k, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48] and error_rate in (0, 1)");
-        return NULL;
-    }
-    bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
-    bk_bloom_init_state(head, layout, num_bits, k, capacity, p, seed, keyed,
+    bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
+    bk_bloom_init_state(head, layout, num_bits, k, capacity, p, a.seed, a.keyed,
                         bk_hasher_key_check(&hs));
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
@@ -426,7 +395,7 @@ static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
 {
     uint64_t h, pos[BK_BLOOM_MAX_K_CLASSIC]; /* >= BK_BLOOM_MAX_K_BLOCKED */
     PyObject *list;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     bk_bloom_positions(&self->bloom, h, pos);
     list = PyList_New(self->bloom.k);
@@ -461,14 +430,6 @@ static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t n
     return PyBool_FromLong(bk_simd_avx2);
 }
 
-static PyObject *bkbloom_key_hash(BKBloom *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     return PyFloat_FromDouble(bk_bloom_estimate_count(&self->bloom));
@@ -482,7 +443,7 @@ static PyObject *bkbloom_estimate_error_rate(BKBloom *self, PyObject *Py_UNUSED(
 static Py_ssize_t bkbloom_len(BKBloom *self)
 {
     uint64_t c = bkbloom_get_count(self);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
 /* ---- getters ---- */
@@ -587,7 +548,6 @@ static PyMethodDef bkbloom_methods[] = {
     {"_bit_positions", (PyCFunction)bkbloom_bit_positions, METH_O,
      "_bit_positions($self, key, /)\n--\n\nThe payload bit indices a key probes (bit i is bit "
      "i % 8 of payload byte i // 8)."},
-    {"_key_hash", (PyCFunction)bkbloom_key_hash, METH_O, NULL},
     {"_recount", (PyCFunction)bkbloom_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the count to the estimate from the bits (as a union "
      "does), so that it no longer depends on the order of the adds."},

@@ -6,7 +6,6 @@
  */
 #include "py_common.h"
 
-#include <errno.h>
 #include <stdio.h>
 #ifdef _WIN32
 #include <io.h>
@@ -86,8 +85,7 @@ void *bkpy_obj_copy(PyTypeObject *type, const bkpy_state *src)
         return NULL;
     }
     memcpy(st->buf, src->buf, (size_t)src->len);
-    bk_store_u16le(st->buf + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    bkpy_state_own(st);
     if (src->kind != 0) {
         /* A loaded state may be a map that another process rewrote since
          * it was validated (RELIABILITY R32), or the frozen copy of one
@@ -184,13 +182,9 @@ static int bkpy_write_all(int fd, const uint8_t *p, size_t n)
         ssize_t w = write(fd, p, n);
 #endif
         if (w < 0) {
-            if (errno == EINTR) {
-                if (PyErr_CheckSignals() < 0)
-                    return -1;
-                continue;
-            }
-            PyErr_SetFromErrno(PyExc_OSError);
-            return -1;
+            if (bkpy_io_failed() < 0)
+                return -1;
+            continue; /* EINTR */
         }
         p += w;
         n -= (size_t)w;
@@ -238,8 +232,7 @@ PyObject *bkpy_obj_write_state(PyObject *self, PyObject *fd_obj)
     }
     /* BK_MAX_HEADER (4096) <= BKPY_WRITE_CHUNK */
     memcpy(chunk, st->buf, h.header_len);
-    bk_store_u16le(chunk + BK_OFF_FLAGS,
-                   (uint16_t)(bk_load_u16le(chunk + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    (void)bk_format_set_dirty(chunk, 0); /* a saved file is clean */
     bk_store_u64le(chunk + BK_OFF_CHECKSUM, 0);
     bk_format_checksum_begin(&xs, chunk, h.header_len);
     if (bkpy_write_all(fd, chunk, h.header_len) < 0)
@@ -308,12 +301,40 @@ PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg)
 {
     bkpy_state *st = BKPY_ST(self);
     int on = PyObject_IsTrue(arg);
-    uint16_t flags;
     if (on < 0 || bkpy_state_check_writable(st) < 0)
         return NULL;
-    flags = bk_load_u16le(st->buf + BK_OFF_FLAGS);
-    flags = (uint16_t)(on ? (flags | BK_FLAG_DIRTY) : (flags & ~BK_FLAG_DIRTY));
-    bk_store_u16le(st->buf + BK_OFF_FLAGS, flags);
+    (void)bk_format_set_dirty(st->buf, on);
+    Py_RETURN_NONE;
+}
+
+PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key)
+{
+    uint64_t h;
+    if (bkpy_key(BKPY_ST(self), key, &h) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+int bkpy_check_design(unsigned long long capacity, double error_rate)
+{
+    if (capacity == 0 || capacity > (1ULL << 48) || !(error_rate > 0.0 && error_rate < 1.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *bkpy_remove_result(int r, PyObject *key, int raise)
+{
+    if (r < 0)
+        return NULL;
+    if (!raise)
+        return PyBool_FromLong(r);
+    if (r == 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -464,6 +485,8 @@ static PyObject *bkpy_obj_load_desc(PyTypeObject *type, const bkpy_load_args *a)
         PyErr_Format(PyExc_TypeError, "%.50s is not a bloomkit type", type->tp_name);
         return NULL;
     }
+    if (d->check_load != NULL && d->check_load(a) < 0)
+        return NULL;
     kinds = d->kind_mask != NULL ? d->kind_mask(type) : d->kinds;
     self = bkpy_obj_load(type, a, kinds);
     if (self != NULL && d->attach(self) < 0)
@@ -486,7 +509,8 @@ PyObject *bkpy_obj_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwa
 }
 
 /* _detach(): release a borrowed buffer (mmap close).  A small owned,
- * empty, read-only state of the same type stays behind, so nothing
+ * empty, read-only state of the same type stays behind (or, with a
+ * descriptor's own detach, an owned copy: a scalable chain), so nothing
  * dangles and every method still answers. */
 PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
 {
@@ -498,11 +522,16 @@ PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
     bkpy_state_wait_pins(st); /* no GIL-free batch still reads the map */
     if (st->view.obj == NULL)
         Py_RETURN_NONE; /* detached by another thread meanwhile */
-    PyBuffer_Release(&st->view);
-    st->buf = NULL;
-    st->len = 0;
-    if (d->empty(self) < 0)
-        return NULL;
+    if (d->detach != NULL) {
+        if (d->detach(self) < 0)
+            return NULL;
+    } else {
+        PyBuffer_Release(&st->view);
+        st->buf = NULL;
+        st->len = 0;
+        if (d->empty(self) < 0)
+            return NULL;
+    }
     st->writable = 0;
     st->shared = 0;
     Py_RETURN_NONE;
@@ -630,3 +659,84 @@ PyNumberMethods bkpy_obj_as_number_setops = {
 };
 
 /* ---- End logic for the generic contract ------------------------------- */
+
+/* ---- Begin logic for loading a file (bloomkit.load) ------------------- */
+
+PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fd", "size", "class_for", "secret", "key", "verify", NULL};
+    int fd, verify = 1;
+    unsigned long long size;
+    PyObject *class_for, *secret = Py_None, *key = Py_None, *cls;
+    bkpy_state tmp;
+    bk_header h;
+    const char *reason = "invalid";
+    const bkpy_desc *d;
+    bkpy_obj *self;
+    bk_rc rc;
+    (void)mod;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKO|OO$p:load_fd", kwlist, &fd, &size,
+                                     &class_for, &secret, &key, &verify))
+        return NULL;
+    if (bkpy_check_keyfunc(key) < 0)
+        return NULL;
+    memset(&tmp, 0, sizeof tmp);
+    if (bkpy_state_read_fd(&tmp, fd, size) < 0)
+        goto fail;
+    /* The header is parsed once; its kind picks the class (the registry's
+     * "not supported" error comes before the payload checks, as loads()
+     * gives it), then the rest of the one validator runs on it. */
+    rc = bk_format_parse(tmp.buf, tmp.len, &h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        goto fail;
+    }
+    /* the registry's answer (persist._class_for_kind), or its error */
+    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
+    if (cls == NULL)
+        goto fail;
+    d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
+    if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
+                       (1u << h.kind))) {
+        PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
+                     "of that kind", (unsigned)h.kind);
+        Py_DECREF(cls);
+        goto fail;
+    }
+    rc = bk_format_validate_parsed(tmp.buf, tmp.len,
+                                   BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), &h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        Py_DECREF(cls);
+        goto fail;
+    }
+    self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
+    Py_DECREF(cls); /* the object holds its type */
+    if (self == NULL)
+        goto fail;
+    self->st.alloc = tmp.alloc; /* the buffer moves into the object: no copy */
+    self->st.buf = tmp.buf;
+    self->st.len = tmp.len;
+    self->st.writable = 1;
+    self->st.kind = h.kind;
+    bkpy_state_own(&self->st);
+    if (bkpy_state_set_hasher(&self->st, &h, secret) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    if (d->attach((PyObject *)self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+fail:
+    bkpy_state_release(&tmp);
+    return NULL;
+}
+
+/* ---- End logic for loading a file ------------------------------------- */

@@ -345,9 +345,24 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
 
 /* ---- End logic for GIL-free batches ----------------------------------- */
 
-/* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure. */
+/* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure.
+ * bkpy_state_free frees an st->alloc (PyMem_RawCalloc'ed: seen by
+ * tracemalloc). */
 int bkpy_state_alloc(bkpy_state *st, uint64_t len);
+void bkpy_state_free(void *alloc);
 void bkpy_state_release(bkpy_state *st);
+
+/* Read len bytes of file descriptor fd (from its current position) straight
+ * into a fresh owned state buffer: the one copy of a load.  -1 with an
+ * exception set (st->alloc may then be set: bkpy_state_release frees it). */
+int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len);
+
+/* After a failed read() or write() of a state (errno set): 0 to retry
+ * (EINTR, and no signal handler raised), or -1 with an exception set. */
+int bkpy_io_failed(void);
+
+/* The DIRTY rule (py_common_state.c): a state that becomes owned is clean. */
+void bkpy_state_own(bkpy_state *st);
 
 /* Parse `secret` (None or 16 bytes-like) into out16; *has set to 0/1. */
 int bkpy_parse_secret(PyObject *secret, uint8_t out16[16], int *has);
@@ -366,6 +381,59 @@ PyObject *bkpy_state_to_bytes(const bkpy_state *st);
 
 /* Refuse writes to a read-only mapping. */
 int bkpy_state_check_writable(const bkpy_state *st);
+
+/* Hash a key with the state's key= function and hasher (bkpy_hash_key);
+ * the _w form first refuses a read-only state.  0, or -1 with an exception
+ * set.  Inline: every per-key method starts with one of them. */
+static inline int bkpy_key(const bkpy_state *st, PyObject *key, uint64_t *h)
+{
+    return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
+}
+
+static inline int bkpy_key_w(const bkpy_state *st, PyObject *key, uint64_t *h)
+{
+    if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0)
+        return -1;
+    return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
+}
+
+/* A count for __len__: saturated at PY_SSIZE_T_MAX. */
+static inline Py_ssize_t bkpy_len_of(uint64_t count)
+{
+    return count > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)count;
+}
+
+/* ---- Begin logic for shared method bodies -----------------------------
+ *
+ * The per-key methods of the structures differ only in the call into the
+ * core; what surrounds it is here, once. */
+
+/* The design every sized structure records: capacity in [1, 2**48] and
+ * error_rate in (0, 1).  0, or -1 with ValueError. */
+int bkpy_check_design(unsigned long long capacity, double error_rate);
+
+/* remove() and discard() from one outcome r (1 removed, 0 absent, -1 an
+ * exception is set): remove returns None or raises KeyError(key) (raise
+ * set), discard returns True or False. */
+PyObject *bkpy_remove_result(int r, PyObject *key, int raise);
+
+/* update(*iterables): add_many(self, it) for each, results dropped. */
+PyObject *bkpy_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *(*add_many)(PyObject *, PyObject *));
+
+/* contains_many(keys) of every structure: probe answers n hashes into
+ * out[0..n) (1 present, 0 absent) from the structure's view.  The mode
+ * says how buffer input may run: GIL (a writer holding the GIL must not
+ * move entries under the probe: quotient, cuckoo), NOGIL (an immutable
+ * structure), PINNED (without the GIL, the state pinned: see the GIL-free
+ * batches above). */
+typedef void (*bkpy_probe_fn)(const void *view, const uint64_t *hs, size_t n, uint8_t *out);
+typedef enum { BKPY_QUERY_GIL, BKPY_QUERY_NOGIL, BKPY_QUERY_PINNED } bkpy_query_mode;
+
+PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode);
+
+/* ---- End logic for shared method bodies ------------------------------- */
 
 /* ---- End logic for state buffers -------------------------------------- */
 
@@ -433,6 +501,9 @@ PyObject *bkpy_obj_to_bytes(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg);
+/* _key_hash(key): the 64-bit hash the structure uses for key (tests,
+ * redis.py). */
+PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key);
 
 /* Getters: seed, keyed, key, writable, mapped, dirty, state_nbytes. */
 PyObject *bkpy_obj_get_seed(PyObject *self, void *closure);
@@ -459,6 +530,14 @@ int bkpy_parse_from_buffer(PyObject *args, PyObject *kwargs, bkpy_load_args *a);
  * (bkpy_state_load, kinds in kind_mask), with its shared flag and key=
  * set; the caller attaches its structure's view of the state. */
 PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned kind_mask);
+
+/* _core.load_fd(fd, size, class_for, secret=None, key=None, *, verify=True):
+ * bloomkit.load's reader.  The file is read once, straight into the
+ * aligned state buffer; the one validator parses its header once; the kind
+ * it reads picks the class through class_for(kind) (persist's kind
+ * registry, which raises for a kind it cannot load) and the structure
+ * attaches to the buffer in place. */
+PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
 
 /* ---- The type descriptor: what the generic contract needs to know ---- */
 
@@ -488,6 +567,14 @@ typedef struct bkpy_desc {
      * new reference to self or NULL. */
     int (*compatible)(PyObject *self, PyObject *other, const char *op);
     PyObject *(*inplace)(PyObject *self, PyObject *other, int is_union);
+    /* Optional.  check_load refuses load arguments the type cannot honour
+     * (a scalable chain cannot be mapped writable: growth reallocates it);
+     * 0 or -1 with an exception set.  detach replaces the generic _detach
+     * step (release the view, then `empty`): called with the view held and
+     * no GIL-free batch running, it must release the view and leave an
+     * owned, attached state. */
+    int (*check_load)(const bkpy_load_args *a);
+    int (*detach)(PyObject *self);
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
@@ -534,6 +621,7 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},                      \
     {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},                          \
     {"_detach", (PyCFunction)bkpy_obj_detach, METH_NOARGS, NULL},                           \
+    {"_key_hash", (PyCFunction)bkpy_obj_key_hash, METH_O, NULL},                            \
     {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
 
 #define BKPY_OBJ_GETSET                                                                     \
@@ -549,6 +637,14 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
      "True when the state lives in a borrowed buffer (mmap).", NULL},                       \
     {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
      "True when the state is marked open for writing.", NULL}
+
+/* A getter `<prefix>_get_<name>` of Struct returning expr (self in scope). */
+#define BKPY_GETTER(prefix, Struct, name, expr)                                             \
+    static PyObject *prefix##_get_##name(Struct *self, void *closure)                       \
+    {                                                                                       \
+        (void)closure;                                                                      \
+        return expr;                                                                        \
+    }
 
 /* The slots every type shares, for its PyTypeObject initializer. */
 #define BKPY_OBJ_SLOTS(Struct)                                                              \

@@ -392,3 +392,53 @@ void bkpy_bools_clear(bkpy_bools *b)
 }
 
 /* ---- End logic for batches -------------------------------------------- */
+
+/* ---- Begin logic for shared batch methods ----------------------------- */
+
+PyObject *bkpy_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *(*add_many)(PyObject *, PyObject *))
+{
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *r = add_many(self, args[i]);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    bkpy_bools out; /* first: bkpy_bools_size receives this context */
+    bkpy_probe_fn probe;
+    const void *view;
+} bkpy_query_ctx;
+
+static void bkpy_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bkpy_query_ctx *ctx = (bkpy_query_ctx *)vctx;
+    ctx->probe(ctx->view, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+}
+
+PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode)
+{
+    bkpy_query_ctx ctx;
+    bkpy_batch_info info;
+    PyObject *res = NULL;
+    int rc;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.probe = probe;
+    ctx.view = view;
+    if (mode == BKPY_QUERY_PINNED)
+        rc = bkpy_for_each_chunk_pinned(st, keys, bkpy_query_chunk, bkpy_bools_size, &ctx, 1,
+                                        &info);
+    else
+        rc = bkpy_for_each_chunk(keys, st->keyfunc, &st->hasher, bkpy_query_chunk,
+                                 bkpy_bools_size, &ctx, mode == BKPY_QUERY_NOGIL, &info);
+    if (rc == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
+    return res;
+}
+
+/* ---- End logic for shared batch methods ------------------------------- */

@@ -10,6 +10,13 @@
 #include <sys/mman.h>
 #endif
 
+#include <errno.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
 #include "bk_endian.h"
 
 /* ---- Begin logic for state buffers ------------------------------------ */
@@ -62,8 +69,9 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
                          bkpy_state_nomem_advice);
         return -1;
     }
-    /* calloc: untouched zero pages cost nothing until written. */
-    raw = calloc(1, (size_t)len + BK_ALIGN);
+    /* calloc (PyMem_RawCalloc is calloc, seen by tracemalloc): untouched
+     * zero pages cost nothing until written. */
+    raw = PyMem_RawCalloc(1, (size_t)len + BK_ALIGN);
     if (raw == NULL) {
         bkpy_raise_nomem(len, "the structure's state", bkpy_state_nomem_advice);
         return -1;
@@ -74,6 +82,11 @@ int bkpy_state_alloc(bkpy_state *st, uint64_t len)
     st->len = len;
     st->writable = 1;
     return 0;
+}
+
+void bkpy_state_free(void *alloc)
+{
+    PyMem_RawFree(alloc);
 }
 
 /* Lazily allocate *lock; -1 with MemoryError. */
@@ -184,8 +197,7 @@ void bkpy_state_release(bkpy_state *st)
             PyThread_free_lock(*locks[i]);
             *locks[i] = NULL;
         }
-    if (st->alloc != NULL)
-        free(st->alloc);
+    bkpy_state_free(st->alloc);
     st->alloc = NULL;
     if (st->view.obj != NULL)
         PyBuffer_Release(&st->view);
@@ -276,9 +288,7 @@ int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int 
             return -1;
         }
         memcpy(st->buf, v.buf, (size_t)v.len);
-        /* an owned copy is a clean in-memory filter */
-        bk_store_u16le(st->buf + BK_OFF_FLAGS,
-                       (uint16_t)(bk_load_u16le(st->buf + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+        bkpy_state_own(st);
         PyBuffer_Release(&v);
     } else {
         if (((uintptr_t)v.buf % 8) != 0) {
@@ -290,6 +300,57 @@ int bkpy_state_load(bkpy_state *st, PyObject *data, int copy, int writable, int 
         st->buf = (uint8_t *)v.buf;
         st->len = (uint64_t)v.len;
         st->writable = writable;
+    }
+    return 0;
+}
+
+/* The DIRTY rule, in one place.  DIRTY marks a state that a writer has
+ * open in place (a file mapped "r+"): it travels with the mapping only.  A
+ * state that becomes an owned, in-memory object (from_bytes, load, copy)
+ * or leaves as a copy (to_bytes, save) is clean: the flag is cleared.  A
+ * DIRTY input is refused before that (bk_format_validate without
+ * BK_ALLOW_DIRTY: UncleanFileError), except where the caller allows it
+ * (_from_buffer of a map, repair). */
+void bkpy_state_own(bkpy_state *st)
+{
+    (void)bk_format_set_dirty(st->buf, 0);
+}
+
+int bkpy_io_failed(void)
+{
+    if (errno == EINTR)
+        return PyErr_CheckSignals() < 0 ? -1 : 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+}
+
+int bkpy_state_read_fd(bkpy_state *st, int fd, uint64_t len)
+{
+    uint64_t off = 0;
+    if (bkpy_state_alloc(st, len) < 0)
+        return -1;
+    while (off < len) {
+        size_t want = (size_t)(len - off < ((uint64_t)1 << 30) ? len - off : (uint64_t)1 << 30);
+        Py_ssize_t got;
+        /* the buffer is private to this call: the GIL is not needed */
+        Py_BEGIN_ALLOW_THREADS
+#ifdef _WIN32
+        got = _read(fd, st->buf + off, (unsigned)want);
+#else
+        got = read(fd, st->buf + off, want);
+#endif
+        Py_END_ALLOW_THREADS
+        if (got < 0) {
+            if (bkpy_io_failed() < 0)
+                return -1;
+            continue; /* EINTR */
+        }
+        if (got == 0) {
+            PyErr_Format(bkpy_FormatError, "the file shrank while it was read (%llu of %llu "
+                         "bytes)", (unsigned long long)off, (unsigned long long)len);
+            return -1;
+        }
+        off += (uint64_t)got;
     }
     return 0;
 }
@@ -309,7 +370,7 @@ PyObject *bkpy_state_to_bytes(const bkpy_state *st)
     }
     p = (uint8_t *)PyBytes_AS_STRING(out);
     memcpy(p, st->buf, (size_t)st->len);
-    bk_store_u16le(p + BK_OFF_FLAGS, (uint16_t)(bk_load_u16le(p + BK_OFF_FLAGS) & ~BK_FLAG_DIRTY));
+    (void)bk_format_set_dirty(p, 0); /* a copy is sealed and clean */
     bk_format_seal(p, st->len);
     return out;
 }

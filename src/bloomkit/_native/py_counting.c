@@ -84,11 +84,8 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+    if (bkpy_check_design(capacity, p) < 0)
         return NULL;
-    }
     self = bkpy_obj_new(type, BK_COUNTING_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
@@ -104,9 +101,7 @@ static PyObject *bkcounting_add(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     int was_new;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     was_new = bk_counting_add(&self->c, h, self->st.shared);
     bkcounting_bump(self, BK_COUNTING_P_COUNT, 1);
@@ -117,44 +112,35 @@ static PyObject *bkcounting_add(BKCounting *self, PyObject *key)
     Py_RETURN_FALSE;
 }
 
-static PyObject *bkcounting_remove(BKCounting *self, PyObject *key)
+/* 1 removed, 0 absent (surely never added), -1 error. */
+static int bkcounting_remove_impl(BKCounting *self, PyObject *key)
 {
     uint64_t h;
     int zeroed;
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    if (bk_counting_remove(&self->c, h, self->st.shared, &zeroed) != BK_OK) {
-        PyErr_SetObject(PyExc_KeyError, key);
-        return NULL;
-    }
+    if (bkpy_state_check_writable(&self->st) < 0 || bkpy_key(&self->st, key, &h) < 0)
+        return -1;
+    if (bk_counting_remove(&self->c, h, self->st.shared, &zeroed) != BK_OK)
+        return 0;
     bkcounting_bump(self, BK_COUNTING_P_COUNT, -1);
     if (zeroed)
         bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
-    Py_RETURN_NONE;
+    return 1;
+}
+
+static PyObject *bkcounting_remove(BKCounting *self, PyObject *key)
+{
+    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 1);
 }
 
 static PyObject *bkcounting_discard(BKCounting *self, PyObject *key)
 {
-    uint64_t h;
-    int zeroed;
-    if (bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    if (bk_counting_remove(&self->c, h, self->st.shared, &zeroed) != BK_OK)
-        Py_RETURN_FALSE;
-    bkcounting_bump(self, BK_COUNTING_P_COUNT, -1);
-    if (zeroed)
-        bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
-    Py_RETURN_TRUE;
+    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 0);
 }
 
 static int bkcounting_contains(BKCounting *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_counting_contains(&self->c, h);
 }
@@ -162,7 +148,7 @@ static int bkcounting_contains(BKCounting *self, PyObject *key)
 static PyObject *bkcounting_count(BKCounting *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     return PyLong_FromUnsignedLong(bk_counting_count(&self->c, h));
 }
@@ -208,31 +194,16 @@ static PyObject *bkcounting_add_many(BKCounting *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const bk_counting *c;
-} bkcounting_query_ctx;
-
-static void bkcounting_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkcounting_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkcounting_query_ctx *ctx = (bkcounting_query_ctx *)vctx;
-    bk_counting_contains_many(ctx->c, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bk_counting_contains_many((const bk_counting *)view, hs, n, out);
 }
 
 static PyObject *bkcounting_contains_many(BKCounting *self, PyObject *keys)
 {
-    bkcounting_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.c = &self->c;
     /* Buffer input runs without the GIL, pinning the state: _detach (an
      * mmap's close) waits for it (py_common.h). */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkcounting_query_chunk, bkpy_bools_size, &ctx, 1,
-                                   &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkcounting_probe, &self->c, BKPY_QUERY_PINNED);
 }
 
 typedef struct {
@@ -438,7 +409,7 @@ static PyObject *bkcounting_counter_positions(BKCounting *self, PyObject *key)
     uint64_t h;
     PyObject *list;
     uint32_t i = 0;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     list = PyList_New(self->c.k);
     if (list == NULL)
@@ -453,14 +424,6 @@ static PyObject *bkcounting_counter_positions(BKCounting *self, PyObject *key)
         i++;
     });
     return list;
-}
-
-static PyObject *bkcounting_key_hash(BKCounting *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
 }
 
 /* _to_bloom(cls): a classic Bloom filter of class cls (BloomFilter) with
@@ -534,31 +497,26 @@ static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_U
 static Py_ssize_t bkcounting_len(BKCounting *self)
 {
     uint64_t c = bkcounting_u64(self, BK_COUNTING_P_COUNT);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
 /* ---- getters ---- */
 
-#define BKC_GETTER(name, expr)                                   \
-    static PyObject *name(BKCounting *self, void *closure)       \
-    {                                                            \
-        (void)closure;                                           \
-        return expr;                                             \
-    }
-BKC_GETTER(bkcounting_get_num_counters, PyLong_FromUnsignedLongLong(self->c.m))
-BKC_GETTER(bkcounting_get_num_hashes, PyLong_FromUnsignedLong(self->c.k))
-BKC_GETTER(bkcounting_get_counter_bits, PyLong_FromUnsignedLong(self->c.bits))
-BKC_GETTER(bkcounting_get_counter_max, PyLong_FromUnsignedLong(self->c.max))
-BKC_GETTER(bkcounting_get_layout,
-           PyUnicode_FromString(self->c.layout == BK_COUNTING_LAYOUT_BLOCKED ? "blocked"
-                                                                             : "classic"))
-BKC_GETTER(bkcounting_get_num_blocks, PyLong_FromUnsignedLongLong(self->c.num_blocks))
-BKC_GETTER(bkcounting_get_capacity, PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
-BKC_GETTER(bkcounting_get_error_rate,
+BKPY_GETTER(bkcounting, BKCounting, num_counters, PyLong_FromUnsignedLongLong(self->c.m))
+BKPY_GETTER(bkcounting, BKCounting, num_hashes, PyLong_FromUnsignedLong(self->c.k))
+BKPY_GETTER(bkcounting, BKCounting, counter_bits, PyLong_FromUnsignedLong(self->c.bits))
+BKPY_GETTER(bkcounting, BKCounting, counter_max, PyLong_FromUnsignedLong(self->c.max))
+BKPY_GETTER(bkcounting, BKCounting, layout,
+            PyUnicode_FromString(self->c.layout == BK_COUNTING_LAYOUT_BLOCKED ? "blocked"
+                                                                              : "classic"))
+BKPY_GETTER(bkcounting, BKCounting, num_blocks, PyLong_FromUnsignedLongLong(self->c.num_blocks))
+BKPY_GETTER(bkcounting, BKCounting, capacity,
+            PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
+BKPY_GETTER(bkcounting, BKCounting, error_rate,
            PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
-BKC_GETTER(bkcounting_get_nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
-BKC_GETTER(bkcounting_get_counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
-BKC_GETTER(bkcounting_get_fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
+BKPY_GETTER(bkcounting, BKCounting, nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
+BKPY_GETTER(bkcounting, BKCounting, counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
+BKPY_GETTER(bkcounting, BKCounting, fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
                                                   (double)self->c.m))
 
 static PyGetSetDef bkcounting_getset[] = {
@@ -612,7 +570,6 @@ static PyMethodDef bkcounting_methods[] = {
      "_counter_positions($self, key, /)\n--\n\nThe counter indices a key probes, in probe order "
      "(classic: the classic Bloom probe sequence over num_counters; blocked: in the key's "
      "block)."},
-    {"_key_hash", (PyCFunction)bkcounting_key_hash, METH_O, NULL},
     {"_to_bloom", (PyCFunction)bkcounting_to_bloom, METH_O, NULL},
     {"_recount_total", (PyCFunction)bkcounting_recount_total_meth, METH_NOARGS,
      "_recount_total($self, /)\n--\n\nStore sum(counters) / k as the count when no counter is "

@@ -57,11 +57,8 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    if (capacity == 0 || capacity > (1ULL << 48) || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+    if (bkpy_check_design(capacity, p) < 0)
         return NULL;
-    }
     self = bkpy_obj_new(type, BK_CUCKOO_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
@@ -77,9 +74,7 @@ static PyObject *bkcuckoo_add(BKCuckoo *self, PyObject *key)
 {
     uint64_t h;
     int was_new;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     if (BK_UNLIKELY(bk_cuckoo_add(&self->ck, h, &was_new) != BK_OK)) {
         PyErr_SetString(bkpy_CapacityError, bkcuckoo_full_msg);
@@ -93,7 +88,7 @@ static PyObject *bkcuckoo_add(BKCuckoo *self, PyObject *key)
 static int bkcuckoo_contains(BKCuckoo *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_cuckoo_contains(&self->ck, h);
 }
@@ -104,35 +99,25 @@ static int bkcuckoo_remove_impl(BKCuckoo *self, PyObject *key)
     uint64_t h;
     if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
         return -1;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_cuckoo_remove(&self->ck, h) == BK_OK;
 }
 
 static PyObject *bkcuckoo_remove(BKCuckoo *self, PyObject *key)
 {
-    int r = bkcuckoo_remove_impl(self, key);
-    if (r < 0)
-        return NULL;
-    if (r == 0) {
-        PyErr_SetObject(PyExc_KeyError, key);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    return bkpy_remove_result(bkcuckoo_remove_impl(self, key), key, 1);
 }
 
 static PyObject *bkcuckoo_discard(BKCuckoo *self, PyObject *key)
 {
-    int r = bkcuckoo_remove_impl(self, key);
-    if (r < 0)
-        return NULL;
-    return PyBool_FromLong(r);
+    return bkpy_remove_result(bkcuckoo_remove_impl(self, key), key, 0);
 }
 
 static PyObject *bkcuckoo_count(BKCuckoo *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     return PyLong_FromUnsignedLong(bk_cuckoo_count(&self->ck, h));
 }
@@ -183,40 +168,19 @@ static PyObject *bkcuckoo_add_many(BKCuckoo *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added_new);
 }
 
-static PyObject *bkcuckoo_update(BKCuckoo *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *bkcuckoo_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *r = bkcuckoo_add_many(self, args[i]);
-        if (r == NULL)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_NONE;
+    return bkpy_update(self, args, nargs, (PyObject *(*)(PyObject *, PyObject *))bkcuckoo_add_many);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const bk_cuckoo *ck;
-} bkcuckoo_query_ctx;
-
-static void bkcuckoo_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkcuckoo_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkcuckoo_query_ctx *ctx = (bkcuckoo_query_ctx *)vctx;
-    bk_cuckoo_contains_many(ctx->ck, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bk_cuckoo_contains_many((const bk_cuckoo *)view, hs, n, out);
 }
 
 static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
 {
-    bkcuckoo_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.ck = &self->ck;
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcuckoo_query_chunk,
-                            bkpy_bools_size, &ctx, 0, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkcuckoo_probe, &self->ck, BKPY_QUERY_GIL);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -335,20 +299,12 @@ static int bkcuckoo_empty(PyObject *self_obj)
     return bkcuckoo_attach(self_obj);
 }
 
-static PyObject *bkcuckoo_key_hash(BKCuckoo *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 /* _locate(key) -> (fingerprint, i1, i2): where a key may live (tests). */
 static PyObject *bkcuckoo_locate(BKCuckoo *self, PyObject *key)
 {
     uint64_t h, i1;
     uint32_t fp;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     i1 = bk_cuckoo_index(&self->ck, h);
     fp = bk_cuckoo_fingerprint(&self->ck, h);
@@ -380,28 +336,22 @@ static PyObject *bkcuckoo_estimate_error_rate(BKCuckoo *self, PyObject *Py_UNUSE
 static Py_ssize_t bkcuckoo_len(BKCuckoo *self)
 {
     uint64_t c = bk_cuckoo_get_count(&self->ck);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
 /* ---- getters ---- */
 
-#define BKCUCKOO_GETTER(name, expr)                                  \
-    static PyObject *bkcuckoo_get_##name(BKCuckoo *self, void *c)   \
-    {                                                                \
-        (void)c;                                                     \
-        return expr;                                                 \
-    }
-BKCUCKOO_GETTER(num_buckets, PyLong_FromUnsignedLongLong(self->ck.num_buckets))
-BKCUCKOO_GETTER(bucket_size, PyLong_FromUnsignedLong(self->ck.b))
-BKCUCKOO_GETTER(fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
-BKCUCKOO_GETTER(max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
-BKCUCKOO_GETTER(stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
-BKCUCKOO_GETTER(capacity, PyLong_FromUnsignedLongLong(
+BKPY_GETTER(bkcuckoo, BKCuckoo, num_buckets, PyLong_FromUnsignedLongLong(self->ck.num_buckets))
+BKPY_GETTER(bkcuckoo, BKCuckoo, bucket_size, PyLong_FromUnsignedLong(self->ck.b))
+BKPY_GETTER(bkcuckoo, BKCuckoo, fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
+BKPY_GETTER(bkcuckoo, BKCuckoo, max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
+BKPY_GETTER(bkcuckoo, BKCuckoo, stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
+BKPY_GETTER(bkcuckoo, BKCuckoo, capacity, PyLong_FromUnsignedLongLong(
                               bk_load_u64le(self->ck.params + BK_CUCKOO_P_CAPACITY)))
-BKCUCKOO_GETTER(error_rate, PyFloat_FromDouble(
+BKPY_GETTER(bkcuckoo, BKCuckoo, error_rate, PyFloat_FromDouble(
                                 bk_load_f64le(self->ck.params + BK_CUCKOO_P_ERROR_RATE)))
-BKCUCKOO_GETTER(nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
-BKCUCKOO_GETTER(load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
+BKPY_GETTER(bkcuckoo, BKCuckoo, nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
+BKPY_GETTER(bkcuckoo, BKCuckoo, load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
                                                 bkcuckoo_slots(self)))
 
 static PyGetSetDef bkcuckoo_getset[] = {
@@ -448,7 +398,6 @@ static PyMethodDef bkcuckoo_methods[] = {
      "estimate_error_rate($self, /)\n--\n\nFalse-positive rate at the current load: "
      "1 - (1 - 1/(2^f - 1))^(2 b load)."},
     {"_recount", (PyCFunction)bkcuckoo_recount, METH_NOARGS, NULL},
-    {"_key_hash", (PyCFunction)bkcuckoo_key_hash, METH_O, NULL},
     {"_locate", (PyCFunction)bkcuckoo_locate, METH_O,
      "_locate($self, key, /)\n--\n\n(fingerprint, bucket1, bucket2) of a key."},
     BKPY_OBJ_METHODS,

@@ -136,6 +136,30 @@ static int bkfuse_parse_f(unsigned f)
     return 0;
 }
 
+/* Hash every key of `keys` into c (c->hs: the caller frees it on success).
+ * 0, or -1 with an exception set (and nothing left to free). */
+static int bkfuse_collect_keys(PyObject *keys, PyObject *key, const bkpy_ctor_args *a,
+                               bkfuse_collect *c)
+{
+    bk_hasher hasher;
+    bkpy_batch_info info;
+    bk_hasher_init(&hasher, a->seed, a->keyed ? a->secret16 : NULL);
+    memset(c, 0, sizeof *c);
+    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
+                            bkfuse_collect_size, c, 1, &info) < 0) {
+        free(c->hs);
+        return -1;
+    }
+    if (c->nomem) {
+        free(c->hs);
+        bkpy_raise_nomem((uint64_t)(c->cap + c->cap / 2) * 8,
+                         "the key hashes of a binary fuse build (8 bytes a key)",
+                         "build from fewer keys or free memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None) */
 static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -143,29 +167,15 @@ static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     unsigned int f = 8;
     bkpy_ctor_args a;
-    bk_hasher hasher;
     bkfuse_collect c;
-    bkpy_batch_info info;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOO:BinaryFuseBase", kwlist, &keys, &f,
                                      &seed_obj, &secret, &key))
         return NULL;
     if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    bk_hasher_init(&hasher, a.seed, a.keyed ? a.secret16 : NULL);
-    memset(&c, 0, sizeof c);
-    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
-                            bkfuse_collect_size, &c, 1, &info) < 0) {
-        free(c.hs);
+    if (bkfuse_collect_keys(keys, key, &a, &c) < 0)
         return NULL;
-    }
-    if (c.nomem) {
-        free(c.hs);
-        bkpy_raise_nomem((uint64_t)(c.cap + c.cap / 2) * 8,
-                         "the key hashes of a binary fuse build (8 bytes a key)",
-                         "build from fewer keys or free memory");
-        return NULL;
-    }
     return bkfuse_build(type, c.hs, c.n, f, &a, key, 1);
 }
 
@@ -225,9 +235,7 @@ static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *
     static char *kwlist[] = {"keys", "seed", "secret", "key", NULL};
     PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
     bkpy_ctor_args a;
-    bk_hasher hasher;
     bkfuse_collect c;
-    bkpy_batch_info info;
     (void)type;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:_hash_keys", kwlist, &keys,
@@ -235,17 +243,8 @@ static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *
         return NULL;
     if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
-    bk_hasher_init(&hasher, a.seed, a.keyed ? a.secret16 : NULL);
-    memset(&c, 0, sizeof c);
-    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
-                            bkfuse_collect_size, &c, 1, &info) < 0) {
-        free(c.hs);
+    if (bkfuse_collect_keys(keys, key, &a, &c) < 0)
         return NULL;
-    }
-    if (c.nomem) {
-        free(c.hs);
-        return PyErr_NoMemory();
-    }
     res = PyBytes_FromStringAndSize((const char *)c.hs, (Py_ssize_t)(c.n * 8));
     free(c.hs);
     return res;
@@ -258,43 +257,20 @@ static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *
 static int bkfuse_contains(BKFuse *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_fuse_contains(&self->fu, h);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const bk_fuse *fu;
-} bkfuse_query_ctx;
-
-static void bkfuse_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkfuse_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkfuse_query_ctx *ctx = (bkfuse_query_ctx *)vctx;
-    bk_fuse_contains_many(ctx->fu, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bk_fuse_contains_many((const bk_fuse *)view, hs, n, out);
 }
 
 static PyObject *bkfuse_contains_many(BKFuse *self, PyObject *keys)
 {
-    bkfuse_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.fu = &self->fu;
     /* Read-only state: the lookups run without the GIL over buffers. */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkfuse_query_chunk,
-                            bkpy_bools_size, &ctx, 1, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
-}
-
-static PyObject *bkfuse_key_hash(BKFuse *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
+    return bkpy_contains_many(&self->st, keys, bkfuse_probe, &self->fu, BKPY_QUERY_NOGIL);
 }
 
 /* ---- End logic for lookups -------------------------------------------- */
@@ -334,25 +310,19 @@ static int bkfuse_equal(PyObject *a, PyObject *b)
 static Py_ssize_t bkfuse_len(BKFuse *self)
 {
     uint64_t c = self->fu.count;
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
-#define BKFUSE_GETTER(name, expr)                                 \
-    static PyObject *bkfuse_get_##name(BKFuse *self, void *c)     \
-    {                                                             \
-        (void)c;                                                  \
-        return expr;                                              \
-    }
-BKFUSE_GETTER(fingerprint_bits, PyLong_FromUnsignedLong(self->fu.f))
-BKFUSE_GETTER(arity, PyLong_FromUnsignedLong(self->fu.arity))
-BKFUSE_GETTER(segment_length, PyLong_FromUnsignedLong(self->fu.segment_length))
-BKFUSE_GETTER(segment_count, PyLong_FromUnsignedLong(self->fu.segment_count))
-BKFUSE_GETTER(array_length, PyLong_FromUnsignedLongLong(self->fu.array_length))
-BKFUSE_GETTER(fuse_seed, PyLong_FromUnsignedLongLong(self->fu.fuse_seed))
-BKFUSE_GETTER(attempts, PyLong_FromUnsignedLong(
+BKPY_GETTER(bkfuse, BKFuse, fingerprint_bits, PyLong_FromUnsignedLong(self->fu.f))
+BKPY_GETTER(bkfuse, BKFuse, arity, PyLong_FromUnsignedLong(self->fu.arity))
+BKPY_GETTER(bkfuse, BKFuse, segment_length, PyLong_FromUnsignedLong(self->fu.segment_length))
+BKPY_GETTER(bkfuse, BKFuse, segment_count, PyLong_FromUnsignedLong(self->fu.segment_count))
+BKPY_GETTER(bkfuse, BKFuse, array_length, PyLong_FromUnsignedLongLong(self->fu.array_length))
+BKPY_GETTER(bkfuse, BKFuse, fuse_seed, PyLong_FromUnsignedLongLong(self->fu.fuse_seed))
+BKPY_GETTER(bkfuse, BKFuse, attempts, PyLong_FromUnsignedLong(
                             bk_load_u32le(self->st.buf + BK_OFF_PARAMS + BK_FUSE_P_ATTEMPTS)))
-BKFUSE_GETTER(nbytes, PyLong_FromUnsignedLongLong(self->fu.array_length * (self->fu.f / 8)))
-BKFUSE_GETTER(error_rate, PyFloat_FromDouble(1.0 / (double)(1ULL << self->fu.f)))
+BKPY_GETTER(bkfuse, BKFuse, nbytes, PyLong_FromUnsignedLongLong(self->fu.array_length * (self->fu.f / 8)))
+BKPY_GETTER(bkfuse, BKFuse, error_rate, PyFloat_FromDouble(1.0 / (double)(1ULL << self->fu.f)))
 
 static PyGetSetDef bkfuse_getset[] = {
     {"fingerprint_bits", (getter)bkfuse_get_fingerprint_bits, NULL, "f, bits per fingerprint (8, 16 or 32).", NULL},
@@ -381,7 +351,6 @@ static PyMethodDef bkfuse_methods[] = {
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_hash_keys(keys, *, seed=0, secret=None, key=None)\n--\n\n"
      "The 64-bit key hashes of a batch as native-endian uint64 bytes."},
-    {"_key_hash", (PyCFunction)bkfuse_key_hash, METH_O, NULL},
     BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -165,7 +165,7 @@ static int bkquotient_raise(bk_rc rc)
 static int bkquotient_fp_of(BKQuotient *self, PyObject *key, uint64_t *fp)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     *fp = bk_quotient_fingerprint(&self->qf, h);
     return 0;
@@ -192,41 +192,37 @@ static PyObject *bkquotient_add(BKQuotient *self, PyObject *key)
 static int bkquotient_contains(BKQuotient *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_quotient_contains(&self->qf, h);
 }
 
-static PyObject *bkquotient_remove_impl(BKQuotient *self, PyObject *key, int raise)
+/* 1 removed, 0 absent, -1 error. */
+static int bkquotient_remove_impl(BKQuotient *self, PyObject *key)
 {
     uint64_t fp;
     bk_rc rc;
     if (bkpy_state_check_writable(&self->st) < 0 || bkquotient_fp_of(self, key, &fp) < 0)
-        return NULL;
+        return -1;
     rc = bk_quotient_remove_fp(&self->qf, fp);
-    if (rc == BK_ERR_NOTFOUND && !raise)
-        Py_RETURN_FALSE;
+    if (rc == BK_ERR_NOTFOUND)
+        return 0;
     if (rc != BK_OK) {
-        if (rc == BK_ERR_NOTFOUND)
-            PyErr_SetObject(PyExc_KeyError, key);
-        else
-            bkquotient_raise(rc);
-        return NULL;
+        bkquotient_raise(rc);
+        return -1;
     }
     self->version++;
-    if (raise)
-        Py_RETURN_NONE;
-    Py_RETURN_TRUE;
+    return 1;
 }
 
 static PyObject *bkquotient_remove(BKQuotient *self, PyObject *key)
 {
-    return bkquotient_remove_impl(self, key, 1);
+    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 1);
 }
 
 static PyObject *bkquotient_discard(BKQuotient *self, PyObject *key)
 {
-    return bkquotient_remove_impl(self, key, 0);
+    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 0);
 }
 
 static PyObject *bkquotient_count(BKQuotient *self, PyObject *key)
@@ -243,14 +239,6 @@ static PyObject *bkquotient_fingerprint(BKQuotient *self, PyObject *key)
     if (bkquotient_fp_of(self, key, &fp) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(fp);
-}
-
-static PyObject *bkquotient_key_hash(BKQuotient *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
 }
 
 /* ---- End logic for per-key operations --------------------------------- */
@@ -360,30 +348,15 @@ static PyObject *bkquotient_add_many(BKQuotient *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    const bk_qf *qf;
-} bkquotient_query_ctx;
-
-static void bkquotient_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkquotient_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkquotient_query_ctx *ctx = (bkquotient_query_ctx *)vctx;
-    bk_quotient_contains_many(ctx->qf, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
+    bk_quotient_contains_many((const bk_qf *)view, hs, n, out);
 }
 
 static PyObject *bkquotient_contains_many(BKQuotient *self, PyObject *keys)
 {
-    bkquotient_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.qf = &self->qf;
     /* nogil = 0: a writer holding the GIL must not shift runs under us. */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkquotient_query_chunk,
-                            bkpy_bools_size, &ctx, 0, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkquotient_probe, &self->qf, BKPY_QUERY_GIL);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -597,27 +570,21 @@ static int bkquotient_empty(PyObject *self_obj)
 static Py_ssize_t bkquotient_len(BKQuotient *self)
 {
     uint64_t c = bk_quotient_count(&self->qf);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
 /* ---- getters ---- */
 
-#define BKQF_GETTER(name, expr)                                      \
-    static PyObject *name(BKQuotient *self, void *c)                 \
-    {                                                                \
-        (void)c;                                                     \
-        return expr;                                                 \
-    }
-BKQF_GETTER(bkquotient_get_q, PyLong_FromUnsignedLong(self->qf.q))
-BKQF_GETTER(bkquotient_get_r, PyLong_FromUnsignedLong(self->qf.r))
-BKQF_GETTER(bkquotient_get_fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
-BKQF_GETTER(bkquotient_get_num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
-BKQF_GETTER(bkquotient_get_capacity,
+BKPY_GETTER(bkquotient, BKQuotient, q, PyLong_FromUnsignedLong(self->qf.q))
+BKPY_GETTER(bkquotient, BKQuotient, r, PyLong_FromUnsignedLong(self->qf.r))
+BKPY_GETTER(bkquotient, BKQuotient, fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
+BKPY_GETTER(bkquotient, BKQuotient, num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
+BKPY_GETTER(bkquotient, BKQuotient, capacity,
             PyLong_FromUnsignedLongLong(bkquotient_param_u64(self, BK_QF_P_CAPACITY)))
-BKQF_GETTER(bkquotient_get_error_rate, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_ERROR_RATE)))
-BKQF_GETTER(bkquotient_get_max_load, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_MAX_LOAD)))
-BKQF_GETTER(bkquotient_get_nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
-BKQF_GETTER(bkquotient_get_load_factor,
+BKPY_GETTER(bkquotient, BKQuotient, error_rate, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_ERROR_RATE)))
+BKPY_GETTER(bkquotient, BKQuotient, max_load, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_MAX_LOAD)))
+BKPY_GETTER(bkquotient, BKQuotient, nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
+BKPY_GETTER(bkquotient, BKQuotient, load_factor,
             PyFloat_FromDouble((double)bk_quotient_count(&self->qf) / (double)self->qf.nslots))
 
 static PyObject *bkquotient_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
@@ -671,7 +638,6 @@ static PyMethodDef bkquotient_methods[] = {
     {"_recount", (PyCFunction)bkquotient_recount, METH_NOARGS, NULL},
     {"_fingerprint", (PyCFunction)bkquotient_fingerprint, METH_O,
      "_fingerprint($self, key, /)\n--\n\nThe key's (q + r)-bit fingerprint."},
-    {"_key_hash", (PyCFunction)bkquotient_key_hash, METH_O, NULL},
     BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -15,7 +15,10 @@
  * read, and the growth itself is pure C (bkscalable_add_full; R31).
  *
  * Growth needs to reallocate the buffer, so a chain borrowed from an mmap
- * is read-only: _from_buffer(writable=True) raises TypeError.
+ * is read-only: _from_buffer(writable=True) raises TypeError.  The chain
+ * state (header, parameters, links) is written by bk_scalable_assemble;
+ * the shared object contract (from_bytes, copy, comparisons, union
+ * dispatch, ...) is py_common.c's, through bkscalable_desc.
  */
 #include "py_common.h"
 
@@ -57,134 +60,66 @@ static uint64_t bkscalable_link_capacity(const BKScalable *s, uint32_t i)
 }
 
 /* Attach views to a validated (or freshly assembled) state. */
-static void bkscalable_attach(BKScalable *self)
+static int bkscalable_attach(PyObject *self_obj)
 {
-    const uint8_t *params = BKS_PARAMS(self);
+    BKScalable *self = (BKScalable *)self_obj;
     uint8_t *payload = self->st.buf + bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN);
     uint64_t off = 0;
-    self->n = bk_load_u32le(params + BK_SCALABLE_P_NUM_LINKS);
+    self->n = bk_load_u32le(BKS_PARAMS(self) + BK_SCALABLE_P_NUM_LINKS);
     for (uint32_t i = 0; i < self->n; i++) {
-        uint64_t len = bk_load_u64le(params + BK_SCALABLE_P_LINK_LENS + 8u * i);
         self->link_buf[i] = payload + off;
         bk_bloom_attach(&self->links[i], payload + off);
-        off += bk_format_align(len);
+        off += bk_format_align(bk_scalable_link_len(self->st.buf, i));
     }
     bk_scalable_soa_attach(&self->soa, self->links, self->n);
-}
-
-typedef struct {
-    double p, r;
-    uint64_t n0, seed, key_check;
-    uint32_t growth, layout;
-    int keyed;
-} bkscalable_scheme;
-
-static void bkscalable_scheme_of(const BKScalable *self, bkscalable_scheme *sc)
-{
-    sc->p = bkscalable_p(self);
-    sc->r = bkscalable_r(self);
-    sc->n0 = bkscalable_n0(self);
-    sc->growth = bkscalable_growth(self);
-    sc->layout = bkscalable_layout(self);
-    sc->seed = self->st.hasher.seed;
-    sc->keyed = self->st.hasher.keyed;
-    sc->key_check = bk_load_u64le(self->st.buf + BK_OFF_KEY_CHECK);
-}
-
-/* Assemble a chain state in dst from L link containers; a fresh link is
- * passed as its 128-byte header alone (copy_header_only bit i set): the new
- * buffer is calloc'ed, so its bits are already zero and never touched. */
-static int bkscalable_assemble_ex(bkpy_state *dst, const bkscalable_scheme *sc, uint32_t L,
-                           const uint8_t *const *srcs, const uint64_t *lens,
-                           uint64_t copy_header_only)
-{
-    uint32_t header_len = bk_scalable_header_len(L);
-    uint64_t payload_len = 0, off;
-    bk_header h;
-    uint8_t *p;
-    for (uint32_t i = 0; i < L; i++)
-        payload_len += bk_format_align(lens[i]);
-    if (bkpy_state_alloc(dst, header_len + payload_len) < 0)
-        return -1;
-    memset(&h, 0, sizeof h);
-    h.version_major = BK_VERSION_MAJOR;
-    h.version_minor = BK_VERSION_MINOR;
-    h.kind = BK_KIND_SCALABLE_BLOOM;
-    h.flags = sc->keyed ? BK_FLAG_KEYED : 0;
-    h.hash_alg = sc->keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
-    h.header_len = header_len;
-    h.params_len = bk_scalable_params_len(L);
-    h.seed = sc->seed;
-    h.payload_len = payload_len;
-    h.key_check = sc->keyed ? sc->key_check : 0;
-    bk_format_write_header(dst->buf, &h);
-    p = dst->buf + BK_OFF_PARAMS;
-    bk_store_f64le(p + BK_SCALABLE_P_ERROR_RATE, sc->p);
-    bk_store_f64le(p + BK_SCALABLE_P_TIGHTENING, sc->r);
-    bk_store_u64le(p + BK_SCALABLE_P_INITIAL, sc->n0);
-    bk_store_u32le(p + BK_SCALABLE_P_GROWTH, sc->growth);
-    bk_store_u32le(p + BK_SCALABLE_P_NUM_LINKS, L);
-    bk_store_u32le(p + BK_SCALABLE_P_LAYOUT, sc->layout);
-    off = header_len;
-    for (uint32_t i = 0; i < L; i++) {
-        uint8_t *link = dst->buf + off;
-        bk_store_u64le(p + BK_SCALABLE_P_LINK_LENS + 8u * i, lens[i]);
-        memcpy(link, srcs[i],
-               (size_t)(((copy_header_only >> i) & 1) ? BK_BLOOM_HEADER_LEN : lens[i]));
-        /* a link carries no checksum and no DIRTY flag of its own */
-        bk_store_u64le(link + BK_OFF_CHECKSUM, 0);
-        bk_store_u16le(link + BK_OFF_FLAGS, (uint16_t)(sc->keyed ? BK_FLAG_KEYED : 0));
-        off += bk_format_align(lens[i]);
-    }
     return 0;
 }
 
-static int bkscalable_assemble(bkpy_state *dst, const bkscalable_scheme *sc, uint32_t L,
-                        const uint8_t *const *srcs, const uint64_t *lens)
+/* A fresh owned state in dst for a chain of L links (bk_scalable_assemble:
+ * the buffer is calloc'ed, so a link passed as its header alone, bit i of
+ * header_only, has zero bits that are never touched). */
+static int bkscalable_assemble(bkpy_state *dst, const bk_scalable_scheme *sc, uint32_t L,
+                               const uint8_t *const *srcs, const uint64_t *lens,
+                               uint64_t header_only)
 {
-    return bkscalable_assemble_ex(dst, sc, L, srcs, lens, 0);
+    memset(dst, 0, sizeof *dst);
+    if (bkpy_state_alloc(dst, bk_scalable_state_len(L, lens)) < 0)
+        return -1;
+    bk_scalable_assemble(dst->buf, sc, L, srcs, lens, header_only);
+    return 0;
 }
 
 /* Swap a freshly assembled buffer into self (owned states only). */
 static void bkscalable_replace(BKScalable *self, bkpy_state *fresh)
 {
     if (self->st.alloc != NULL)
-        free(self->st.alloc);
+        bkpy_state_free(self->st.alloc);
     else if (self->st.view.obj != NULL)
         PyBuffer_Release(&self->st.view);
     self->st.alloc = fresh->alloc;
     self->st.buf = fresh->buf;
     self->st.len = fresh->len;
     self->st.writable = 1;
-    bkscalable_attach(self);
+    (void)bkscalable_attach((PyObject *)self);
 }
 
-/* The 128-byte header of a fresh, empty link (caller frees *out); *len is
- * the link's full container length. */
-static int bkscalable_new_link(const bkscalable_scheme *sc, uint32_t index, uint64_t num_bits, uint32_t k,
-                        uint64_t capacity, double error_rate, uint8_t **out, uint64_t *len)
+/* The 128-byte header of a fresh, empty link into hdr (BK_BLOOM_HEADER_LEN
+ * bytes); *len is the link's full container length. */
+static int bkscalable_new_link(const bk_scalable_scheme *sc, uint32_t index, uint64_t num_bits,
+                               uint32_t k, uint64_t capacity, double error_rate, uint8_t *hdr,
+                               uint64_t *len)
 {
-    uint64_t payload_len = 0;
     const char *reason = NULL;
     if (index >= BK_SCALABLE_MAX_LINKS) {
         PyErr_Format(bkpy_CapacityError,
                      "scalable chain is full: at most %u links", BK_SCALABLE_MAX_LINKS);
         return -1;
     }
-    if (bk_bloom_shape((int)sc->layout, num_bits, k, &payload_len, &reason) != BK_OK ||
-        bk_scalable_check_link(sc->p, sc->r, sc->n0, sc->growth, index, capacity, error_rate,
-                               &reason) != BK_OK) {
+    if (bk_scalable_new_link(sc, index, num_bits, k, capacity, error_rate, hdr, len,
+                             &reason) != BK_OK) {
         PyErr_Format(PyExc_ValueError, "bad link %u shape: %s", index, reason);
         return -1;
     }
-    *len = BK_BLOOM_HEADER_LEN + payload_len;
-    *out = (uint8_t *)calloc(1, BK_BLOOM_HEADER_LEN + 64);
-    if (*out == NULL) {
-        bkpy_raise_nomem(BK_BLOOM_HEADER_LEN + 64, "a new link's header", "free memory");
-        return -1;
-    }
-    bk_bloom_init_state(*out, (int)sc->layout, num_bits, k, capacity, error_rate, sc->seed,
-                        sc->keyed, sc->key_check);
     return 0;
 }
 
@@ -224,45 +159,28 @@ static int bkscalable_ask_shape(BKScalable *self, uint32_t index, bkscalable_lin
  * (the caller has waited out the GIL-free batches: pins == 0). */
 static int bkscalable_grow(BKScalable *self, const bkscalable_link_shape *shape)
 {
-    bkscalable_scheme sc;
-    uint8_t *link = NULL;
-    uint64_t link_len = 0;
+    bk_scalable_scheme sc;
+    uint8_t link[BK_BLOOM_HEADER_LEN];
     const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
     uint64_t lens[BK_SCALABLE_MAX_LINKS];
     bkpy_state fresh;
-    int rc;
 
-    bkscalable_scheme_of(self, &sc);
+    bk_scalable_scheme_of(self->st.buf, &sc);
     if (bkscalable_new_link(&sc, self->n, shape->num_bits, shape->k, shape->capacity,
-                     shape->error_rate, &link, &link_len) < 0)
+                            shape->error_rate, link, &lens[self->n]) < 0)
         return -1;
     for (uint32_t i = 0; i < self->n; i++) {
         srcs[i] = self->link_buf[i];
-        lens[i] = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS + 8u * i);
+        lens[i] = bk_scalable_link_len(self->st.buf, i);
     }
     srcs[self->n] = link;
-    lens[self->n] = link_len;
-    memset(&fresh, 0, sizeof fresh);
-    rc = bkscalable_assemble_ex(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n);
-    free(link);
-    if (rc < 0)
+    if (bkscalable_assemble(&fresh, &sc, self->n + 1, srcs, lens, 1ULL << self->n) < 0)
         return -1;
     bkscalable_replace(self, &fresh);
     return 0;
 }
 
 /* ---- End logic for growth --------------------------------------------- */
-
-static BKScalable *bkscalable_alloc(PyTypeObject *type)
-{
-    BKScalable *self = (BKScalable *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    self->n = 0;
-    self->weakreflist = NULL;
-    return self;
-}
 
 /* ScalableBase(error_rate, tightening, initial_capacity, growth, layout,
  *              num_bits, num_hashes, link_error_rate, *, seed=0,
@@ -272,15 +190,16 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     static char *kwlist[] = {"error_rate", "tightening", "initial_capacity", "growth",
                              "layout", "num_bits", "num_hashes", "link_error_rate", "seed",
                              "secret", "key", NULL};
-    bkscalable_scheme sc;
+    bk_scalable_scheme sc;
+    bk_hasher hs;
     unsigned long long n0, num_bits;
     unsigned int growth, layout, k;
     double link_err;
     PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint8_t secret16[16], *link = NULL;
+    uint8_t link[BK_BLOOM_HEADER_LEN];
+    const uint8_t *srcs[1] = {link};
     uint64_t link_len = 0;
-    const uint8_t *srcs[1];
-    int keyed;
+    bkpy_ctor_args a;
     BKScalable *self;
 
     memset(&sc, 0, sizeof sc);
@@ -288,23 +207,7 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
                                      &sc.r, &n0, &growth, &layout, &num_bits, &k, &link_err,
                                      &seed_obj, &secret, &key))
         return NULL;
-    if (seed_obj != NULL) {
-        if (!PyLong_Check(seed_obj)) {
-            PyErr_SetString(PyExc_TypeError, "seed must be an int in [0, 2**64)");
-            return NULL;
-        }
-        sc.seed = PyLong_AsUnsignedLongLong(seed_obj);
-        if (sc.seed == (uint64_t)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-            return NULL;
-        }
-    }
-    if (key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return NULL;
-    }
-    if (bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
     if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
         n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
@@ -317,28 +220,17 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     sc.n0 = n0;
     sc.growth = growth;
     sc.layout = layout;
-    self = bkscalable_alloc(type);
+    sc.seed = a.seed;
+    sc.keyed = a.keyed;
+    bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
+    sc.key_check = bk_hasher_key_check(&hs);
+    if (bkscalable_new_link(&sc, 0, num_bits, k, n0, link_err, link, &link_len) < 0)
+        return NULL;
+    self = bkpy_obj_new(type, bk_scalable_state_len(1, &link_len), &a, key);
     if (self == NULL)
         return NULL;
-    bk_hasher_init(&self->st.hasher, sc.seed, keyed ? secret16 : NULL);
-    sc.keyed = keyed;
-    sc.key_check = bk_hasher_key_check(&self->st.hasher);
-    if (bkscalable_new_link(&sc, 0, num_bits, k, n0, link_err, &link, &link_len) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    srcs[0] = link;
-    if (bkscalable_assemble_ex(&self->st, &sc, 1, srcs, &link_len, 1) < 0) {
-        free(link);
-        Py_DECREF(self);
-        return NULL;
-    }
-    free(link);
-    bkscalable_attach(self);
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
+    bk_scalable_assemble(self->st.buf, &sc, 1, srcs, &link_len, 1);
+    (void)bkscalable_attach((PyObject *)self);
     return (PyObject *)self;
 }
 
@@ -429,9 +321,7 @@ static PyObject *bkscalable_add(BKScalable *self, PyObject *key)
 {
     uint64_t h;
     int rc;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     rc = bkscalable_add_h(self, h);
     if (rc < 0)
@@ -442,7 +332,7 @@ static PyObject *bkscalable_add(BKScalable *self, PyObject *key)
 static int bkscalable_contains(BKScalable *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bkscalable_contains_h(self, h);
 }
@@ -494,16 +384,9 @@ static PyObject *bkscalable_add_many(BKScalable *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
-    BKScalable *self;
-} bkscalable_query_ctx;
-
-static void bkscalable_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bkscalable_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bkscalable_query_ctx *ctx = (bkscalable_query_ctx *)vctx;
-    uint8_t *out = bkpy_bools_reserve(&ctx->out, offset, n);
-    const BKScalable *self = ctx->self;
+    const BKScalable *self = (const BKScalable *)view;
     if (self->links[0].blocked) {
         /* Blocked links: link by link over the chunk with the prefetching
          * (AVX2) batch path of bk_bloom.c, newest first -- one line per key
@@ -533,37 +416,29 @@ static void bkscalable_query_chunk(void *vctx, const uint64_t *hs, size_t n, siz
 
 static PyObject *bkscalable_contains_many(BKScalable *self, PyObject *keys)
 {
-    bkscalable_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
     /* Buffer input is queried without the GIL, pinning the chain: whatever
      * reallocates it (growth, clear, union, _detach) first waits for the
      * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bkscalable_query_chunk, bkpy_bools_size, &ctx, 1,
-                                   &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bkscalable_probe, self, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
 
 /* ---- Begin logic for set operations ----------------------------------- */
 
-static int bkscalable_check_compatible(BKScalable *a, PyObject *other_obj)
+static int bkscalable_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
-    BKScalable *b;
-    bkscalable_scheme x, y;
+    BKScalable *a = (BKScalable *)a_obj, *b;
+    bk_scalable_scheme x, y;
     if (!PyObject_TypeCheck(other_obj, &BKScalable_Type)) {
-        PyErr_Format(PyExc_TypeError, "union needs another ScalableBloomFilter, not %.50s",
+        PyErr_Format(PyExc_TypeError, "%s needs another ScalableBloomFilter, not %.50s", op,
                      Py_TYPE(other_obj)->tp_name);
         return -1;
     }
     b = (BKScalable *)other_obj;
-    bkscalable_scheme_of(a, &x);
-    bkscalable_scheme_of(b, &y);
+    bk_scalable_scheme_of(a->st.buf, &x);
+    bk_scalable_scheme_of(b->st.buf, &y);
+    /* op is always "union": chains have no intersection */
 #define BKS_DIFF(cond, ...)                                              \
     if (cond) {                                                          \
         PyErr_Format(bkpy_IncompatibleFiltersError, __VA_ARGS__);        \
@@ -603,30 +478,19 @@ static void bkscalable_recount(BKScalable *self, uint32_t i)
     bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT), (uint64_t)llround(est));
 }
 
-static BKScalable *bkscalable_copy_impl(BKScalable *self, PyTypeObject *type)
+/* |= (scalable chains have no intersection: is_union is always 1). */
+static PyObject *bkscalable_inplace_union(PyObject *self_obj, PyObject *other_obj, int is_union)
 {
-    BKScalable *c = bkpy_obj_copy(type, &self->st);
-    if (c != NULL)
-        bkscalable_attach(c);
-    return c;
-}
-
-static PyObject *bkscalable_copy(BKScalable *self, PyObject *Py_UNUSED(ignored))
-{
-    return (PyObject *)bkscalable_copy_impl(self, Py_TYPE(self));
-}
-
-static PyObject *bkscalable_inplace_union(BKScalable *self, PyObject *other_obj)
-{
-    BKScalable *o;
+    BKScalable *self = (BKScalable *)self_obj, *o;
     uint32_t common;
+    (void)is_union;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     /* Wait first (the GIL is released while waiting: either chain may
      * grow meanwhile), then check the link shapes on the chains as they
      * are now, and OR them without releasing the GIL again. */
     bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
-    if (bkscalable_check_compatible(self, other_obj) < 0)
+    if (bkscalable_check_compatible(self_obj, other_obj, "union") < 0)
         return NULL;
     o = (BKScalable *)other_obj;
     common = self->n < o->n ? self->n : o->n;
@@ -634,16 +498,15 @@ static PyObject *bkscalable_inplace_union(BKScalable *self, PyObject *other_obj)
         /* Longer other chain: take its extra links as they are. */
         const uint8_t *srcs[BK_SCALABLE_MAX_LINKS];
         uint64_t lens[BK_SCALABLE_MAX_LINKS];
-        bkscalable_scheme sc;
+        bk_scalable_scheme sc;
         bkpy_state fresh;
         for (uint32_t i = 0; i < o->n; i++) {
             BKScalable *from = i < self->n ? self : o;
             srcs[i] = from->link_buf[i];
-            lens[i] = bk_load_u64le(BKS_PARAMS(from) + BK_SCALABLE_P_LINK_LENS + 8u * i);
+            lens[i] = bk_scalable_link_len(from->st.buf, i);
         }
-        bkscalable_scheme_of(self, &sc);
-        memset(&fresh, 0, sizeof fresh);
-        if (bkscalable_assemble(&fresh, &sc, o->n, srcs, lens) < 0)
+        bk_scalable_scheme_of(self->st.buf, &sc);
+        if (bkscalable_assemble(&fresh, &sc, o->n, srcs, lens, 0) < 0)
             return NULL;
         bkscalable_replace(self, &fresh);
     }
@@ -655,56 +518,17 @@ static PyObject *bkscalable_inplace_union(BKScalable *self, PyObject *other_obj)
     return (PyObject *)self;
 }
 
-static PyObject *bkscalable_union_meth(BKScalable *self, PyObject *const *args, Py_ssize_t nargs)
+/* Same chain beyond the header's identity: the parameter block (scheme
+ * and link lengths) and every link's shape and bits. */
+static int bkscalable_equal(PyObject *a, PyObject *b)
 {
-    PyObject *acc;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (bkscalable_check_compatible(self, args[i]) < 0)
-            return NULL;
-    acc = (PyObject *)bkscalable_copy_impl(self, Py_TYPE(self));
-    for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = bkscalable_inplace_union((BKScalable *)acc, args[i]);
-        Py_DECREF(acc);
-        acc = r;
-    }
-    return acc;
-}
-
-static PyObject *bkscalable_nb_or(PyObject *a, PyObject *b)
-{
-    PyObject *args[1];
-    if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    args[0] = b;
-    return bkscalable_union_meth((BKScalable *)a, args, 1);
-}
-
-static PyObject *bkscalable_nb_ior(PyObject *a, PyObject *b)
-{
-    if (!PyObject_TypeCheck(a, &BKScalable_Type) || !PyObject_TypeCheck(b, &BKScalable_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    return bkscalable_inplace_union((BKScalable *)a, b);
-}
-
-static PyObject *bkscalable_richcompare(PyObject *a, PyObject *b, int op)
-{
-    BKScalable *x, *y;
-    int eq;
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &BKScalable_Type))
-        Py_RETURN_NOTIMPLEMENTED;
-    x = (BKScalable *)a;
-    y = (BKScalable *)b;
-    eq = x->st.len == y->st.len && x->n == y->n &&
-         memcmp(x->st.buf + BK_OFF_HASH, y->st.buf + BK_OFF_HASH, 2) == 0 &&
-         memcmp(x->st.buf + BK_OFF_SEED, y->st.buf + BK_OFF_SEED, 8) == 0 &&
-         memcmp(x->st.buf + BK_OFF_KEY_CHECK, y->st.buf + BK_OFF_KEY_CHECK, 8) == 0 &&
-         memcmp(BKS_PARAMS(x), BKS_PARAMS(y), bk_scalable_params_len(x->n)) == 0;
+    BKScalable *x = (BKScalable *)a, *y = (BKScalable *)b;
+    int eq = x->n == y->n &&
+             memcmp(BKS_PARAMS(x), BKS_PARAMS(y), bk_scalable_params_len(x->n)) == 0;
     for (uint32_t i = 0; eq && i < x->n; i++)
         eq = x->links[i].num_bits == y->links[i].num_bits && x->links[i].k == y->links[i].k &&
              memcmp(x->links[i].words, y->links[i].words, (size_t)x->links[i].num_words * 8) == 0;
-    if (op == Py_NE)
-        eq = !eq;
-    return PyBool_FromLong(eq);
+    return eq;
 }
 
 /* ---- End logic for set operations ------------------------------------- */
@@ -712,95 +536,47 @@ static PyObject *bkscalable_richcompare(PyObject *a, PyObject *b, int op)
 static PyObject *bkscalable_clear(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     /* Back to link 0 alone, empty. */
-    bkscalable_scheme sc;
+    bk_scalable_scheme sc;
     bkpy_state fresh;
     const uint8_t *srcs[1];
     uint64_t len;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
-    bkscalable_scheme_of(self, &sc);
+    bk_scalable_scheme_of(self->st.buf, &sc);
     srcs[0] = self->link_buf[0];
-    len = bk_load_u64le(BKS_PARAMS(self) + BK_SCALABLE_P_LINK_LENS);
-    memset(&fresh, 0, sizeof fresh);
-    if (bkscalable_assemble_ex(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
+    len = bk_scalable_link_len(self->st.buf, 0);
+    if (bkscalable_assemble(&fresh, &sc, 1, srcs, &len, 1) < 0) /* header only: zero bits */
         return NULL;
     bkscalable_replace(self, &fresh);
     bk_store_u64le(BKS_LINK_PARAM(self, 0, BK_BLOOM_P_COUNT), 0);
     Py_RETURN_NONE;
 }
 
-static PyObject *bkscalable_load_common(PyTypeObject *type, PyObject *data, PyObject *secret,
-                                 PyObject *key, int copy, int checks)
+/* A borrowed chain cannot grow: it is mapped read-only. */
+static int bkscalable_check_load(const bkpy_load_args *a)
 {
-    BKScalable *self;
-    bk_header h;
-    if (key != NULL && key != Py_None && !PyCallable_Check(key)) {
-        PyErr_SetString(PyExc_TypeError, "key must be a callable (or None)");
-        return NULL;
-    }
-    self = bkscalable_alloc(type);
-    if (self == NULL)
-        return NULL;
-    if (bkpy_state_load(&self->st, data, copy, 0, checks, 1u << BK_KIND_SCALABLE_BLOOM,
-                        secret, &h) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    self->st.writable = copy; /* a borrowed chain cannot grow: read-only */
-    bkscalable_attach(self);
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-    return (PyObject *)self;
-}
-
-static PyObject *bkscalable_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"data", "secret", "key", "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$p:from_bytes", kwlist, &data, &secret,
-                                     &key, &verify))
-        return NULL;
-    return bkscalable_load_common(type, data, secret, key, 1,
-                           BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0));
-}
-
-static PyObject *bkscalable_from_buffer(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"buf", "secret", "key", "writable", "shared", "allow_dirty",
-                             "verify", NULL};
-    PyObject *data, *secret = Py_None, *key = Py_None;
-    int writable = 0, shared = 0, allow_dirty = 0, verify = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$pppp:_from_buffer", kwlist, &data,
-                                     &secret, &key, &writable, &shared, &allow_dirty, &verify))
-        return NULL;
-    if (writable || shared) {
+    if (!a->copy && (a->writable || a->shared)) {
         PyErr_SetString(PyExc_TypeError,
                         "a ScalableBloomFilter cannot be mapped for writing: growing the chain "
                         "reallocates its state, which a mapping cannot follow; map it read-only, "
                         "or load it (bloomkit.load), add, and save it");
-        return NULL;
+        return -1;
     }
-    return bkscalable_load_common(type, data, secret, key, 0,
-                           (verify ? BK_CHECK_CHECKSUM | BK_CHECK_DEEP : 0) |
-                               (allow_dirty ? BK_ALLOW_DIRTY : 0));
+    return 0;
 }
 
-/* Release a borrowed buffer: keep an owned copy of the chain, read-only. */
-static PyObject *bkscalable_detach(BKScalable *self, PyObject *Py_UNUSED(ignored))
+/* _detach: release a borrowed buffer, keeping an owned copy of the chain
+ * (read-only), not an empty one. */
+static int bkscalable_detach(PyObject *self_obj)
 {
+    BKScalable *self = (BKScalable *)self_obj;
     bkpy_state fresh;
     bk_header h;
     const char *reason = NULL;
-    if (self->st.view.obj == NULL)
-        Py_RETURN_NONE;
-    bkpy_state_wait_pins(&self->st); /* see bkscalable_contains_many */
     memset(&fresh, 0, sizeof fresh);
     if (bkpy_state_alloc(&fresh, self->st.len) < 0)
-        return NULL;
+        return -1;
     memcpy(fresh.buf, self->st.buf, (size_t)self->st.len);
     if (bk_format_validate(fresh.buf, fresh.len, BK_ALLOW_DIRTY, &h, &reason) == BK_OK &&
         h.kind == BK_KIND_SCALABLE_BLOOM) {
@@ -822,8 +598,7 @@ static PyObject *bkscalable_detach(BKScalable *self, PyObject *Py_UNUSED(ignored
         self->st.len = fresh.len;
         bk_scalable_soa_attach(&self->soa, self->links, self->n);
     }
-    self->st.writable = 0;
-    Py_RETURN_NONE;
+    return 0;
 }
 
 static PyObject *bkscalable_links(BKScalable *self, PyObject *Py_UNUSED(ignored))
@@ -863,14 +638,6 @@ static PyObject *bkscalable_links(BKScalable *self, PyObject *Py_UNUSED(ignored)
     return list;
 }
 
-static PyObject *bkscalable_key_hash(BKScalable *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 static PyObject *bkscalable_estimate_count(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
     double total = 0.0;
@@ -887,35 +654,23 @@ static PyObject *bkscalable_estimate_error_rate(BKScalable *self, PyObject *Py_U
     return PyFloat_FromDouble(1.0 - miss);
 }
 
-static PyObject *bkscalable_sizeof(BKScalable *self, PyObject *Py_UNUSED(ignored))
-{
-    size_t own = self->st.alloc ? (size_t)self->st.len + BK_ALIGN : 0;
-    return PyLong_FromSize_t(sizeof(BKScalable) + own);
-}
-
 static Py_ssize_t bkscalable_len(BKScalable *self)
 {
     uint64_t c = 0;
     for (uint32_t i = 0; i < self->n; i++)
         c += bkscalable_link_count(self, i);
-    return c > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)c;
+    return bkpy_len_of(c);
 }
 
-#define BKS_GETTER(name, expr)                                   \
-    static PyObject *name(BKScalable *self, void *closure)       \
-    {                                                            \
-        (void)closure;                                           \
-        return expr;                                             \
-    }
-BKS_GETTER(bkscalable_get_error_rate, PyFloat_FromDouble(bkscalable_p(self)))
-BKS_GETTER(bkscalable_get_tightening, PyFloat_FromDouble(bkscalable_r(self)))
-BKS_GETTER(bkscalable_get_initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
-BKS_GETTER(bkscalable_get_growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
-BKS_GETTER(bkscalable_get_layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
-BKS_GETTER(bkscalable_get_layout_version,
+BKPY_GETTER(bkscalable, BKScalable, error_rate, PyFloat_FromDouble(bkscalable_p(self)))
+BKPY_GETTER(bkscalable, BKScalable, tightening, PyFloat_FromDouble(bkscalable_r(self)))
+BKPY_GETTER(bkscalable, BKScalable, initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
+BKPY_GETTER(bkscalable, BKScalable, growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
+BKPY_GETTER(bkscalable, BKScalable, layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
+BKPY_GETTER(bkscalable, BKScalable, layout_version,
            PyLong_FromUnsignedLong(bkscalable_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
-BKS_GETTER(bkscalable_get_num_links, PyLong_FromUnsignedLong(self->n))
-BKS_GETTER(bkscalable_get_nbytes, PyLong_FromUnsignedLongLong(
+BKPY_GETTER(bkscalable, BKScalable, num_links, PyLong_FromUnsignedLong(self->n))
+BKPY_GETTER(bkscalable, BKScalable, nbytes, PyLong_FromUnsignedLongLong(
                                self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
 
 static PyObject *bkscalable_get_capacity(BKScalable *self, void *closure)
@@ -947,22 +702,12 @@ static PyGetSetDef bkscalable_getset[] = {
     {"num_links", (getter)bkscalable_get_num_links, NULL, "Length of the chain.", NULL},
     {"capacity", (getter)bkscalable_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
     {"num_bits", (getter)bkscalable_get_num_bits, NULL, "Sum of the links' bits.", NULL},
-    {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},
     {"nbytes", (getter)bkscalable_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
-    {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL, "Bytes of the whole state.", NULL},
-    {"keyed", (getter)bkpy_obj_get_keyed, NULL, "True when hashed with SipHash under a secret.", NULL},
-    {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},
-    {"writable", (getter)bkpy_obj_get_writable, NULL, "False for read-only (mapped) chains.", NULL},
-    {"mapped", (getter)bkpy_obj_get_mapped, NULL, "True when the state lives in a borrowed buffer.", NULL},
-    {"dirty", (getter)bkpy_obj_get_dirty, NULL, "True when the state is marked open for writing.", NULL},
+    BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef bkscalable_methods[] = {
-    /* PEP 585: BloomFilter[str] in annotations; the key type exists only for type
-       checkers (see _core.pyi), the C type is the same for every key type. */
-    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
-     "See PEP 585: the key type of a typed annotation."},
     {"add", (PyCFunction)bkscalable_add, METH_O,
      "add($self, key, /)\n--\n\nAdd a key to the newest link unless some link already reports "
      "it; return True if it was added."},
@@ -970,28 +715,15 @@ static PyMethodDef bkscalable_methods[] = {
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were added."},
     {"contains_many", (PyCFunction)bkscalable_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key."},
-    {"union", (PyCFunction)(void (*)(void))bkscalable_union_meth, METH_FASTCALL,
+    {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nLink-wise OR of chains with identical parameters."},
-    {"copy", (PyCFunction)bkscalable_copy, METH_NOARGS, "copy($self, /)\n--\n\nAn independent copy."},
-    {"__copy__", (PyCFunction)bkscalable_copy, METH_NOARGS, NULL},
     {"clear", (PyCFunction)bkscalable_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
-    {"to_bytes", (PyCFunction)bkpy_obj_to_bytes, METH_NOARGS,
-     "to_bytes($self, /)\n--\n\nThe whole chain as one container."},
-    {"from_bytes", (PyCFunction)(void (*)(void))bkscalable_from_bytes, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "from_bytes(data, secret=None, key=None, *, verify=True)\n--\n\nRebuild a chain."},
-    {"_from_buffer", (PyCFunction)(void (*)(void))bkscalable_from_buffer, METH_VARARGS | METH_KEYWORDS | METH_CLASS, NULL},
-    {"__reduce__", (PyCFunction)bkpy_obj_reduce, METH_NOARGS, NULL},
     {"estimate_count", (PyCFunction)bkscalable_estimate_count, METH_NOARGS,
      "estimate_count($self, /)\n--\n\nSum of the links' Swamidass-Baldi estimates."},
     {"estimate_error_rate", (PyCFunction)bkscalable_estimate_error_rate, METH_NOARGS,
      "estimate_error_rate($self, /)\n--\n\n1 - prod(1 - fill_i ** k_i) over the links."},
-    {"_seal", (PyCFunction)bkpy_obj_seal, METH_NOARGS, NULL},
-    {"_write_state", (PyCFunction)bkpy_obj_write_state, METH_O, NULL},
-    {"_set_dirty", (PyCFunction)bkpy_obj_set_dirty, METH_O, NULL},
-    {"_detach", (PyCFunction)bkscalable_detach, METH_NOARGS, NULL},
     {"_links", (PyCFunction)bkscalable_links, METH_NOARGS, NULL},
-    {"_key_hash", (PyCFunction)bkscalable_key_hash, METH_O, NULL},
-    {"__sizeof__", (PyCFunction)bkscalable_sizeof, METH_NOARGS, NULL},
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -1000,38 +732,31 @@ static PySequenceMethods bkscalable_as_sequence = {
     .sq_contains = (objobjproc)bkscalable_contains,
 };
 
-static PyNumberMethods bkscalable_as_number = {
-    .nb_or = bkscalable_nb_or,
-    .nb_inplace_or = bkscalable_nb_ior,
-};
-
 static PyTypeObject BKScalable_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.ScalableBase",
-    .tp_basicsize = sizeof(BKScalable),
-    .tp_dealloc = (destructor)bkpy_obj_dealloc,
-    .tp_as_number = &bkscalable_as_number,
+    BKPY_OBJ_SLOTS(BKScalable),
+    .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkscalable_as_sequence,
-    .tp_hash = PyObject_HashNotImplemented,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "C core of ScalableBloomFilter.",
-    .tp_traverse = (traverseproc)bkpy_obj_traverse,
-    .tp_clear = (inquiry)bkpy_obj_clear,
-    .tp_richcompare = bkscalable_richcompare,
-    .tp_weaklistoffset = offsetof(BKScalable, weakreflist),
     .tp_methods = bkscalable_methods,
     .tp_getset = bkscalable_getset,
     .tp_new = bkscalable_new,
 };
 
+/* No `empty`: a closed mapped chain keeps its own copy (bkscalable_detach). */
+static const bkpy_desc bkscalable_desc = {
+    .type = &BKScalable_Type,
+    .kinds = 1u << BK_KIND_SCALABLE_BLOOM,
+    .attach = bkscalable_attach,
+    .equal = bkscalable_equal,
+    .compatible = bkscalable_check_compatible,
+    .inplace = bkscalable_inplace_union,
+    .check_load = bkscalable_check_load,
+    .detach = bkscalable_detach,
+};
+
 int bkscalable_init(PyObject *m)
 {
-    if (PyType_Ready(&BKScalable_Type) < 0)
-        return -1;
-    Py_INCREF(&BKScalable_Type);
-    if (PyModule_AddObject(m, "ScalableBase", (PyObject *)&BKScalable_Type) < 0) {
-        Py_DECREF(&BKScalable_Type);
-        return -1;
-    }
-    return 0;
+    return bkpy_register_type(m, "ScalableBase", &bkscalable_desc);
 }

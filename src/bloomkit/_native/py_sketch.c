@@ -39,26 +39,6 @@ static PyTypeObject BKTlfu_Type;
 
 /* ---- Begin logic for shared state methods ----------------------------- */
 
-static int bksketch_parse_seed(PyObject *obj, uint64_t *seed)
-{
-    if (obj == NULL) {
-        *seed = 0;
-        return 0;
-    }
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
 /* A non-negative int as u64; values >= 2^64 saturate (counters would
  * saturate anyway).  what names the argument in errors. */
 static int bksketch_parse_count(PyObject *obj, uint64_t *out, const char *what)
@@ -98,24 +78,6 @@ static int bksketch_parse_count(PyObject *obj, uint64_t *out, const char *what)
     return 0;
 }
 
-static BKSk *bksketch_alloc(PyTypeObject *type)
-{
-    BKSk *self = (BKSk *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    self->weakreflist = NULL;
-    return self;
-}
-
-static void bksketch_set_keyfunc(BKSk *self, PyObject *key)
-{
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-}
-
 static int bksketch_attach_cms(PyObject *self)
 {
     bk_sketch_cms_attach(&((BKCms *)self)->cms, ((BKSk *)self)->st.buf);
@@ -150,14 +112,6 @@ static int bksketch_empty_tlfu(PyObject *self)
     return bksketch_attach_tlfu(self);
 }
 
-static PyObject *bksketch_key_hash(BKSk *self, PyObject *key)
-{
-    uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(h);
-}
-
 /* Beyond the header's identity: parameters and payload (DIRTY and the
  * checksum field are not part of a sketch's value). */
 static int bksketch_equal(PyObject *a, PyObject *b)
@@ -177,10 +131,6 @@ static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
 #define BKSK_COMMON_GETSET                                                                     \
     {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},              \
     BKPY_OBJ_GETSET
-
-#define BKSK_COMMON_METHODS                                                                    \
-    {"_key_hash", (PyCFunction)bksketch_key_hash, METH_O, NULL},                               \
-    BKPY_OBJ_METHODS
 
 /* ---- End logic for shared state methods ------------------------------- */
 
@@ -207,9 +157,9 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
     static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
                              "counter_bits", "row_hash", NULL};
     PyObject *wobj, *dobj, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    int conservative = 0, bits = 32, keyed, rows = (int)BK_CMS_ROWS_LATEST;
-    uint64_t seed, width, depth, payload_len = 0;
-    uint8_t secret16[16];
+    int conservative = 0, bits = 32, rows = (int)BK_CMS_ROWS_LATEST;
+    uint64_t width, depth, payload_len = 0;
+    bkpy_ctor_args a;
     const char *reason = NULL;
     BKCms *self;
 
@@ -237,8 +187,7 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_Clear();
         depth = 0;
     }
-    if (bksketch_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
-        bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
         depth = 0; /* refused by the shape check below */
@@ -250,19 +199,13 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = (BKCms *)bksketch_alloc(type);
+    self = bkpy_obj_new(type, BK_CMS_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
-    if (bkpy_state_alloc(&self->st, BK_CMS_HEADER_LEN + payload_len) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
     bk_sketch_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
-                      (uint32_t)rows, seed,
-                      keyed, bk_hasher_key_check(&self->st.hasher));
+                             (uint32_t)rows, a.seed, a.keyed,
+                             bk_hasher_key_check(&self->st.hasher));
     bk_sketch_cms_attach(&self->cms, self->st.buf);
-    bksketch_set_keyfunc((BKSk *)self, key);
     return (PyObject *)self;
 }
 
@@ -278,7 +221,7 @@ static PyObject *bksketch_cms_add(BKCms *self, PyObject *const *args, Py_ssize_t
         return NULL;
     if (nargs == 2 && bksketch_parse_count(args[1], &count, "count") < 0)
         return NULL;
-    if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, args[0], &h) < 0)
         return NULL;
     atomic = bkpy_state_atomic(&self->st);
     bk_sketch_cms_add(&self->cms, h, count, atomic);
@@ -289,7 +232,7 @@ static PyObject *bksketch_cms_add(BKCms *self, PyObject *const *args, Py_ssize_t
 static PyObject *bksketch_cms_estimate(BKCms *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(bk_sketch_cms_estimate(&self->cms, h));
 }
@@ -297,7 +240,7 @@ static PyObject *bksketch_cms_estimate(BKCms *self, PyObject *key)
 static int bksketch_cms_contains(BKCms *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_sketch_cms_estimate(&self->cms, h) > 0;
 }
@@ -672,7 +615,7 @@ static PyObject *bksketch_cms_counter_positions(BKCms *self, PyObject *key)
 {
     uint64_t h, pos[BK_CMS_MAX_DEPTH];
     PyObject *list;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     bk_sketch_cms_positions(&self->cms, h, pos);
     list = PyList_New(self->cms.depth);
@@ -689,42 +632,14 @@ static PyObject *bksketch_cms_counter_positions(BKCms *self, PyObject *key)
     return list;
 }
 
-static PyObject *bksketch_cms_get_width(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->cms.width);
-}
-static PyObject *bksketch_cms_get_depth(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->cms.depth);
-}
-static PyObject *bksketch_cms_get_counter_bits(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->cms.bytes * 8);
-}
-static PyObject *bksketch_cms_get_conservative(BKCms *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(self->cms.conservative);
-}
-static PyObject *bksketch_cms_get_total(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bk_load_u64le(BKCMS_TOTAL_PTR(self)));
-}
-static PyObject *bksketch_cms_get_row_hash(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->cms.rows);
-}
-static PyObject *bksketch_cms_get_counter_max(BKCms *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->cms.max);
-}
-
+BKPY_GETTER(bksketch_cms, BKCms, width, PyLong_FromUnsignedLongLong(self->cms.width))
+BKPY_GETTER(bksketch_cms, BKCms, depth, PyLong_FromUnsignedLong(self->cms.depth))
+BKPY_GETTER(bksketch_cms, BKCms, counter_bits, PyLong_FromUnsignedLong(self->cms.bytes * 8))
+BKPY_GETTER(bksketch_cms, BKCms, conservative, PyBool_FromLong(self->cms.conservative))
+BKPY_GETTER(bksketch_cms, BKCms, total,
+            PyLong_FromUnsignedLongLong(bk_load_u64le(BKCMS_TOTAL_PTR(self))))
+BKPY_GETTER(bksketch_cms, BKCms, row_hash, PyLong_FromUnsignedLong(self->cms.rows))
+BKPY_GETTER(bksketch_cms, BKCms, counter_max, PyLong_FromUnsignedLongLong(self->cms.max))
 static PyGetSetDef bksketch_cms_getset[] = {
     {"width", (getter)bksketch_cms_get_width, NULL, "Counters per row.", NULL},
     {"depth", (getter)bksketch_cms_get_depth, NULL, "Rows (one counter per row per key).", NULL},
@@ -761,7 +676,7 @@ static PyMethodDef bksketch_cms_methods[] = {
     {"_counter_positions", (PyCFunction)bksketch_cms_counter_positions, METH_O,
      "_counter_positions($self, key, /)\n--\n\nFlat counter indices (row * width + column), "
      "one per row, in payload order; counter j is at payload byte j * counter_bits / 8."},
-    BKSK_COMMON_METHODS,
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -796,9 +711,8 @@ static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject 
 {
     static char *kwlist[] = {"capacity", "sample_factor", "seed", "secret", "key", NULL};
     PyObject *cobj, *sfobj = NULL, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint64_t capacity, sf = 10, seed, nb, db, payload_len = 0;
-    uint8_t secret16[16];
-    int keyed;
+    uint64_t capacity, sf = 10, nb, db, payload_len = 0;
+    bkpy_ctor_args a;
     const char *reason = NULL;
     BKTlfu *self;
 
@@ -824,34 +738,25 @@ static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject 
     }
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
-    if (bksketch_parse_seed(seed_obj, &seed) < 0 || bkpy_check_keyfunc(key) < 0 ||
-        bkpy_parse_secret(secret, secret16, &keyed) < 0)
+    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
         return NULL;
     if (bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = (BKTlfu *)bksketch_alloc(type);
+    self = bkpy_obj_new(type, BK_TLFU_HEADER_LEN + payload_len, &a, key);
     if (self == NULL)
         return NULL;
-    if (bkpy_state_alloc(&self->st, BK_TLFU_HEADER_LEN + payload_len) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    bk_hasher_init(&self->st.hasher, seed, keyed ? secret16 : NULL);
-    bk_sketch_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, seed, keyed,
-                       bk_hasher_key_check(&self->st.hasher));
+    bk_sketch_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, a.seed, a.keyed,
+                              bk_hasher_key_check(&self->st.hasher));
     bk_sketch_tlfu_attach(&self->t, self->st.buf);
-    bksketch_set_keyfunc((BKSk *)self, key);
     return (PyObject *)self;
 }
 
 static PyObject *bksketch_tlfu_record(BKTlfu *self, PyObject *key)
 {
     uint64_t h;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     (void)bk_sketch_tlfu_record(&self->t, h);
     Py_RETURN_NONE;
@@ -880,7 +785,7 @@ static PyObject *bksketch_tlfu_record_many(BKTlfu *self, PyObject *keys)
 static PyObject *bksketch_tlfu_estimate(BKTlfu *self, PyObject *key)
 {
     uint64_t h;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    if (bkpy_key(&self->st, key, &h) < 0)
         return NULL;
     return PyLong_FromUnsignedLong(bk_sketch_tlfu_estimate(&self->t, h));
 }
@@ -892,8 +797,8 @@ static PyObject *bksketch_tlfu_admit(BKTlfu *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "admit(candidate, victim) takes 2 arguments");
         return NULL;
     }
-    if (bkpy_hash_key(args[0], self->st.keyfunc, &self->st.hasher, &hc) < 0 ||
-        bkpy_hash_key(args[1], self->st.keyfunc, &self->st.hasher, &hv) < 0)
+    if (bkpy_key(&self->st, args[0], &hc) < 0 ||
+        bkpy_key(&self->st, args[1], &hv) < 0)
         return NULL;
     return PyBool_FromLong(bk_sketch_tlfu_estimate(&self->t, hc) > bk_sketch_tlfu_estimate(&self->t, hv));
 }
@@ -919,43 +824,18 @@ static uint64_t bksketch_tlfu_param_u64(BKTlfu *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-static PyObject *bksketch_tlfu_get_capacity(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bksketch_tlfu_param_u64(self, BK_TLFU_P_CAPACITY));
-}
-static PyObject *bksketch_tlfu_get_sample_factor(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(
-        bk_load_u32le(self->st.buf + BK_OFF_PARAMS + BK_TLFU_P_SAMPLE_FACTOR));
-}
-static PyObject *bksketch_tlfu_get_sample_size(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->t.sample_size);
-}
-static PyObject *bksketch_tlfu_get_events(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bk_sketch_tlfu_events(&self->t));
-}
-static PyObject *bksketch_tlfu_get_resets(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bk_sketch_tlfu_resets(&self->t));
-}
-static PyObject *bksketch_tlfu_get_num_counters(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->t.num_blocks * 128);
-}
-static PyObject *bksketch_tlfu_get_doorkeeper_bits(BKTlfu *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->t.door_blocks * 512);
-}
-
+BKPY_GETTER(bksketch_tlfu, BKTlfu, capacity,
+            PyLong_FromUnsignedLongLong(bksketch_tlfu_param_u64(self, BK_TLFU_P_CAPACITY)))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_factor,
+            PyLong_FromUnsignedLong(bk_load_u32le(self->st.buf + BK_OFF_PARAMS +
+                                                  BK_TLFU_P_SAMPLE_FACTOR)))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_size, PyLong_FromUnsignedLongLong(self->t.sample_size))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, events,
+            PyLong_FromUnsignedLongLong(bk_sketch_tlfu_events(&self->t)))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, resets,
+            PyLong_FromUnsignedLongLong(bk_sketch_tlfu_resets(&self->t)))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, num_counters, PyLong_FromUnsignedLongLong(self->t.num_blocks * 128))
+BKPY_GETTER(bksketch_tlfu, BKTlfu, doorkeeper_bits, PyLong_FromUnsignedLongLong(self->t.door_blocks * 512))
 static PyGetSetDef bksketch_tlfu_getset[] = {
     {"capacity", (getter)bksketch_tlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
     {"sample_factor", (getter)bksketch_tlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
@@ -984,7 +864,7 @@ static PyMethodDef bksketch_tlfu_methods[] = {
     {"age", (PyCFunction)bksketch_tlfu_age, METH_NOARGS,
      "age($self, /)\n--\n\nAge now: halve every counter and clear the doorkeeper."},
     {"clear", (PyCFunction)bksketch_tlfu_clear, METH_NOARGS, "clear($self, /)\n--\n\nForget everything."},
-    BKSK_COMMON_METHODS,
+    BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
 };
 

@@ -455,9 +455,9 @@ static Py_ssize_t bktopk_len(BKTopK *self)
     return (Py_ssize_t)self->t.len;
 }
 
-/* _entries() -> [(key, estimate, tick), ...] in slot order (pickling and
- * heavy_hitters; the facade sorts). */
-static PyObject *bktopk_entries(BKTopK *self, PyObject *Py_UNUSED(ignored))
+/* [(key, estimate, tick), ...] (with_tick) or [(key, estimate), ...], in
+ * slot order. */
+static PyObject *bktopk_list(BKTopK *self, int with_tick)
 {
     PyObject *res;
     if (bktopk_ready(self) < 0)
@@ -465,9 +465,11 @@ static PyObject *bktopk_entries(BKTopK *self, PyObject *Py_UNUSED(ignored))
     res = PyList_New((Py_ssize_t)self->t.len);
     for (uint32_t s = 0; res != NULL && s < self->t.len; s++) {
         const bk_topk_slot *slot = &self->t.slots[s];
-        PyObject *e = Py_BuildValue("(OKK)", (PyObject *)slot->obj,
-                                    (unsigned long long)slot->est,
-                                    (unsigned long long)slot->tick);
+        PyObject *e = with_tick ? Py_BuildValue("(OKK)", (PyObject *)slot->obj,
+                                                (unsigned long long)slot->est,
+                                                (unsigned long long)slot->tick)
+                                : Py_BuildValue("(OK)", (PyObject *)slot->obj,
+                                                (unsigned long long)slot->est);
         if (e == NULL)
             Py_CLEAR(res);
         else
@@ -476,23 +478,17 @@ static PyObject *bktopk_entries(BKTopK *self, PyObject *Py_UNUSED(ignored))
     return res;
 }
 
+/* _entries() -> [(key, estimate, tick), ...] (pickling and heavy_hitters;
+ * the facade sorts). */
+static PyObject *bktopk_entries(BKTopK *self, PyObject *Py_UNUSED(ignored))
+{
+    return bktopk_list(self, 1);
+}
+
 /* _items() -> [(key, estimate), ...] in slot order. */
 static PyObject *bktopk_items(BKTopK *self, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *res;
-    if (bktopk_ready(self) < 0)
-        return NULL;
-    res = PyList_New((Py_ssize_t)self->t.len);
-    for (uint32_t s = 0; res != NULL && s < self->t.len; s++) {
-        const bk_topk_slot *slot = &self->t.slots[s];
-        PyObject *e = Py_BuildValue("(OK)", (PyObject *)slot->obj,
-                                    (unsigned long long)slot->est);
-        if (e == NULL)
-            Py_CLEAR(res);
-        else
-            PyList_SET_ITEM(res, (Py_ssize_t)s, e);
-    }
-    return res;
+    return bktopk_list(self, 0);
 }
 
 /* _restore(k, sketch, entries, tick): fill a shell from saved entries
