@@ -3,6 +3,7 @@
     python benchmarks/percall.py                     # 2e5 keys a loop, 7 repetitions
     python benchmarks/percall.py --clock cpu --reps 9 # on a loaded machine
     python benchmarks/percall.py --smoke             # tiny, 1 repetition (CI)
+    python benchmarks/percall.py --callgrind         # instructions per call (a few minutes)
 
 Every public structure class is a Python subclass of a C type (``class BloomFilter(Persistent,
 _core.BloomBase)``).  This script times the same per-key loops on an instance of the public
@@ -298,7 +299,71 @@ def table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ---- instruction counts (--callgrind): stable on a loaded machine ---------------------
+
+# One call per class and calling convention (METH_O, METH_FASTCALL, the sq_contains slot) that
+# can repeat on the same keys (no add into a cuckoo or quotient filter that would fill up).
+PROBES: tuple[tuple[str, str, str], ...] = (
+    ("BloomFilter", "add", "k"), ("BlockedBloomFilter", "add", "k"),
+    ("BlockedBloomFilter", "in", ""), ("CountingBloomFilter", "count", "k"),
+    ("ScalableBloomFilter", "add", "k"), ("CuckooFilter", "count", "k"),
+    ("QuotientFilter", "count", "k"), ("CountMinSketch", "add", "k, 1"),
+    ("TinyLFU", "admit", "k, k"), ("BinaryFuseFilter", "in", ""),
+)
+PROBE_KEYS = 20_000  # distinct keys in the filter; a probe loops over them n / PROBE_KEYS times
+
+
+def probe(cls_name: str, method: str, args: str, side: str, n: int) -> None:
+    """The child of --callgrind: one loop of n calls on a C base, public or plain object."""
+    spec = next(s for s in _specs() if s.name == cls_name)
+    distinct = list(range(1, PROBE_KEYS + 1))
+    f = spec.make(distinct if spec.fill is None else [0] * (2 * PROBE_KEYS))
+    if spec.fill is not None:
+        spec.fill(f, distinct)
+    base = c_base(type(f))
+    cls = {"base": base, "public": type(f),
+           "plain": type("Plain", (base,), {"__slots__": ()})}[side]
+    obj = load(cls, f.to_bytes())
+    loop = _loop("in" if method == "in" else "call", method, args)
+    loop(obj, distinct * (n // PROBE_KEYS))
+
+
+def callgrind(valgrind: str, n: int) -> list[dict[str, Any]]:
+    """Instructions per call: callgrind's total at 2n calls minus at n, over n."""
+    import re
+    import subprocess
+
+    def total(cls_name: str, method: str, args: str, side: str, calls: int) -> int:
+        out = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+             __file__, "--probe", cls_name, method, args, side, str(calls)],
+            capture_output=True, text=True, check=True).stderr
+        m = re.search(r"Collected : (\d+)", out)
+        if m is None:
+            raise RuntimeError(f"no callgrind total in: {out[-500:]}")
+        return int(m.group(1))
+
+    rows = []
+    for cls_name, method, args in PROBES:
+        row: dict[str, Any] = {"class": cls_name,
+                               "call": "k in f" if method == "in" else f"f.{method}({args})"}
+        sides = ("base", "public") + (("plain",) if "Bloom" in cls_name else ())
+        for side in sides:  # plain subclass: the state before the fix (a reference)
+            row[side] = (total(cls_name, method, args, side, 2 * n)
+                         - total(cls_name, method, args, side, n)) / n
+        rows.append(row)
+        plain = (f"  plain subclass {row['plain']:6.0f} ({row['plain'] / row['base']:.3f})"
+                 if "plain" in row else "")
+        print(f"  {row['class']:<20} {row['call']:<14} C base {row['base']:6.0f}  public "
+              f"{row['public']:6.0f} ({row['public'] / row['base']:.3f}){plain}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["--probe"]:
+        p_cls, p_method, p_args, p_side, p_calls = sys.argv[2:7]
+        probe(p_cls, p_method, p_args, p_side, int(p_calls))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=lambda s: int(float(s)), default=200_000,
                     help="keys per loop (every structure is sized for them)")
@@ -309,10 +374,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny n, 1 repetition (CI)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall: perf_counter; cpu: the thread's CPU time (a loaded machine)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="instructions per call under valgrind instead of times")
     args = ap.parse_args(argv)
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     info = machine.announce()
+    if args.callgrind:
+        import shutil
+
+        valgrind = shutil.which("valgrind")
+        if valgrind is None:
+            print("valgrind not found")
+            return 1
+        n = 2 * PROBE_KEYS if args.smoke else 4 * PROBE_KEYS
+        print(f"# callgrind: instructions per call, ({2 * n:,} calls - {n:,} calls) / {n:,}; "
+              "public and plain subclass over C base in brackets", flush=True)
+        rows = callgrind(valgrind, n)
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / ("percall-callgrind" + ("-smoke" if args.smoke else "") + ".json")
+        path.write_text(json.dumps({"machine": info, "calls": n, "rows": rows}, indent=1))
+        print(f"wrote {path}")
+        return 0
     if args.smoke:
         args.n, args.reps = 2000, 1
     t0 = time.perf_counter()
