@@ -28,8 +28,11 @@ absent, and `in` / "batch q" query the built filter.  Their ratios are to the fa
 peer; a static peer is never the reference of a Bloom filter's ratio.
 
 What is measured, per n and key type (list of int, list of str, numpy int64 array):
-  add       ``add = f.add; for k in keys: add(k)`` into a fresh filter of capacity n (for
-            n > --sample: the first --sample keys; the queries then use the batch-built
+  f.add(k)  ``for k in keys: f.add(k)`` into a fresh filter of capacity n, the form users
+            write: the method is looked up on every call (issue #21: on a Python subclass
+            of a C type that lookup-and-call used to cost 7-13 ns more; see percall.py)
+  add       ``add = f.add; for k in keys: add(k)``, the bound method (for n > --sample, both
+            add loops take the first --sample keys; the queries then use the batch-built
             filter, full at capacity)
   in hit    ``for k in keys: k in f`` over members
   in miss   the same over keys that were never added
@@ -74,8 +77,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(HERE))
 import machine  # noqa: E402
 
-OPS = ("add", "in_hit", "in_miss", "batch_add", "batch_query")
-OP_LABEL = {"add": "add", "in_hit": "in hit", "in_miss": "in miss",
+OPS = ("add_call", "add", "in_hit", "in_miss", "batch_add", "batch_query")
+OP_LABEL = {"add_call": "f.add(k)", "add": "bound add", "in_hit": "in hit", "in_miss": "in miss",
             "batch_add": "batch add", "batch_query": "batch q"}
 KINDS = ("int", "str", "numpy")
 KIND_LABEL = {"int": "list of int", "str": "list of str (20 chars)",
@@ -85,6 +88,11 @@ CLOCK: Callable[[], float] = time.perf_counter  # --clock cpu: time.thread_time
 
 
 # ---- per-item loops: the same bytecode for every library --------------------------
+
+
+def loop_add_call(f: Any, keys: Sequence[Any]) -> None:
+    for k in keys:
+        f.add(k)
 
 
 def loop_add(f: Any, keys: Sequence[Any]) -> None:
@@ -299,8 +307,12 @@ def run(ns: list[int], reps: int, sample: int, slow_max_n: int, only: set[str] |
                         # Large n: per-item add is timed on the first `sample` keys into a
                         # full-size filter (same memory, same random access pattern); the
                         # queries then run on the batch-built filter at capacity.
-                        f = lib.make(n, ERROR_RATE)
                         first = k["members"][:sample] if big else k["members"]
+                        f = lib.make(n, ERROR_RATE)
+                        res.setdefault("add_call", []).append(
+                            timed(loop_add_call, f, first) / len(first))
+                        del f
+                        f = lib.make(n, ERROR_RATE)
                         res.setdefault("add", []).append(
                             timed(loop_add, f, first) / len(first))
                         if not big:
@@ -523,6 +535,15 @@ def targets(res: dict[str, Any]) -> list[str]:
               bpk * 8 if bpk is not None else None, lambda v: v <= 9.1, " bits")
         fuse += out[before:]
         del out[before:]
+    before = len(out)
+    for n_str, size in res["sizes"].items():
+        for kind in ("int", "str"):
+            for lib in (BK_BLOCKED, BK_CLASSIC):
+                check(f"n={int(n_str):,} {kind}: {lib[9:]} f.add(k) / abloom f.add(k) <= 1",
+                      ratio(get(size, lib, kind, "add_call"),
+                            get(size, ABLOOM, kind, "add_call")), lambda r: r <= 1.0, "x")
+    percall = out[before:]
+    del out[before:]
     info = res.get("machine")
     if out and info and info.get("cache_bytes"):
         for n_str, size in res["sizes"].items():
@@ -531,7 +552,9 @@ def targets(res: dict[str, Any]) -> list[str]:
                 out.append(f"  (per-item lines at 1e6 depend on the caches: the blocked filter "
                            f"is {machine.human(bpk * 1e6)}: {machine.fits(bpk * 1e6, info)})")
     head = (["Targets of issue #4 in this run:", *out]) if out else []
-    return head + (["Targets of issue #17 in this run:", *fuse] if fuse else [])
+    return (head + (["Targets of issue #17 in this run:", *fuse] if fuse else [])
+            + (["Targets of issue #21 in this run (the per-call form; public class vs C base: "
+                "benchmarks/percall.py):", *percall] if percall else []))
 
 
 def _render(title: str, head: list[str], body: list[list[str]], markdown: bool) -> list[str]:

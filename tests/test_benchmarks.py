@@ -172,6 +172,32 @@ class BenchmarkScriptTests:
         assert "cpu_model" in res["machine"] and res["events"] == 20_000
         assert res["recall"]["TopK"] == 1.0
 
+    def test_compare_times_both_add_forms(self, tmp_path: Path) -> None:
+        """Issue #21: `f.add(k)` (the form users write) next to the bound `add(k)`."""
+        subprocess.run(
+            [sys.executable, str(BENCH / "compare.py"), "--smoke", "--out", str(tmp_path),
+             "--only", "bloomkit.BlockedBloomFilter"],
+            capture_output=True, text=True, timeout=600, check=True)
+        res = json.loads((tmp_path / "compare-smoke.json").read_text())
+        ops = res["sizes"]["2000"]["ns_per_key"]["bloomkit.BlockedBloomFilter"]["int"]
+        assert {"add_call", "add"} <= set(ops)
+
+    def test_percall_smoke_reports_every_class_and_form(self, tmp_path: Path) -> None:
+        """benchmarks/percall.py (issue #21): public class / C base per class and call form."""
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "percall.py"), "--smoke", "--out", str(tmp_path)],
+            capture_output=True, text=True, timeout=600, check=True).stdout
+        assert out.splitlines()[0].startswith("# machine: ")
+        res = json.loads((tmp_path / "percall-smoke.json").read_text())
+        assert "cache_bytes" in res["machine"]
+        rows = {(r["class"], r["call"]) for r in res["rows"] if "ratio" in r}
+        for cls in ("BloomFilter", "BlockedBloomFilter", "CountingBloomFilter",
+                    "ScalableBloomFilter", "CuckooFilter", "QuotientFilter", "CountMinSketch"):
+            assert {(cls, "f.add(k)"), (cls, "bound add"), (cls, "k in f")} <= rows, cls
+        assert {("TinyLFU", "f.record(k)"), ("TinyLFU", "f.admit(k, k)"),
+                ("BinaryFuseFilter", "k in f")} <= rows
+        assert re.search(r"^BlockedBloomFilter +f\.add\(k\) ", out, re.M)
+
     def test_line_probe_compiles_and_reports(self, tmp_path: Path) -> None:
         """benchmarks/line_probe.c (issue #19): the random line read limit
         that benchmarks/scale.py compares the batch query with."""

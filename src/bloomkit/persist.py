@@ -1109,9 +1109,18 @@ class Persistent:
     ``flush()``, ``close()``, ``verify()`` and ``with f: ...`` (which closes
     a mapped object on exit).  Every bloomkit class inherits it (see
     :func:`register_kind`).
+
+    Each subclass gets its own descriptors for its C base's public methods
+    (``_core.own_methods``): CPython specialises ``f.add(k)`` only when the
+    instance's type is exactly the method's class, so without them every
+    call on a public class took the generic path (issue #21).
     """
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _core.own_methods(cls)
 
     def save(self, path: PathLike) -> None:
         """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""

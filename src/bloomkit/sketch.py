@@ -274,6 +274,12 @@ class TopK(_core.TopKBase):
         return f"TopK(k={self.k}, tracked={len(self)}, total={self.sketch.total})"
 
 
+# TopK is no Persistent (it has no state format): give it its own C method
+# descriptors here, as Persistent.__init_subclass__ does for the others, so
+# that CPython specialises top.add(key) on it as on _core.TopKBase (#21).
+_core.own_methods(TopK)
+
+
 def _restore_topk(
     cls: type[TopK], k: int, sketch: CountMinSketch[Any],
     entries: list[tuple[Hashable, int, int]], tick: int,

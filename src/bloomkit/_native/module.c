@@ -417,6 +417,90 @@ static PyObject *bkmod_init_header(PyObject *mod, PyObject *args, PyObject *kwar
 
 /* ---- End header writers --------------------------------------------------- */
 
+/* ---- Begin logic for per-class method descriptors (issue #21) ------------
+ *
+ * `f.add(k)` on a Python subclass of a C type (every public class:
+ * `class BloomFilter(Persistent, _core.BloomBase)`) cost 7-13 ns more than
+ * on the C type itself (measured 28 vs 21 ns quiet, 58 vs 44 ns loaded).
+ * The attribute lookup specialises fine (LOAD_METHOD_NO_DICT: the classes
+ * have __slots__ = ()); the call does not.  CPython's specialised call of a
+ * C method (3.11 PRECALL_NO_KW_METHOD_DESCRIPTOR_O/_FAST/_NOARGS, 3.12
+ * CALL_NO_KW_METHOD_DESCRIPTOR_*, 3.13 CALL_METHOD_DESCRIPTOR_*) checks
+ * that the type of `self` IS the descriptor's d_type, not a subclass of it:
+ * for a subclass instance it deoptimises on every call and takes the
+ * generic vectorcall path (argument tuple checks, descr_check's subtype
+ * walk).  dis.get_instructions(fn, adaptive=True) shows PRECALL_ADAPTIVE
+ * where the C type gets PRECALL_NO_KW_METHOD_DESCRIPTOR_O.
+ *
+ * own_methods(cls) gives a Python class its own method descriptors, made
+ * from the same PyMethodDef as its C base's, with d_type = cls: the same C
+ * function, the same signature and docstring, and the exact-type check
+ * passes for cls's instances.  Persistent.__init_subclass__ calls it for
+ * every bloomkit class and every user subclass of one.  Only public
+ * instance methods (no leading underscore, not METH_CLASS/METH_STATIC)
+ * that cls still inherits unchanged from the C base are replaced: a Python
+ * override (BinaryFuseFilter.add) stays.  Slots (`key in f` through
+ * sq_contains, len) are inherited as C function pointers and need nothing.
+ * Trade-off: `BloomFilter.add(x, k)` called unbound now requires x to be a
+ * BloomFilter (as for any method of a class), not any BloomBase. */
+
+static PyObject *bkmod_own_methods(PyObject *mod, PyObject *cls)
+{
+    PyTypeObject *type, *base;
+    long done = 0;
+    (void)mod;
+    if (!PyType_Check(cls) || !(((PyTypeObject *)cls)->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "own_methods() takes a class defined in Python");
+        return NULL;
+    }
+    type = (PyTypeObject *)cls;
+    /* the C base: the first static type on the tp_base chain (the solid base
+     * whose layout the instances have) */
+    base = type;
+    while (base != NULL && (base->tp_flags & Py_TPFLAGS_HEAPTYPE))
+        base = base->tp_base;
+    if (base == NULL || base == &PyBaseObject_Type || base->tp_methods == NULL)
+        return PyLong_FromLong(0);
+    for (PyMethodDef *def = base->tp_methods; def->ml_name != NULL; def++) {
+        PyObject *name, *found, *own;
+        int inherited, rc;
+        if (def->ml_name[0] == '_' || (def->ml_flags & (METH_CLASS | METH_STATIC)))
+            continue;
+        name = PyUnicode_InternFromString(def->ml_name);
+        if (name == NULL)
+            return NULL;
+        /* type.__getattribute__ returns a method descriptor itself (its
+         * __get__ with no instance) and a Python function as it is */
+        found = PyObject_GetAttr(cls, name);
+        if (found == NULL) {
+            Py_DECREF(name);
+            return NULL;
+        }
+        inherited = Py_IS_TYPE(found, &PyMethodDescr_Type) &&
+                    ((PyMethodDescrObject *)found)->d_method == def &&
+                    PyDescr_TYPE(found) != type;
+        Py_DECREF(found);
+        if (!inherited) {
+            Py_DECREF(name);
+            continue;
+        }
+        own = PyDescr_NewMethod(type, def);
+        if (own == NULL) {
+            Py_DECREF(name);
+            return NULL;
+        }
+        rc = PyObject_SetAttr(cls, name, own); /* type_setattro: PyType_Modified */
+        Py_DECREF(own);
+        Py_DECREF(name);
+        if (rc < 0)
+            return NULL;
+        done++;
+    }
+    return PyLong_FromLong(done);
+}
+
+/* ---- End logic for per-class method descriptors --------------------------- */
+
 static PyMethodDef bkmod_methods[] = {
     {"xxh3_64", bkmod_xxh3_64, METH_VARARGS, "xxh3_64(data, seed=0, /)\n--\n\nXXH3-64 of bytes-like data."},
     {"xxh3_64_pieces", bkmod_xxh3_64_pieces, METH_VARARGS,
@@ -443,6 +527,10 @@ static PyMethodDef bkmod_methods[] = {
     {"load_fd", (PyCFunction)(void (*)(void))bkpy_load_fd, METH_VARARGS | METH_KEYWORDS,
      "load_fd(fd, size, class_for, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
      "state from a file descriptor into its structure (bloomkit.load)."},
+    {"own_methods", bkmod_own_methods, METH_O,
+     "own_methods(cls, /)\n--\n\nGive a Python subclass of a bloomkit C type its own descriptors "
+     "for the C type's public methods (same C functions), so that CPython's specialised call "
+     "applies to its instances; returns how many were attached."},
     {NULL, NULL, 0, NULL},
 };
 
