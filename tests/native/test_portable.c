@@ -52,6 +52,9 @@
 #include "bk_quotient.h"
 #include "bk_scalable.h"
 #include "bk_sketch.h"
+#ifdef BK_HAVE_SLIDING
+#include "bk_sliding.h"
+#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +96,9 @@ typedef struct {
     bk_qf qf;
     bk_cms cms;
     bk_tlfu tlfu;
+#ifdef BK_HAVE_SLIDING
+    bk_sliding sliding;
+#endif
     bk_bloom links[BK_SCALABLE_MAX_LINKS];
     uint32_t num_links;
 } tp_case;
@@ -157,6 +163,11 @@ static void tp_attach(tp_case *c)
     case BK_KIND_TINYLFU:
         bk_sketch_tlfu_attach(&c->tlfu, c->buf);
         break;
+#ifdef BK_HAVE_SLIDING
+    case BK_KIND_SLIDING_BLOOM:
+        bk_sliding_attach(&c->sliding, c->buf);
+        break;
+#endif
     case BK_KIND_SCALABLE_BLOOM: {
         const uint8_t *params = c->buf + BK_OFF_PARAMS;
         uint8_t *payload = c->buf + c->h.header_len;
@@ -264,6 +275,12 @@ static int tp_contains(const tp_case *c, uint64_t h)
         return bk_sketch_cms_estimate(&c->cms, h) > 0;
     case BK_KIND_TINYLFU:
         return bk_sketch_tlfu_estimate(&c->tlfu, h) > 0;
+#ifdef BK_HAVE_SLIDING
+    case BK_KIND_SLIDING_BLOOM:
+        /* as saved: a time that precedes the state's start has no pending
+         * shift (the manifests' answers are the saved generation's) */
+        return bk_sliding_contains(&c->sliding, h, INT64_MIN);
+#endif
     case BK_KIND_SCALABLE_BLOOM:
         for (uint32_t i = 0; i < c->num_links; i++)
             if (bk_bloom_contains(&c->links[i], h))

@@ -578,7 +578,7 @@ bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k_out, uint32
             if (bk_sliding_model_rate((uint32_t)k, l, hi) > error_rate)
                 continue;
             /* bits per window key S r / l with r >= lo: skip hopeless pairs */
-            if ((double)(k + l) * lo / l >= best)
+            if (((double)k + (double)l) * lo / l >= best)
                 continue;
             for (int it = 0; it < 48 && hi - lo > 1e-6 * hi; it++) {
                 double mid = 0.5 * (lo + hi);
@@ -587,7 +587,7 @@ bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k_out, uint32
                 else
                     lo = mid;
             }
-            cost = (double)(k + l) * hi / l;
+            cost = ((double)k + (double)l) * hi / l;
             if (cost < best) {
                 best = cost;
                 *k_out = (uint32_t)k;
