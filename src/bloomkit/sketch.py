@@ -215,8 +215,11 @@ class TopK(_core.TopKBase):
     delta=1e-3, seed=0)`` or ``TopK(k, sketch=existing_sketch)``.  Keys are
     identified as the sketch counts them (its hash, seed, secret and key=);
     each candidate reports the key object it entered with.  ``update(keys)``
-    takes a list, tuple, iterable, numpy array or ByteKeys and gives the
-    same result as ``add`` on each key in order.  Thread-safe: every call
+    takes a list, tuple, iterable, numpy array or ByteKeys; the sketch
+    counts exactly as ``add`` on each key in order, and each distinct key
+    of a chunk (up to 65,536 events) is offered to the candidates once,
+    with its estimate right after that count is added (docs/sketch.md:
+    what that guarantees).  Thread-safe: every call
     runs in C under the GIL (R31).
     """
 

@@ -453,6 +453,50 @@ void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, in
     }
 }
 
+/* Key j of hs[0..n) gains counts[j] (TopK.update's aggregated chunks,
+ * py_topk.c): the counters after the call are those of n calls of
+ * bk_sketch_cms_add(c, hs[j], counts[j], atomic), which for a plain sketch
+ * are those of sum(counts) single adds in any order (saturating addition
+ * commutes).  est[j] is key j's estimate right after its own add.  The
+ * default shape prefetches AHEAD keys early as the loop above does. */
+void bk_sketch_cms_add_estimate_counts(bk_cms *c, const uint64_t *hs, const uint32_t *counts,
+                                       size_t n, int atomic, uint64_t *est)
+{
+    uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
+    const uint64_t w = c->width;
+    const uint32_t d = c->depth;
+    size_t j;
+    if (atomic || c->conservative || c->rows != BK_CMS_ROWS_MIXED || c->bytes != 4) {
+        for (j = 0; j < n; j++)
+            est[j] = bk_sketch_cms_add_estimate(c, hs[j], counts[j], atomic);
+        return;
+    }
+    for (j = 0; j < n + BK_CMS_AHEAD; j++) {
+        if (j >= BK_CMS_AHEAD) {
+            uint8_t **pos = ring[(j - BK_CMS_AHEAD) % BK_CMS_AHEAD];
+            uint64_t add = counts[j - BK_CMS_AHEAD];
+            uint32_t m = UINT32_MAX;
+            for (uint32_t i = 0; i < d; i++) {
+                uint64_t v = (uint64_t)bk_load_u32le(pos[i]) + add;
+                uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+                bk_store_u32le(pos[i], v32);
+                m = v32 < m ? v32 : m;
+            }
+            est[j - BK_CMS_AHEAD] = m;
+        }
+        if (j < n) {
+            uint8_t **pos = ring[j % BK_CMS_AHEAD];
+            uint64_t x = hs[j];
+            uint8_t *row = c->counters;
+            for (uint32_t i = 0; i < d; i++, row += w * 4) {
+                x += BK_CMS_ROW_STEP;
+                pos[i] = row + bk_mulhi64(bk_mix64(x), w) * 4;
+                bk_prefetch_w(pos[i]);
+            }
+        }
+    }
+}
+
 /* ---- End logic for add-then-estimate ---------------------------------- */
 
 bk_rc bk_sketch_cms_merge(bk_cms *dst, const bk_cms *src, int saturate)

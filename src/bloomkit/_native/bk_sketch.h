@@ -76,6 +76,11 @@ uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int a
  * the counters of the keys a few places ahead. */
 void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, int atomic,
                               uint64_t *est);
+/* The same with counts[j] for key j (TopK.update adds each distinct key
+ * of a chunk once): counters equal to n bk_sketch_cms_add calls; est[j]
+ * the estimate right after key j's add. */
+void bk_sketch_cms_add_estimate_counts(bk_cms *c, const uint64_t *hs, const uint32_t *counts,
+                                       size_t n, int atomic, uint64_t *est);
 
 /* dst += src counter by counter.  saturate == 0: first check that no sum
  * exceeds the counter maximum; if one would, return BK_ERR_CAPACITY and

@@ -10,6 +10,32 @@
  * facade (bloomkit/sketch.py, TopK) adds construction from (epsilon,
  * delta), pickling and heavy_hitters' sort.
  *
+ * Batches (update).  The per-event loop spent ~266 of ~450 instructions an
+ * event in the sketch's 7 rows; most events of a skewed stream repeat a
+ * key seen a moment ago.  So update() cuts the batch into chunks of at
+ * most BKTOPK_AGG_MAX (65,536) consecutive events and, per chunk, first
+ * sums the repeats of each key in a table by its 64-bit hash (the count
+ * and the first key object seen), then adds each distinct key once with
+ * its count (bk_sketch_cms_add_estimate_counts) in order of first
+ * occurrence and offers it once with its estimate right after that add.
+ * (Zipf 1.0 over 10^6 keys, benchmarks/topk.py: about 26,300 distinct
+ * keys per chunk of 65,536 events.)  What update() guarantees, and what it no longer does:
+ *   - the sketch's counters and total are byte for byte those of add() on
+ *     each key in order: the counts reach the same counters, and
+ *     saturating addition commutes;
+ *   - each candidate's estimate lies between its true count and the
+ *     sketch's current estimate;
+ *   - the candidates are offered once per distinct key per chunk instead
+ *     of once per event, so they can differ from the add() loop only in
+ *     eviction order within a chunk (a key admitted and evicted inside
+ *     one chunk by the loop, ties at the k-th place) -- the heavy hitters
+ *     of Zipf streams are the loop's (tests/test_topk.py);
+ *   - a conservative sketch is order-dependent (a raise-to-minimum), so
+ *     there update() runs the per-event loop and equals add() exactly;
+ *   - a key that fails to hash stops the batch with the keys before it
+ *     counted and offered (the last, partial chunk is counted first).
+ * add() is unchanged: one event, one offer.
+ *
  * TopKBase is not on the descriptor contract (bkpy_desc, py_common.h):
  * that contract is the state buffer's (from_bytes, _detach, copy, header
  * and DIRTY), and TopK owns none: its counts live in the CountMinBase it
@@ -27,7 +53,8 @@
  * atomic one, as CountMinSketch.add does).  Releasing the GIL would make
  * every counter update a compare-and-swap: CountMinSketch.add_many, which
  * does that, measured 51-64 ns a key where this whole batch (hashing,
- * sketch and candidates) measured 43-45 (benchmarks/topk.py; 7 rows).
+ * sketch and candidates) measured 43-45 before chunks were summed
+ * (benchmarks/topk.py; 7 rows).
  * No Python code runs between reading the candidates and updating them:
  * a key= function, an iterator's __next__ and the hashing of unusual keys
  * run first; a key object made
@@ -202,19 +229,54 @@ static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t narg
     return PyLong_FromUnsignedLongLong(est);
 }
 
-/* One chunk of a batch: hashes, the key objects when the caller has them
- * (lists, tuples, iterators; NULL for buffers, whose elements are made
- * only for the keys that enter the candidates). */
+/* Events a batch collects before it counts them: a power of two.  At
+ * 2^16 a Zipf(1.0) stream over 10^6 keys has 0.4 distinct keys an event;
+ * the table (2^17 cells of 16 bytes, 2 MiB) and the entries (48 bytes
+ * each) sit in L3; 2^15 and 2^17 measured within the noise.  Smaller
+ * batches take a table sized to their length (at least BKPY_CHUNK). */
+#ifndef BKTOPK_AGG_MAX
+#define BKTOPK_AGG_MAX ((size_t)1 << 16)
+#endif
+
+/* A batch: events are collected (hashed, input chunks of up to
+ * BKPY_CHUNK) into a table of distinct keys, up to `cap` events, then
+ * counted (bktopk_flush): each distinct key added once to the sketch with
+ * its count, in order of first occurrence, and offered once with its
+ * estimate right after that add. */
+/* A table cell: one cache access per event (h and count together;
+ * 16 bytes, 2^17 cells = 2 MiB for the largest chunk, prefetched
+ * BKTOPK_AGG_AHEAD events ahead).  count == 0: empty. */
+typedef struct {
+    uint64_t h;
+    uint64_t count; /* a u32 would do; the cell is 16 bytes either way */
+} bktopk_cell;
+
+/* Events ahead whose cells the collect loop prefetches. */
+#define BKTOPK_AGG_AHEAD 8
+
 typedef struct {
     BKTopK *self;
     PyObject *source;     /* buffer input: indexed for the keys that enter */
-    int failed;           /* an exception is set; later chunks are skipped */
-    uint64_t est[BKPY_CHUNK];
-    PyObject *evicted[BKPY_CHUNK];
+    int failed;           /* counting failed (exception set): stop counting */
+    size_t cap;           /* events per collected chunk at most, >= BKPY_CHUNK */
+    size_t events;        /* events collected so far in this chunk */
+    size_t ndistinct;     /* entries used */
+    uint32_t mask;        /* table cells - 1 (2 cap cells: at most half full) */
+    bktopk_cell *cells;   /* open addressing by h, linear probing */
+    uint32_t *cell_of;    /* entry: its cell (first-occurrence order) */
+    uint64_t *hs;         /* entry: the key's hash (filled by the flush) */
+    uint32_t *counts;     /* entry: its events in this chunk (ditto) */
+    PyObject **objs;      /* entry: first key object seen (a reference), or NULL */
+    size_t *at;           /* entry: index of its first event (buffer input) */
+    uint64_t *est;        /* entry: estimate after its add */
+    PyObject **evicted;   /* up to cap evicted key objects of one flush */
 } bktopk_batch;
 
-static void bktopk_run_chunk(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
-                             size_t n, size_t offset)
+/* The old per-event loop, for conservative sketches (whose counters
+ * depend on the order of adds): hs[0..n) added one by one, each offered
+ * with its estimate; n <= BKPY_CHUNK <= b->cap. */
+static void bktopk_run_events(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
+                              size_t n, size_t offset)
 {
     BKTopK *self = b->self;
     bkpy_state *st = bksketch_cms_state(self->sketch);
@@ -260,9 +322,170 @@ static void bktopk_run_chunk(bktopk_batch *b, const uint64_t *hs, PyObject *cons
         Py_DECREF(b->evicted[j]);
 }
 
+/* Count the collected events and offer each distinct key, then release
+ * the entries.  Runs Python code (releasing objects, indexing a buffer
+ * source) only after the sketch is counted, and never while an entry is
+ * borrowed.  An exception already set (a bad key) is kept unless counting
+ * itself fails, whose exception wins.  Returns 0, or -1 (b->failed). */
+static int bktopk_flush(bktopk_batch *b)
+{
+    BKTopK *self = b->self;
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    size_t n = b->ndistinct, nevicted = 0;
+    int pending = PyErr_Occurred() != NULL, failed_before = b->failed;
+    if (n == 0)
+        return b->failed ? -1 : 0;
+    if (pending)
+        PyErr_Fetch(&type, &value, &tb);
+    b->ndistinct = 0;
+    for (size_t e = 0; e < n; e++) {
+        bktopk_cell *cell = &b->cells[b->cell_of[e]];
+        b->hs[e] = cell->h;
+        b->counts[e] = (uint32_t)cell->count;
+        cell->count = 0;
+    }
+    if (!b->failed) {
+        bkpy_state *st = bksketch_cms_state(self->sketch);
+        int atomic;
+        if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0) {
+            b->failed = 1;
+        } else {
+            atomic = bkpy_state_atomic(st);
+            bk_sketch_cms_add_estimate_counts(bksketch_cms_core(self->sketch), b->hs,
+                                              b->counts, n, atomic, b->est);
+            bksketch_cms_count_total(self->sketch, b->events, atomic);
+        }
+    }
+    b->events = 0;
+    for (size_t e = 0; e < n && !b->failed; e++) {
+        PyObject *key, *ev = NULL;
+        int rc;
+        if (!bk_topk_admits(&self->t, b->hs[e], b->est[e]))
+            continue;
+        if (b->objs[e] != NULL) {
+            rc = bktopk_offer(self, b->hs[e], b->est[e], b->objs[e], &ev);
+        } else if (bk_topk_find(&self->t, b->hs[e]) >= 0) {
+            rc = bktopk_offer(self, b->hs[e], b->est[e], NULL, &ev); /* an update */
+        } else {
+            /* May run Python code (the collector): offer after it. */
+            key = PySequence_GetItem(b->source, (Py_ssize_t)b->at[e]);
+            if (key == NULL) {
+                rc = -1;
+            } else {
+                rc = bktopk_offer(self, b->hs[e], b->est[e], key, &ev);
+                Py_DECREF(key);
+            }
+        }
+        if (ev != NULL)
+            b->evicted[nevicted++] = ev;
+        if (rc < 0)
+            b->failed = 1;
+    }
+    for (size_t j = 0; j < nevicted; j++)
+        Py_DECREF(b->evicted[j]);
+    for (size_t e = 0; e < n; e++)
+        Py_XDECREF(b->objs[e]);
+    if (pending) {
+        if (b->failed && !failed_before) { /* counting's own error wins */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, value, tb);
+        }
+    }
+    return b->failed ? -1 : 0;
+}
+
+/* Collect hs[0..n) (n <= BKPY_CHUNK), their key objects when the caller
+ * has them (borrowed: the entry takes its own reference) or NULL for a
+ * buffer whose elements offset.. they are.  A flush (Python code), if
+ * the chunk would not fit, comes before objs is read; callers that borrow
+ * objs from a list (bktopk_update_seq) make room first, so it never runs
+ * while they hold borrowed keys. */
+static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
+                           size_t n, size_t offset)
+{
+    const uint32_t mask = b->mask;
+    bktopk_cell *cells = b->cells;
+    if (b->failed || n == 0)
+        return;
+    if (BK_UNLIKELY(bksketch_cms_core(b->self->sketch)->conservative)) {
+        if (bktopk_flush(b) == 0)
+            bktopk_run_events(b, hs, objs, n, offset);
+        return;
+    }
+    if (b->events + n > b->cap && bktopk_flush(b) < 0)
+        return;
+    b->events += n;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t h = hs[j];
+        uint32_t i = (uint32_t)(h >> 32) & mask, e;
+        if (j + BKTOPK_AGG_AHEAD < n)
+            bk_prefetch_w(&cells[(uint32_t)(hs[j + BKTOPK_AGG_AHEAD] >> 32) & mask]);
+        while (cells[i].count != 0) {
+            if (cells[i].h == h) {
+                cells[i].count++;
+                goto next;
+            }
+            i = (i + 1) & mask;
+        }
+        e = (uint32_t)b->ndistinct++;
+        cells[i].h = h;
+        cells[i].count = 1;
+        b->cell_of[e] = i;
+        b->at[e] = offset + j;
+        b->objs[e] = objs != NULL ? objs[j] : NULL;
+        Py_XINCREF(b->objs[e]);
+    next:;
+    }
+}
+
+/* A batch for about `hint` events (0: unknown): its arrays in one block. */
+static bktopk_batch *bktopk_batch_new(BKTopK *self, PyObject *source, Py_ssize_t hint)
+{
+    size_t cap = BKPY_CHUNK, cells, size;
+    bktopk_batch *b;
+    char *p;
+    while (cap < BKTOPK_AGG_MAX && (hint <= 0 || (size_t)hint > cap))
+        cap *= 2;
+    cells = 2 * cap;
+    size = sizeof *b + cells * sizeof(bktopk_cell) +
+           cap * (sizeof(uint64_t) * 2 + sizeof(PyObject *) * 2 + sizeof(size_t) +
+                  sizeof(uint32_t) * 2);
+    b = (bktopk_batch *)PyMem_Malloc(size);
+    if (b == NULL)
+        return NULL;
+    p = (char *)(b + 1);
+    b->cells = (bktopk_cell *)(void *)p;
+    p += cells * sizeof(bktopk_cell);
+    b->hs = (uint64_t *)(void *)p;
+    p += cap * sizeof(uint64_t);
+    b->est = (uint64_t *)(void *)p;
+    p += cap * sizeof(uint64_t);
+    b->objs = (PyObject **)(void *)p;
+    p += cap * sizeof(PyObject *);
+    b->evicted = (PyObject **)(void *)p;
+    p += cap * sizeof(PyObject *);
+    b->at = (size_t *)(void *)p;
+    p += cap * sizeof(size_t);
+    b->counts = (uint32_t *)(void *)p;
+    p += cap * sizeof(uint32_t);
+    b->cell_of = (uint32_t *)(void *)p;
+    memset(b->cells, 0, cells * sizeof(bktopk_cell));
+    b->self = self;
+    b->source = source;
+    b->failed = 0;
+    b->cap = cap;
+    b->events = 0;
+    b->ndistinct = 0;
+    b->mask = (uint32_t)(cells - 1);
+    return b;
+}
+
 static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bktopk_run_chunk((bktopk_batch *)ctx, hs, NULL, n, offset);
+    bktopk_collect((bktopk_batch *)ctx, hs, NULL, n, offset);
 }
 
 /* Keys of a list or tuple whose objects the loop prefetches ahead (as
@@ -270,10 +493,11 @@ static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t 
 #define BKTOPK_LIST_AHEAD 16
 
 /* A list or tuple without key=: the keys hashed inline (exact str, int,
- * bytes) run no Python code, so the chunk borrows them from the list with
- * no reference of its own; the chunk is run before any other key is
- * hashed (which may run Python code that changes the list), and that key
- * goes alone, held by a reference.  Returns 0 or -1 (b->failed). */
+ * bytes) run no Python code, so the chunk borrows them from the list until
+ * bktopk_collect has taken its references, with room made (a flush, which
+ * may run Python code) before any is read; a key that needs the slow hash
+ * (which may run Python code that changes the list) goes alone, held by a
+ * reference.  Returns 0, or -1 with an exception set. */
 static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
 {
     uint64_t hs[BKPY_CHUNK];
@@ -281,12 +505,16 @@ static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
     const bk_hasher *hasher = &bksketch_cms_state(b->self->sketch)->hasher;
     Py_ssize_t i = 0;
     for (;;) {
-        /* Read again after anything that may have run Python code. */
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(keys), end;
-        PyObject **items = PySequence_Fast_ITEMS(keys);
+        Py_ssize_t n, end;
+        PyObject **items;
         size_t fill = 0;
         PyObject *key;
         uint64_t h;
+        if (b->events + BKPY_CHUNK > b->cap && bktopk_flush(b) < 0)
+            return -1;
+        /* Read again after anything that may have run Python code. */
+        n = PySequence_Fast_GET_SIZE(keys);
+        items = PySequence_Fast_ITEMS(keys);
         if (i >= n)
             return 0;
         end = n - i < (Py_ssize_t)BKPY_CHUNK ? n : i + (Py_ssize_t)BKPY_CHUNK;
@@ -297,12 +525,9 @@ static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
                 break;
             objs[fill++] = items[i];
         }
-        if (fill > 0) {
-            /* Releasing evicted keys at its end may run Python code. */
-            bktopk_run_chunk(b, hs, objs, fill, 0);
-            if (b->failed)
-                return -1;
-        }
+        bktopk_collect(b, hs, objs, fill, 0);
+        if (b->failed)
+            return -1;
         if (i == end)
             continue;
         /* items[i] takes the slow path (or the list changed meanwhile). */
@@ -312,10 +537,9 @@ static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
         Py_INCREF(key);
         if (bkpy_hash_key(key, NULL, hasher, &h) < 0) {
             Py_DECREF(key);
-            b->failed = 1;
-            return -1;
+            return -1; /* the keys before it are counted by the last flush */
         }
-        bktopk_run_chunk(b, &h, &key, 1, 0);
+        bktopk_collect(b, &h, &key, 1, 0);
         Py_DECREF(key);
         if (b->failed)
             return -1;
@@ -325,13 +549,17 @@ static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
 
 /* Lists, tuples and other iterables: up to BKPY_CHUNK keys hashed, each
  * held by a reference (a key= function or an iterator may run Python code
- * that changes the list), then added and offered. */
+ * that changes the list), then collected.  A key that fails to hash or an
+ * iterator that raises stops the batch with the keys before it collected
+ * (the last flush counts them, as a loop of add() would have).  Returns 0,
+ * or -1 with an exception set. */
 static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
 {
     uint64_t hs[BKPY_CHUNK];
     PyObject *objs[BKPY_CHUNK];
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
     size_t fill = 0;
-    int seq = PyList_CheckExact(keys) || PyTuple_CheckExact(keys);
+    int seq = PyList_CheckExact(keys) || PyTuple_CheckExact(keys), stopped = 0;
     PyObject *iter = NULL;
     Py_ssize_t i = 0;
     bkpy_state *st = bksketch_cms_state(b->self->sketch);
@@ -345,32 +573,17 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
             key = PySequence_Fast_ITEMS(keys)[i++];
             Py_INCREF(key);
         } else if ((key = PyIter_Next(iter)) == NULL) {
-            if (PyErr_Occurred())
-                b->failed = 1;
+            stopped = PyErr_Occurred() != NULL;
             break;
         }
         objs[fill] = key;
         if (bkpy_hash_key(key, st->keyfunc, &st->hasher, &hs[fill]) < 0) {
-            /* The keys before it are counted, as a loop of add() would. */
-            PyObject *type, *value, *tb;
             Py_DECREF(key);
-            PyErr_Fetch(&type, &value, &tb);
-            bktopk_run_chunk(b, hs, objs, fill, 0);
-            for (size_t j = 0; j < fill; j++)
-                Py_DECREF(objs[j]);
-            fill = 0;
-            if (b->failed) {   /* its own error wins */
-                Py_XDECREF(type);
-                Py_XDECREF(value);
-                Py_XDECREF(tb);
-            } else {
-                PyErr_Restore(type, value, tb);
-            }
-            b->failed = 1;
+            stopped = 1;
             break;
         }
         if (++fill == BKPY_CHUNK) {
-            bktopk_run_chunk(b, hs, objs, fill, 0);
+            bktopk_collect(b, hs, objs, fill, 0);
             for (size_t j = 0; j < fill; j++)
                 Py_DECREF(objs[j]);
             fill = 0;
@@ -379,21 +592,34 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
             st = bksketch_cms_state(b->self->sketch);
         }
     }
+    if (stopped)
+        PyErr_Fetch(&type, &value, &tb);
     if (fill > 0) {
-        if (!b->failed)
-            bktopk_run_chunk(b, hs, objs, fill, 0);
+        bktopk_collect(b, hs, objs, fill, 0);
         for (size_t j = 0; j < fill; j++)
             Py_DECREF(objs[j]);
     }
     Py_XDECREF(iter);
+    if (stopped) {
+        if (b->failed) {  /* counting's own error wins */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, value, tb);
+        }
+        return -1;
+    }
     return b->failed ? -1 : 0;
 }
 
-/* update(keys): add(key) for every key, in order, with the same result. */
+/* update(keys): count every key; see the essay at the top for how it
+ * relates to add() on each key. */
 static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
 {
     bktopk_batch *b;
     bkpy_state *st;
+    Py_ssize_t hint;
     int rc;
     if (bktopk_ready(self) < 0)
         return NULL;
@@ -406,13 +632,14 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
     st = bksketch_cms_state(self->sketch);
     if (bkpy_state_check_writable(st) < 0)
         return NULL;
-    /* est[] and evicted[] of a chunk: 16 KiB, off the stack. */
-    b = (bktopk_batch *)PyMem_Malloc(sizeof *b);
+    /* Sized by a list's or tuple's length (no __length_hint__ call: that
+     * may run Python code); anything else gets the largest chunk. */
+    hint = 0;
+    if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))
+        hint = PySequence_Fast_GET_SIZE(keys);
+    b = bktopk_batch_new(self, keys, hint);
     if (b == NULL)
         return PyErr_NoMemory();
-    b->self = self;
-    b->source = keys;
-    b->failed = 0;
     Py_INCREF(self); /* a finalizer run meanwhile must not free it */
     if (st->keyfunc == NULL &&
         (bkbytekeys_api_check(keys) || (PyObject_CheckBuffer(keys) && !PyList_Check(keys)))) {
@@ -420,13 +647,15 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
         /* nogil = 0: see the essay above. */
         rc = bkpy_for_each_chunk(keys, NULL, &st->hasher, bktopk_buffer_chunk, NULL, b, 0,
                                  &info);
-        if (b->failed)
-            rc = -1;
     } else if (st->keyfunc == NULL && (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))) {
         rc = bktopk_update_seq(b, keys);
     } else {
         rc = bktopk_update_objects(b, keys);
     }
+    /* The last collected chunk: counted even after a bad key (an
+     * exception already set is kept). */
+    if (bktopk_flush(b) < 0)
+        rc = -1;
     PyMem_Free(b);
     Py_DECREF(self);
     if (rc < 0)
@@ -616,7 +845,8 @@ static PyMethodDef bktopk_methods[] = {
      "add($self, key, count=1, /)\n--\n\nCount key; return its estimate."},
     {"update", (PyCFunction)bktopk_update, METH_O,
      "update($self, keys, /)\n--\n\nCount every key of an iterable, a numpy array or a "
-     "ByteKeys, in order: the same result as add() for each."},
+     "ByteKeys: the sketch counts as add() on each key; each distinct key of a chunk "
+     "(up to 65,536 events) is offered to the candidates once."},
     {"_entries", (PyCFunction)bktopk_entries, METH_NOARGS, NULL},
     {"_items", (PyCFunction)bktopk_items, METH_NOARGS, NULL},
     {"_restore", (PyCFunction)bktopk_restore, METH_VARARGS, NULL},
