@@ -76,7 +76,9 @@
  * and, on AVX2 CPUs, eight bit tests in one vector (bk_simd.c, selected at
  * run time; the scalar code here stays the reference and the fallback).
  * Batches hash a chunk of 1024 keys first (py_common.c), then probe it with
- * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.
+ * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.  Blocked filters of 16
+ * MiB and more take buffer batches in stages of 2^18 keys partitioned by
+ * block range first (bk_bloom_add_many_part below; docs/scale.md).
  */
 #include "bk_bloom.h"
 
