@@ -76,11 +76,14 @@
  * and, on AVX2 CPUs, eight bit tests in one vector (bk_simd.c, selected at
  * run time; the scalar code here stays the reference and the fallback).
  * Batches hash a chunk of 1024 keys first (py_common.c), then probe it with
- * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.
+ * a rolling prefetch BK_BLOOM_AHEAD_* keys ahead.  Blocked filters of 16
+ * MiB and more take buffer batches in stages of 2^18 keys partitioned by
+ * block range first (bk_bloom_add_many_part below; docs/scale.md).
  */
 #include "bk_bloom.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const uint32_t bk_bloom_salt[BK_BLOOM_MAX_K_BLOCKED] = {
@@ -421,6 +424,98 @@ void bk_bloom_contains_many(const bk_bloom *b, const uint64_t *hs, size_t n, uin
 }
 
 /* ---- End logic for the batch paths ------------------------------------ */
+
+/* ---- Begin logic for the partitioned batch paths ---------------------- */
+
+int bk_bloom_part_on = 1;
+
+void bk_bloom_part_init(void)
+{
+    const char *env = getenv("BLOOMKIT_NO_PARTITION");
+    bk_bloom_part_on = !(env != NULL && env[0] != '\0' && !(env[0] == '0' && env[1] == '\0'));
+}
+
+int bk_bloom_part_wanted(const bk_bloom *b)
+{
+    return bk_bloom_part_on && b->blocked &&
+           b->num_blocks * (uint64_t)(BK_BLOCK_BITS / 8) >= BK_BLOOM_PART_MIN_BYTES;
+}
+
+size_t bk_bloom_part_scratch_len(size_t n, int query)
+{
+    /* u64 hashes, then (queries) u32 source indices and n answer bytes */
+    return n * 8 + (query ? n * 4 + n : 0);
+}
+
+/* Bucket of a hash: its block index >> shift, where shift makes the
+ * buckets span at least 2^BK_BLOOM_PART_SPAN_SHIFT blocks and number at
+ * most BK_BLOOM_PART_MAX_BUCKETS (a 1 GiB filter: 4096 buckets of 4096
+ * blocks; 16 GiB: 4096 of 65536). */
+static uint32_t bk_bloom_part_shift(uint64_t num_blocks)
+{
+    uint32_t shift = BK_BLOOM_PART_SPAN_SHIFT;
+    while (((num_blocks - 1) >> shift) >= BK_BLOOM_PART_MAX_BUCKETS)
+        shift++;
+    return shift;
+}
+
+/* Stable counting sort of hs[0..n) by bucket into dst (and, when idx is
+ * not NULL, each hash's source index into idx).  Two passes over hs (8
+ * bytes a key, sequential) and one scatter into at most 4096 write streams
+ * of a destination of n u64 (2 MiB at the glue's 2^18-key stage: within L3
+ * and the second-level TLB). */
+static void bk_bloom_partition(const bk_bloom *b, const uint64_t *hs, size_t n, uint64_t *dst,
+                               uint32_t *idx)
+{
+    uint32_t start[BK_BLOOM_PART_MAX_BUCKETS]; /* 16 KiB of stack */
+    uint32_t shift = bk_bloom_part_shift(b->num_blocks);
+    uint64_t nb = b->num_blocks;
+    uint32_t buckets = (uint32_t)((nb - 1) >> shift) + 1, sum = 0;
+    size_t i;
+
+    memset(start, 0, buckets * sizeof start[0]);
+    for (i = 0; i < n; i++)
+        start[bk_mulhi64(hs[i], nb) >> shift]++;
+    for (uint32_t j = 0; j < buckets; j++) {
+        uint32_t c = start[j];
+        start[j] = sum;
+        sum += c;
+    }
+    if (idx == NULL) {
+        for (i = 0; i < n; i++)
+            dst[start[bk_mulhi64(hs[i], nb) >> shift]++] = hs[i];
+    } else {
+        for (i = 0; i < n; i++) {
+            uint32_t at = start[bk_mulhi64(hs[i], nb) >> shift]++;
+            dst[at] = hs[i];
+            idx[at] = (uint32_t)i;
+        }
+    }
+}
+
+uint64_t bk_bloom_add_many_part(bk_bloom *b, const uint64_t *hs, size_t n, int atomic,
+                                void *scratch)
+{
+    uint64_t *sorted = (uint64_t *)scratch;
+    bk_bloom_partition(b, hs, n, sorted, NULL);
+    return bk_bloom_add_many(b, sorted, n, atomic);
+}
+
+void bk_bloom_contains_many_part(const bk_bloom *b, const uint64_t *hs, size_t n, uint8_t *out,
+                                 void *scratch)
+{
+    uint64_t *sorted = (uint64_t *)scratch;
+    uint32_t *idx = (uint32_t *)(void *)(sorted + n);
+    uint8_t *ans = (uint8_t *)(idx + n);
+    bk_bloom_partition(b, hs, n, sorted, idx);
+    bk_bloom_contains_many(b, sorted, n, ans);
+    for (size_t i = 0; i < n; i++)
+        out[idx[i]] = ans[i];
+}
+
+/* ---- End logic for the partitioned batch paths ------------------------ */
+
+
 
 void bk_bloom_union(bk_bloom *dst, const bk_bloom *src, int atomic)
 {
