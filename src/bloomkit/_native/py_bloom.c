@@ -61,21 +61,16 @@ static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
     return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
 }
 
-/* The constructor's numbers: 0 and *payload_len, or -1 with ValueError. */
-static int bkbloom_check_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t capacity,
-                               double p, uint64_t *payload_len)
+/* The constructor's shape: the layout, then the core's verdict. */
+static bk_rc bkbloom_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t *payload_len,
+                           const char **reason)
 {
-    const char *reason = NULL;
     if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
-                                          "version 0) or 2 (blocked, layout version 1)");
-        return -1;
+        *reason = "layout must be 0 (classic), 1 (blocked, layout version 0) or 2 (blocked, "
+                  "layout version 1)";
+        return BK_ERR_ARG;
     }
-    if (bk_bloom_shape(layout, num_bits, k, payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return -1;
-    }
-    return bkpy_check_design(capacity, p);
+    return bk_bloom_shape(layout, num_bits, k, payload_len, reason);
 }
 
 /* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
@@ -87,26 +82,24 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
                              "seed", "secret", "key", NULL};
     int layout;
-    unsigned long long num_bits, capacity;
+    unsigned long long num_bits;
     unsigned int k;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    const char *reason = NULL;
+    bk_rc shape;
     BKBloom *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OOO:BloomBase", kwlist, &layout,
-                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret, &key))
+                                     &num_bits, &k, &a.capacity, &a.error_rate, &a.seed_obj,
+                                     &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
-        return NULL;
-    self = bkpy_obj_new(type, BK_BLOOM_HEADER_LEN + payload_len, &a, key);
+    shape = bkbloom_shape(layout, num_bits, k, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_BLOOM_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
-    bk_bloom_init_state(self->st.buf, layout, num_bits, k, capacity, p, a.seed, a.keyed,
-                        bk_hasher_key_check(&self->st.hasher));
+    bk_bloom_init_state(self->st.buf, layout, num_bits, k, a.capacity, a.error_rate, a.seed,
+                        a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_bloom_attach(&self->bloom, self->st.buf);
     return (PyObject *)self;
 }
@@ -253,11 +246,6 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
     if (rc < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
-}
-
-static PyObject *bkbloom_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    return bkpy_update(self, args, nargs, (PyObject *(*)(PyObject *, PyObject *))bkbloom_add_many);
 }
 
 static void bkbloom_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
@@ -462,25 +450,25 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
                              "seed", "secret", NULL};
     int layout;
-    unsigned long long num_bits, capacity;
+    unsigned long long num_bits;
     unsigned int k;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None;
     uint64_t payload_len = 0;
     uint8_t head[BK_BLOOM_HEADER_LEN];
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    const char *reason = NULL;
+    bk_rc shape;
     bk_hasher hs;
     (void)type;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OO:_header", kwlist, &layout,
-                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret))
+                                     &num_bits, &k, &a.capacity, &a.error_rate, &a.seed_obj,
+                                     &a.secret))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, NULL, &a) < 0)
-        return NULL;
-    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
+    shape = bkbloom_shape(layout, num_bits, k, &payload_len, &reason);
+    if (bkpy_ctor_check(&a, shape, reason) < 0)
         return NULL;
     bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
-    bk_bloom_init_state(head, layout, num_bits, k, capacity, p, a.seed, a.keyed,
+    bk_bloom_init_state(head, layout, num_bits, k, a.capacity, a.error_rate, a.seed, a.keyed,
                         bk_hasher_key_check(&hs));
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
@@ -653,8 +641,7 @@ static PyMethodDef bkbloom_methods[] = {
     {"add_many", (PyCFunction)bkbloom_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
      "array; return how many were new.  Buffers are processed without the GIL."},
-    {"update", (PyCFunction)(void (*)(void))bkbloom_update, METH_FASTCALL,
-     "update($self, *iterables)\n--\n\nSet-style alias of add_many for one or more iterables."},
+    BKPY_UPDATE_METHOD,
     {"contains_many", (PyCFunction)bkbloom_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input."},
@@ -718,6 +705,7 @@ static const bkpy_desc bkbloom_desc = {
     .equal = bkbloom_equal,
     .compatible = bkbloom_check_compatible,
     .inplace = bkbloom_inplace,
+    .add_many = (PyObject *(*)(PyObject *, PyObject *))bkbloom_add_many,
 };
 
 int bkbloom_init(PyObject *m)

@@ -44,17 +44,34 @@ int bkpy_check_keyfunc(PyObject *key)
     return 0;
 }
 
-int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a)
+int bkpy_parse_ctor(bkpy_ctor_args *a)
 {
     a->seed = 0;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &a->seed) < 0)
+    if (a->seed_obj != NULL && bkpy_parse_seed(a->seed_obj, &a->seed) < 0)
         return -1;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, a->secret16, &a->keyed) < 0)
+    if (bkpy_check_keyfunc(a->key) < 0 || bkpy_parse_secret(a->secret, a->secret16, &a->keyed) < 0)
         return -1;
     return 0;
 }
 
-void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key)
+int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason)
+{
+    if (bkpy_parse_ctor(a) < 0)
+        return -1;
+    if (shape != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return -1;
+    }
+    return a->design ? bkpy_check_design(a->capacity, a->error_rate) : 0;
+}
+
+void *bkpy_obj_new_ctor(PyTypeObject *type, bkpy_ctor_args *a, bk_rc shape, const char *reason,
+                        uint64_t len)
+{
+    return bkpy_ctor_check(a, shape, reason) < 0 ? NULL : bkpy_obj_new(type, len, a);
+}
+
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a)
 {
     PyObject *self = type->tp_alloc(type, 0);
     bkpy_state *st;
@@ -66,9 +83,9 @@ void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, Py
         return NULL;
     }
     bk_hasher_init(&st->hasher, a->seed, a->keyed ? a->secret16 : NULL);
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        st->keyfunc = key;
+    if (a->key != NULL && a->key != Py_None) {
+        Py_INCREF(a->key);
+        st->keyfunc = a->key;
     }
     return self;
 }
@@ -612,6 +629,28 @@ PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     return bkpy_obj_setop(self, args, nargs, 0);
+}
+
+PyObject *bkpy_obj_contains_many(PyObject *self, PyObject *keys)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    return bkpy_contains_many(BKPY_ST(self), keys, d->probe, (const char *)self + d->view_off,
+                              d->query);
+}
+
+PyObject *bkpy_obj_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return bkpy_update(self, args, nargs, bkpy_desc_of(Py_TYPE(self))->add_many);
+}
+
+PyObject *bkpy_obj_remove(PyObject *self, PyObject *key)
+{
+    return bkpy_remove_result(bkpy_desc_of(Py_TYPE(self))->remove(self, key), key, 1);
+}
+
+PyObject *bkpy_obj_discard(PyObject *self, PyObject *key)
+{
+    return bkpy_remove_result(bkpy_desc_of(Py_TYPE(self))->remove(self, key), key, 0);
 }
 
 /* The operators: NotImplemented unless both sides are of one registered

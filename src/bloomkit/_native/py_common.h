@@ -455,21 +455,44 @@ int bkpy_check_keyfunc(PyObject *key);
 
 /* The options every constructor takes, parsed once: seed= (NULL: 0),
  * secret= (None or 16 bytes-like: keyed SipHash mode), key= (None or a
- * callable).  -1 with an exception set when one is invalid. */
+ * callable), and the design (capacity, error_rate) of the structures that
+ * record one.  A constructor starts from BKPY_CTOR_INIT, lets
+ * PyArg_ParseTupleAndKeywords fill the "O" options (and capacity "K" and
+ * error_rate "d"), then calls bkpy_obj_new_ctor. */
 typedef struct {
-    uint64_t seed;
+    PyObject *seed_obj, *secret, *key; /* as given */
+    unsigned long long capacity;       /* checked when `design` is set */
+    double error_rate;
+    int design;
+    uint64_t seed;                     /* parsed by bkpy_parse_ctor */
     uint8_t secret16[16];
     int keyed;
 } bkpy_ctor_args;
 
-int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a);
+#define BKPY_CTOR_INIT(design) {NULL, Py_None, Py_None, 0, 0.0, (design), 0, {0}, 0}
+
+/* Parse seed_obj, secret and key into seed, secret16 and keyed.  -1 with an
+ * exception set when one is invalid. */
+int bkpy_parse_ctor(bkpy_ctor_args *a);
+
+/* The checks every constructor runs, in this order: the options
+ * (bkpy_parse_ctor), the core's shape verdict (shape != BK_OK: ValueError
+ * with `reason`), the design when a->design (bkpy_check_design).  0, or -1
+ * with an exception set. */
+int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason);
+
+/* bkpy_ctor_check, then bkpy_obj_new(type, len, a): the whole common part
+ * of a sized constructor.  The caller then writes the header (a->seed,
+ * a->keyed, bk_hasher_key_check(&obj->st.hasher)) and attaches its view. */
+void *bkpy_obj_new_ctor(PyTypeObject *type, bkpy_ctor_args *a, bk_rc shape, const char *reason,
+                        uint64_t len);
 
 /* A new object of `type` (tp_alloc zero-fills it) with an owned, zeroed
- * state buffer of len bytes, its hasher set up from `a`, and `key` (None
+ * state buffer of len bytes, its hasher set up from `a`, and a->key (None
  * or a callable, already checked) as its key function.  The caller writes
  * the header with bk_hasher_key_check(&obj->st.hasher) and attaches its
  * view.  NULL with an exception set on failure. */
-void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key);
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a);
 
 /* A new object of `type` holding a private copy of src's state (the dirty
  * flag cleared), its hasher and its key function; the caller attaches its
@@ -575,6 +598,17 @@ typedef struct bkpy_desc {
      * owned, attached state. */
     int (*check_load)(const bkpy_load_args *a);
     int (*detach)(PyObject *self);
+    /* The batch and removal methods most types share (NULL / unused when
+     * the type has none or its own): contains_many probes chunks of hashes
+     * with `probe` on the view `view_off` bytes into the object, run as
+     * `query` says (bkpy_contains_many); update(*iterables) calls
+     * add_many on each; remove() and discard() call remove (1 removed,
+     * 0 absent, -1 an exception is set; bkpy_remove_result). */
+    bkpy_probe_fn probe;
+    size_t view_off;
+    bkpy_query_mode query;
+    PyObject *(*add_many)(PyObject *self, PyObject *keys);
+    int (*remove)(PyObject *self, PyObject *key);
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
@@ -588,6 +622,10 @@ PyObject *bkpy_obj_sizeof(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op);
 PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_contains_many(PyObject *self, PyObject *keys);
+PyObject *bkpy_obj_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_remove(PyObject *self, PyObject *key);
+PyObject *bkpy_obj_discard(PyObject *self, PyObject *key);
 PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b);
 PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b);
 PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b);
@@ -623,6 +661,20 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"_detach", (PyCFunction)bkpy_obj_detach, METH_NOARGS, NULL},                           \
     {"_key_hash", (PyCFunction)bkpy_obj_key_hash, METH_O, NULL},                            \
     {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
+
+/* Method entries for the descriptor's contains_many / update / remove /
+ * discard (the docstrings say what each type's add_many and remove do). */
+#define BKPY_CONTAINS_MANY_METHOD                                                           \
+    {"contains_many", (PyCFunction)bkpy_obj_contains_many, METH_O,                          \
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "  \
+     "numpy bool array for array input."}
+#define BKPY_UPDATE_METHOD                                                                  \
+    {"update", (PyCFunction)(void (*)(void))bkpy_obj_update, METH_FASTCALL,                 \
+     "update($self, *iterables)\n--\n\nSet-style alias of add_many for one or more "        \
+     "iterables."}
+#define BKPY_REMOVE_METHODS(remove_doc, discard_doc)                                        \
+    {"remove", (PyCFunction)bkpy_obj_remove, METH_O, "remove($self, key, /)\n--\n\n" remove_doc}, \
+    {"discard", (PyCFunction)bkpy_obj_discard, METH_O, "discard($self, key, /)\n--\n\n" discard_doc}
 
 #define BKPY_OBJ_GETSET                                                                     \
     {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                      \

@@ -65,32 +65,24 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
 {
     static char *kwlist[] = {"num_counters", "num_hashes", "counter_bits", "capacity",
                              "error_rate", "seed", "secret", "key", "layout", NULL};
-    unsigned long long m, capacity;
+    unsigned long long m;
     unsigned int k, bits, layout = BK_COUNTING_LAYOUT_CLASSIC;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
     const char *reason = NULL;
+    bk_rc shape;
     BKCounting *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOOI:CountingBase", kwlist, &m, &k,
-                                     &bits, &capacity, &p, &seed_obj, &secret, &key,
-                                     &layout))
+                                     &bits, &a.capacity, &a.error_rate, &a.seed_obj, &a.secret,
+                                     &a.key, &layout))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bk_counting_shape(layout, m, k, bits, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (bkpy_check_design(capacity, p) < 0)
-        return NULL;
-    self = bkpy_obj_new(type, BK_COUNTING_HEADER_LEN + payload_len, &a, key);
+    shape = bk_counting_shape(layout, m, k, bits, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_COUNTING_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
-    bk_counting_init_state(self->st.buf, layout, m, k, bits, capacity, p, a.seed, a.keyed,
-                           bk_hasher_key_check(&self->st.hasher));
+    bk_counting_init_state(self->st.buf, layout, m, k, bits, a.capacity, a.error_rate, a.seed,
+                           a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_counting_attach(&self->c, self->st.buf);
     return (PyObject *)self;
 }
@@ -113,8 +105,9 @@ static PyObject *bkcounting_add(BKCounting *self, PyObject *key)
 }
 
 /* 1 removed, 0 absent (surely never added), -1 error. */
-static int bkcounting_remove_impl(BKCounting *self, PyObject *key)
+static int bkcounting_remove_impl(PyObject *self_obj, PyObject *key)
 {
+    BKCounting *self = (BKCounting *)self_obj;
     uint64_t h;
     int zeroed;
     if (bkpy_state_check_writable(&self->st) < 0 || bkpy_key(&self->st, key, &h) < 0)
@@ -125,16 +118,6 @@ static int bkcounting_remove_impl(BKCounting *self, PyObject *key)
     if (zeroed)
         bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
     return 1;
-}
-
-static PyObject *bkcounting_remove(BKCounting *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 1);
-}
-
-static PyObject *bkcounting_discard(BKCounting *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 0);
 }
 
 static int bkcounting_contains(BKCounting *self, PyObject *key)
@@ -197,13 +180,6 @@ static PyObject *bkcounting_add_many(BKCounting *self, PyObject *keys)
 static void bkcounting_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
     bk_counting_contains_many((const bk_counting *)view, hs, n, out);
-}
-
-static PyObject *bkcounting_contains_many(BKCounting *self, PyObject *keys)
-{
-    /* Buffer input runs without the GIL, pinning the state: _detach (an
-     * mmap's close) waits for it (py_common.h). */
-    return bkpy_contains_many(&self->st, keys, bkcounting_probe, &self->c, BKPY_QUERY_PINNED);
 }
 
 typedef struct {
@@ -540,19 +516,16 @@ static PyMethodDef bkcounting_methods[] = {
     {"add", (PyCFunction)bkcounting_add, METH_O,
      "add($self, key, /)\n--\n\nIncrement the key's counters; return True if it was surely "
      "absent before."},
-    {"remove", (PyCFunction)bkcounting_remove, METH_O,
-     "remove($self, key, /)\n--\n\nDecrement the key's counters; KeyError (and no change) if "
-     "it is surely absent.  Removing a key that was never added can create false negatives."},
-    {"discard", (PyCFunction)bkcounting_discard, METH_O,
-     "discard($self, key, /)\n--\n\nLike remove(), but return False instead of raising."},
+    BKPY_REMOVE_METHODS("Decrement the key's counters; KeyError (and no change) if it is "
+                        "surely absent.  Removing a key that was never added can create "
+                        "false negatives.",
+                        "Like remove(), but return False instead of raising."),
     {"count", (PyCFunction)bkcounting_count, METH_O,
      "count($self, key, /)\n--\n\nThe minimum of the key's counters: an upper bound of its "
      "multiplicity (0: surely absent)."},
     {"add_many", (PyCFunction)bkcounting_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were new."},
-    {"contains_many", (PyCFunction)bkcounting_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
-     "numpy bool array for array input."},
+    BKPY_CONTAINS_MANY_METHOD,
     {"remove_many", (PyCFunction)bkcounting_remove_many, METH_O,
      "remove_many($self, keys, /)\n--\n\nRemove keys in order; return how many.  At the first "
      "surely-absent key, stop and raise KeyError (the keys before it stay removed)."},
@@ -607,6 +580,12 @@ static const bkpy_desc bkcounting_desc = {
     .equal = bkcounting_equal,
     .compatible = bkcounting_check_compatible,
     .inplace = bkcounting_inplace_union,
+    /* Buffer input runs without the GIL, pinning the state: _detach (an
+     * mmap's close) waits for it (py_common.h). */
+    .probe = bkcounting_probe,
+    .view_off = offsetof(BKCounting, c),
+    .query = BKPY_QUERY_PINNED,
+    .remove = bkcounting_remove_impl,
 };
 
 int bkcounting_init(PyObject *m)

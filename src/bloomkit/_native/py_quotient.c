@@ -66,23 +66,11 @@ static int bkquotient_check_params(unsigned long long capacity, double p, double
     return 0;
 }
 
-static BKQuotient *bkquotient_alloc(PyTypeObject *type)
-{
-    BKQuotient *self = (BKQuotient *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    memset(&self->qf, 0, sizeof self->qf);
-    self->version = 0;
-    self->clears = 0;
-    self->weakreflist = NULL;
-    return self;
-}
-
-/* An empty filter of shape (q, r) hashing like `like` (or from seed/key). */
+/* An empty filter of shape (q, r) hashing with hs, keyfunc (NULL or a
+ * callable) as its key function. */
 static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
                                   uint64_t capacity, double p, double max_load,
-                                  const bk_hasher *hs)
+                                  const bk_hasher *hs, PyObject *keyfunc)
 {
     uint64_t payload_len = 0;
     const char *reason = NULL;
@@ -91,7 +79,7 @@ static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = bkquotient_alloc(type);
+    self = (BKQuotient *)type->tp_alloc(type, 0); /* zeroed */
     if (self == NULL)
         return NULL;
     if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + payload_len) < 0) {
@@ -99,6 +87,8 @@ static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t
         return NULL;
     }
     self->st.hasher = *hs;
+    self->st.keyfunc = keyfunc == Py_None ? NULL : keyfunc;
+    Py_XINCREF(self->st.keyfunc);
     bk_quotient_init_state(self->st.buf, q, r, capacity, p, max_load, hs->seed, hs->keyed,
                      bk_hasher_key_check(hs));
     bk_quotient_attach(&self->qf, self->st.buf);
@@ -113,33 +103,19 @@ static PyObject *bkquotient_new(PyTypeObject *type, PyObject *args, PyObject *kw
     static char *kwlist[] = {"q", "r", "capacity", "error_rate", "max_load",
                              "seed", "secret", "key", NULL};
     unsigned int q, r;
-    unsigned long long capacity;
-    double p, max_load;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint64_t seed = 0;
-    uint8_t secret16[16];
-    int keyed;
+    double max_load;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0); /* the design: bkquotient_check_params */
     bk_hasher hs;
-    BKQuotient *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKdd|$OOO:QuotientBase", kwlist, &q, &r,
-                                     &capacity, &p, &max_load, &seed_obj, &secret, &key))
+                                     &a.capacity, &a.error_rate, &max_load, &a.seed_obj,
+                                     &a.secret, &a.key))
         return NULL;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
+    if (bkpy_parse_ctor(&a) < 0 || bkquotient_check_params(a.capacity, a.error_rate, max_load) < 0)
         return NULL;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
-        return NULL;
-    if (bkquotient_check_params(capacity, p, max_load) < 0)
-        return NULL;
-    bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
-    self = bkquotient_new_empty(type, q, r, capacity, p, max_load, &hs);
-    if (self == NULL)
-        return NULL;
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-    return (PyObject *)self;
+    bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
+    return (PyObject *)bkquotient_new_empty(type, q, r, a.capacity, a.error_rate, max_load, &hs,
+                                            a.key);
 }
 
 static int bkquotient_raise(bk_rc rc)
@@ -198,8 +174,9 @@ static int bkquotient_contains(BKQuotient *self, PyObject *key)
 }
 
 /* 1 removed, 0 absent, -1 error. */
-static int bkquotient_remove_impl(BKQuotient *self, PyObject *key)
+static int bkquotient_remove_impl(PyObject *self_obj, PyObject *key)
 {
+    BKQuotient *self = (BKQuotient *)self_obj;
     uint64_t fp;
     bk_rc rc;
     if (bkpy_state_check_writable(&self->st) < 0 || bkquotient_fp_of(self, key, &fp) < 0)
@@ -213,16 +190,6 @@ static int bkquotient_remove_impl(BKQuotient *self, PyObject *key)
     }
     self->version++;
     return 1;
-}
-
-static PyObject *bkquotient_remove(BKQuotient *self, PyObject *key)
-{
-    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 1);
-}
-
-static PyObject *bkquotient_discard(BKQuotient *self, PyObject *key)
-{
-    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 0);
 }
 
 static PyObject *bkquotient_count(BKQuotient *self, PyObject *key)
@@ -353,12 +320,6 @@ static void bkquotient_probe(const void *view, const uint64_t *hs, size_t n, uin
     bk_quotient_contains_many((const bk_qf *)view, hs, n, out);
 }
 
-static PyObject *bkquotient_contains_many(BKQuotient *self, PyObject *keys)
-{
-    /* nogil = 0: a writer holding the GIL must not shift runs under us. */
-    return bkpy_contains_many(&self->st, keys, bkquotient_probe, &self->qf, BKPY_QUERY_GIL);
-}
-
 /* ---- End logic for batches -------------------------------------------- */
 
 /* ---- Begin logic for iteration ---------------------------------------- */
@@ -456,11 +417,10 @@ static PyObject *bkquotient_rebuild_impl(BKQuotient *self, BKQuotient *other, Py
                      self->qf.q + self->qf.r);
         return NULL;
     }
-    dst = bkquotient_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher);
+    dst = bkquotient_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher,
+                               self->st.keyfunc);
     if (dst == NULL)
         return NULL;
-    dst->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(dst->st.keyfunc);
     rc = bk_quotient_rebuild(&dst->qf, &self->qf, other ? &other->qf : NULL);
     if (rc != BK_OK) {
         Py_DECREF(dst);
@@ -616,14 +576,10 @@ static PyMethodDef bkquotient_methods[] = {
     {"add_many", (PyCFunction)bkquotient_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
      "array, all or nothing; return how many fingerprints were new."},
-    {"contains_many", (PyCFunction)bkquotient_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
-     "bool array for array input."},
-    {"remove", (PyCFunction)bkquotient_remove, METH_O,
-     "remove($self, key, /)\n--\n\nRemove one copy of the key's fingerprint; KeyError (and no "
-     "change) if absent."},
-    {"discard", (PyCFunction)bkquotient_discard, METH_O,
-     "discard($self, key, /)\n--\n\nRemove one copy if present; return whether one was removed."},
+    BKPY_CONTAINS_MANY_METHOD,
+    BKPY_REMOVE_METHODS("Remove one copy of the key's fingerprint; KeyError (and no change) "
+                        "if absent.",
+                        "Remove one copy if present; return whether one was removed."),
     {"count", (PyCFunction)bkquotient_count, METH_O,
      "count($self, key, /)\n--\n\nHow many copies of the key's fingerprint are stored."},
     {"validate", (PyCFunction)bkquotient_validate, METH_NOARGS,
@@ -666,6 +622,10 @@ static const bkpy_desc bkquotient_desc = {
     .attach = bkquotient_attach,
     .empty = bkquotient_empty,
     .equal = bkquotient_equal,
+    .probe = bkquotient_probe,
+    .view_off = offsetof(BKQuotient, qf),
+    .query = BKPY_QUERY_GIL, /* a writer holding the GIL must not shift runs under us */
+    .remove = bkquotient_remove_impl,
 };
 
 int bkquotient_init(PyObject *m)

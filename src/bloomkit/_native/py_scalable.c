@@ -195,19 +195,18 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     unsigned long long n0, num_bits;
     unsigned int growth, layout, k;
     double link_err;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint8_t link[BK_BLOOM_HEADER_LEN];
     const uint8_t *srcs[1] = {link};
     uint64_t link_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0); /* the scheme is checked below */
     BKScalable *self;
 
     memset(&sc, 0, sizeof sc);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ddKIIKId|$OOO:ScalableBase", kwlist, &sc.p,
                                      &sc.r, &n0, &growth, &layout, &num_bits, &k, &link_err,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
         n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
@@ -226,7 +225,7 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     sc.key_check = bk_hasher_key_check(&hs);
     if (bkscalable_new_link(&sc, 0, num_bits, k, n0, link_err, link, &link_len) < 0)
         return NULL;
-    self = bkpy_obj_new(type, bk_scalable_state_len(1, &link_len), &a, key);
+    self = bkpy_obj_new(type, bk_scalable_state_len(1, &link_len), &a);
     if (self == NULL)
         return NULL;
     bk_scalable_assemble(self->st.buf, &sc, 1, srcs, &link_len, 1);
@@ -412,14 +411,6 @@ static void bkscalable_probe(const void *view, const uint64_t *hs, size_t n, uin
             bk_scalable_prefetch(self->links, self->n, hs[i + BKS_AHEAD]);
         out[i] = (uint8_t)bkscalable_contains_h(self, hs[i]);
     }
-}
-
-static PyObject *bkscalable_contains_many(BKScalable *self, PyObject *keys)
-{
-    /* Buffer input is queried without the GIL, pinning the chain: whatever
-     * reallocates it (growth, clear, union, _detach) first waits for the
-     * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
-    return bkpy_contains_many(&self->st, keys, bkscalable_probe, self, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -713,8 +704,7 @@ static PyMethodDef bkscalable_methods[] = {
      "it; return True if it was added."},
     {"add_many", (PyCFunction)bkscalable_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were added."},
-    {"contains_many", (PyCFunction)bkscalable_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key."},
+    BKPY_CONTAINS_MANY_METHOD,
     {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nLink-wise OR of chains with identical parameters."},
     {"clear", (PyCFunction)bkscalable_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
@@ -754,6 +744,12 @@ static const bkpy_desc bkscalable_desc = {
     .inplace = bkscalable_inplace_union,
     .check_load = bkscalable_check_load,
     .detach = bkscalable_detach,
+    /* Buffer input is queried without the GIL, pinning the chain: whatever
+     * reallocates it (growth, clear, union, _detach) first waits for the
+     * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
+    .probe = bkscalable_probe,
+    .view_off = 0, /* the probe reads the object (links, soa, n) */
+    .query = BKPY_QUERY_PINNED,
 };
 
 int bkscalable_init(PyObject *m)

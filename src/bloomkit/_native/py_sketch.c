@@ -156,16 +156,17 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
 {
     static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
                              "counter_bits", "row_hash", NULL};
-    PyObject *wobj, *dobj, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    PyObject *wobj, *dobj;
     int conservative = 0, bits = 32, rows = (int)BK_CMS_ROWS_LATEST;
     uint64_t width, depth, payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     const char *reason = NULL;
+    bk_rc shape;
     BKCms *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOpii:CountMinSketch", kwlist, &wobj,
-                                     &dobj, &seed_obj, &secret, &key, &conservative, &bits,
-                                     &rows))
+                                     &dobj, &a.seed_obj, &a.secret, &a.key, &conservative,
+                                     &bits, &rows))
         return NULL;
     if (rows < 0 || rows > (int)BK_CMS_ROWS_LATEST) {
         PyErr_Format(PyExc_ValueError,
@@ -187,7 +188,7 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_Clear();
         depth = 0;
     }
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
         depth = 0; /* refused by the shape check below */
@@ -195,11 +196,8 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_SetString(PyExc_ValueError, "counter_bits must be 32 or 64");
         return NULL;
     }
-    if (bk_sketch_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    self = bkpy_obj_new(type, BK_CMS_HEADER_LEN + payload_len, &a, key);
+    shape = bk_sketch_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_CMS_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
     bk_sketch_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
@@ -710,14 +708,15 @@ static PyTypeObject BKCms_Type = {
 static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"capacity", "sample_factor", "seed", "secret", "key", NULL};
-    PyObject *cobj, *sfobj = NULL, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    PyObject *cobj, *sfobj = NULL;
     uint64_t capacity, sf = 10, nb, db, payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     const char *reason = NULL;
+    bk_rc shape;
     BKTlfu *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOO:TinyLFU", kwlist, &cobj, &sfobj,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
     if (PyBool_Check(cobj) || !PyLong_Check(cobj) ||
         (sfobj != NULL && (PyBool_Check(sfobj) || !PyLong_Check(sfobj)))) {
@@ -738,13 +737,8 @@ static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject 
     }
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    self = bkpy_obj_new(type, BK_TLFU_HEADER_LEN + payload_len, &a, key);
+    shape = bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_TLFU_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
     bk_sketch_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, a.seed, a.keyed,

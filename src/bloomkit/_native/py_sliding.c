@@ -111,41 +111,31 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     static char *kwlist[] = {"k", "l", "slice_bits", "capacity", "error_rate", "window_us",
                              "now", "seed", "secret", "key", NULL};
     unsigned int k, l;
-    unsigned long long m, capacity, window_us = 0;
-    double p;
-    PyObject *now_obj = Py_None, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    unsigned long long m, window_us = 0;
+    PyObject *now_obj = Py_None;
     uint64_t payload_len = 0;
     int64_t now = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1); /* BK_SLIDING_MAX_CAPACITY is 2**48 too */
     const char *reason = NULL;
     BKSliding *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOO:SlidingBase", kwlist, &k, &l,
-                                     &m, &capacity, &p, &window_us, &now_obj, &seed_obj,
-                                     &secret, &key))
+                                     &m, &a.capacity, &a.error_rate, &window_us, &now_obj,
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_ctor_check(&a, bk_sliding_shape(k, l, m, &payload_len, &reason), reason) < 0)
         return NULL;
-    if (bk_sliding_shape(k, l, m, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (capacity == 0 || capacity > BK_SLIDING_MAX_CAPACITY || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
-        return NULL;
-    }
     if (window_us > (unsigned long long)BK_SLIDING_MAX_WINDOW_US) {
         PyErr_SetString(PyExc_ValueError, "window must be below 2**62 microseconds");
         return NULL;
     }
     if (window_us != 0 && now_obj != Py_None && bksliding_seconds_to_us(now_obj, &now) < 0)
         return NULL;
-    self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a, key);
+    self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a);
     if (self == NULL)
         return NULL;
-    bk_sliding_init_state(self->st.buf, k, l, m, capacity, p, window_us, now, a.seed, a.keyed,
-                          bk_hasher_key_check(&self->st.hasher));
+    bk_sliding_init_state(self->st.buf, k, l, m, a.capacity, a.error_rate, window_us, now, a.seed,
+                          a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_sliding_attach(&self->sl, self->st.buf);
     return (PyObject *)self;
 }
