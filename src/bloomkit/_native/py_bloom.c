@@ -51,16 +51,6 @@ static void bkbloom_set_count(BKBloom *self, uint64_t n)
     bk_store_u64le(BKBLOOM_COUNT_PTR(self), n);
 }
 
-static double bkbloom_param_f64(const BKBloom *self, size_t off)
-{
-    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
 /* The constructor's shape: the layout, then the core's verdict. */
 static bk_rc bkbloom_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t *payload_len,
                            const char **reason)
@@ -566,63 +556,21 @@ static Py_ssize_t bkbloom_len(BKBloom *self)
 
 /* ---- getters ---- */
 
-static PyObject *bkbloom_get_num_bits(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_bits);
-}
-static PyObject *bkbloom_get_num_hashes(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->bloom.k);
-}
-static PyObject *bkbloom_get_num_blocks(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_blocks);
-}
-static PyObject *bkbloom_get_capacity(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bkbloom_param_u64(self, BK_BLOOM_P_CAPACITY));
-}
-static PyObject *bkbloom_get_error_rate(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyFloat_FromDouble(bkbloom_param_f64(self, BK_BLOOM_P_ERROR_RATE));
-}
-static PyObject *bkbloom_get_nbytes(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_words * 8);
-}
-static PyObject *bkbloom_get_bits_set(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bk_bloom_popcount(&self->bloom));
-}
-static PyObject *bkbloom_get_fill_ratio(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
-                              (double)self->bloom.num_bits);
-}
-static PyObject *bkbloom_get_layout(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic");
-}
-static PyObject *bkbloom_get_layout_version(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->bloom.version);
-}
+BKPY_GETTER(bkbloom, BKBloom, num_bits, PyLong_FromUnsignedLongLong(self->bloom.num_bits))
+BKPY_GETTER(bkbloom, BKBloom, num_hashes, PyLong_FromUnsignedLong(self->bloom.k))
+BKPY_GETTER(bkbloom, BKBloom, num_blocks, PyLong_FromUnsignedLongLong(self->bloom.num_blocks))
+BKPY_GETTER(bkbloom, BKBloom, nbytes, PyLong_FromUnsignedLongLong(self->bloom.num_words * 8))
+BKPY_GETTER(bkbloom, BKBloom, bits_set, PyLong_FromUnsignedLongLong(bk_bloom_popcount(&self->bloom)))
+BKPY_GETTER(bkbloom, BKBloom, fill_ratio, PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
+                                                         (double)self->bloom.num_bits))
+BKPY_GETTER(bkbloom, BKBloom, layout, PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic"))
+BKPY_GETTER(bkbloom, BKBloom, layout_version, PyLong_FromUnsignedLong(self->bloom.version))
+
 static PyGetSetDef bkbloom_getset[] = {
     {"num_bits", (getter)bkbloom_get_num_bits, NULL, "m, the number of bits.", NULL},
     {"num_hashes", (getter)bkbloom_get_num_hashes, NULL, "k, probes per key.", NULL},
     {"num_blocks", (getter)bkbloom_get_num_blocks, NULL, "512-bit blocks (blocked layout; 0 for classic).", NULL},
-    {"capacity", (getter)bkbloom_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkbloom_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    BKPY_DESIGN_GETSET(BK_BLOOM_P_CAPACITY, BK_BLOOM_P_ERROR_RATE),
     {"nbytes", (getter)bkbloom_get_nbytes, NULL, "Bytes of the bit array (payload).", NULL},
     {"bits_set", (getter)bkbloom_get_bits_set, NULL, "Number of bits set (popcount).", NULL},
     {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},

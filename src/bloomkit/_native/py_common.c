@@ -401,6 +401,28 @@ PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure)
     return PyLong_FromUnsignedLongLong(BKPY_ST(self)->len);
 }
 
+PyObject *bkpy_obj_get_u64(PyObject *self, void *closure)
+{
+    return PyLong_FromUnsignedLongLong(bk_load_u64le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_u32(PyObject *self, void *closure)
+{
+    return PyLong_FromUnsignedLong(bk_load_u32le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_f64(PyObject *self, void *closure)
+{
+    return PyFloat_FromDouble(bk_load_f64le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure)
+{
+    const bkpy_state *st = BKPY_ST(self);
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(st->len - bk_load_u32le(st->buf + BK_OFF_HEADER_LEN));
+}
+
 int bkpy_parse_from_bytes(PyObject *args, PyObject *kwargs, bkpy_load_args *a)
 {
     static char *kwlist[] = {"data", "secret", "key", "verify", NULL};

@@ -690,6 +690,22 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
      "True when the state is marked open for writing.", NULL}
 
+/* Getters of one header parameter read as stored (little-endian u64, u32
+ * or f64 at BK_OFF_PARAMS + off, the offset passed as the closure), and of
+ * the payload's size (state length - header_len): an entry of a type's
+ * getter table, no getter function of its own. */
+PyObject *bkpy_obj_get_u64(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_u32(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_f64(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure);
+
+#define BKPY_PARAM(kind, name, off, doc)                                                    \
+    {name, bkpy_obj_get_##kind, NULL, doc, (void *)(uintptr_t)(BK_OFF_PARAMS + (off))}
+#define BKPY_DESIGN_GETSET(cap_off, rate_off)                                               \
+    BKPY_PARAM(u64, "capacity", cap_off, "The design capacity n."),                         \
+    BKPY_PARAM(f64, "error_rate", rate_off, "The design false-positive rate p.")
+#define BKPY_PAYLOAD_NBYTES(doc) {"nbytes", bkpy_obj_get_payload_nbytes, NULL, doc, NULL}
+
 /* A getter `<prefix>_get_<name>` of Struct returning expr (self in scope). */
 #define BKPY_GETTER(prefix, Struct, name, expr)                                             \
     static PyObject *prefix##_get_##name(Struct *self, void *closure)                       \

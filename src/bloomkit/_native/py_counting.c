@@ -486,10 +486,6 @@ BKPY_GETTER(bkcounting, BKCounting, layout,
             PyUnicode_FromString(self->c.layout == BK_COUNTING_LAYOUT_BLOCKED ? "blocked"
                                                                               : "classic"))
 BKPY_GETTER(bkcounting, BKCounting, num_blocks, PyLong_FromUnsignedLongLong(self->c.num_blocks))
-BKPY_GETTER(bkcounting, BKCounting, capacity,
-            PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
-BKPY_GETTER(bkcounting, BKCounting, error_rate,
-           PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
 BKPY_GETTER(bkcounting, BKCounting, nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
 BKPY_GETTER(bkcounting, BKCounting, counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
 BKPY_GETTER(bkcounting, BKCounting, fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
@@ -503,8 +499,7 @@ static PyGetSetDef bkcounting_getset[] = {
     {"counter_max", (getter)bkcounting_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
     {"layout", (getter)bkcounting_get_layout, NULL, "'classic' or 'blocked' (a key's counters in one 64-byte line).", NULL},
     {"num_blocks", (getter)bkcounting_get_num_blocks, NULL, "Blocked: 64-byte blocks of 512 // counter_bits counters; classic: 0.", NULL},
-    {"capacity", (getter)bkcounting_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkcounting_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    BKPY_DESIGN_GETSET(BK_COUNTING_P_CAPACITY, BK_COUNTING_P_ERROR_RATE),
     {"nbytes", (getter)bkcounting_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
     {"counters_set", (getter)bkcounting_get_counters_set, NULL, "Number of nonzero counters.", NULL},
     {"fill_ratio", (getter)bkcounting_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},

@@ -320,11 +320,6 @@ BKPY_GETTER(bkcuckoo, BKCuckoo, bucket_size, PyLong_FromUnsignedLong(self->ck.b)
 BKPY_GETTER(bkcuckoo, BKCuckoo, fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
 BKPY_GETTER(bkcuckoo, BKCuckoo, max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
 BKPY_GETTER(bkcuckoo, BKCuckoo, stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, capacity, PyLong_FromUnsignedLongLong(
-                              bk_load_u64le(self->ck.params + BK_CUCKOO_P_CAPACITY)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, error_rate, PyFloat_FromDouble(
-                                bk_load_f64le(self->ck.params + BK_CUCKOO_P_ERROR_RATE)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
 BKPY_GETTER(bkcuckoo, BKCuckoo, load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
                                                 bkcuckoo_slots(self)))
 
@@ -334,9 +329,8 @@ static PyGetSetDef bkcuckoo_getset[] = {
     {"fingerprint_bits", (getter)bkcuckoo_get_fingerprint_bits, NULL, "f, bits per fingerprint.", NULL},
     {"max_kicks", (getter)bkcuckoo_get_max_kicks, NULL, "Relocations tried per insert.", NULL},
     {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
-    {"capacity", (getter)bkcuckoo_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkcuckoo_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"nbytes", (getter)bkcuckoo_get_nbytes, NULL, "Bytes of the table (payload).", NULL},
+    BKPY_DESIGN_GETSET(BK_CUCKOO_P_CAPACITY, BK_CUCKOO_P_ERROR_RATE),
+    BKPY_PAYLOAD_NBYTES("Bytes of the table (payload)."),
     {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},

@@ -39,16 +39,6 @@ typedef struct {
 static PyTypeObject BKQuotient_Type;
 static PyTypeObject BKQuotientIter_Type;
 
-static double bkquotient_param_f64(const BKQuotient *self, size_t off)
-{
-    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-static uint64_t bkquotient_param_u64(const BKQuotient *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
 static int bkquotient_check_params(unsigned long long capacity, double p, double max_load)
 {
     if (capacity == 0 || capacity > (1ULL << 48)) {
@@ -539,10 +529,6 @@ BKPY_GETTER(bkquotient, BKQuotient, q, PyLong_FromUnsignedLong(self->qf.q))
 BKPY_GETTER(bkquotient, BKQuotient, r, PyLong_FromUnsignedLong(self->qf.r))
 BKPY_GETTER(bkquotient, BKQuotient, fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
 BKPY_GETTER(bkquotient, BKQuotient, num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
-BKPY_GETTER(bkquotient, BKQuotient, capacity,
-            PyLong_FromUnsignedLongLong(bkquotient_param_u64(self, BK_QF_P_CAPACITY)))
-BKPY_GETTER(bkquotient, BKQuotient, error_rate, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_ERROR_RATE)))
-BKPY_GETTER(bkquotient, BKQuotient, max_load, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_MAX_LOAD)))
 BKPY_GETTER(bkquotient, BKQuotient, nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
 BKPY_GETTER(bkquotient, BKQuotient, load_factor,
             PyFloat_FromDouble((double)bk_quotient_count(&self->qf) / (double)self->qf.nslots))
@@ -560,9 +546,8 @@ static PyGetSetDef bkquotient_getset[] = {
     {"r", (getter)bkquotient_get_r, NULL, "Remainder bits stored per slot.", NULL},
     {"fingerprint_bits", (getter)bkquotient_get_fp_bits, NULL, "q + r: the top bits of the key hash kept per key.", NULL},
     {"num_slots", (getter)bkquotient_get_num_slots, NULL, "2**q.", NULL},
-    {"capacity", (getter)bkquotient_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkquotient_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"max_load", (getter)bkquotient_get_max_load, NULL, "The load factor the table was sized for.", NULL},
+    BKPY_DESIGN_GETSET(BK_QF_P_CAPACITY, BK_QF_P_ERROR_RATE),
+    BKPY_PARAM(f64, "max_load", BK_QF_P_MAX_LOAD, "The load factor the table was sized for."),
     {"nbytes", (getter)bkquotient_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
     {"load_factor", (getter)bkquotient_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
     BKPY_OBJ_GETSET,

@@ -43,10 +43,6 @@ static PyTypeObject BKScalable_Type;
 #define BKS_PARAMS(self) ((self)->st.buf + BK_OFF_PARAMS)
 #define BKS_LINK_PARAM(self, i, off) ((self)->link_buf[i] + BK_OFF_PARAMS + (off))
 
-static double bkscalable_p(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_ERROR_RATE); }
-static double bkscalable_r(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_TIGHTENING); }
-static uint64_t bkscalable_n0(const BKScalable *s) { return bk_load_u64le(BKS_PARAMS(s) + BK_SCALABLE_P_INITIAL); }
-static uint32_t bkscalable_growth(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_GROWTH); }
 static uint32_t bkscalable_layout(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_LAYOUT); }
 
 static uint64_t bkscalable_link_count(const BKScalable *s, uint32_t i)
@@ -653,16 +649,10 @@ static Py_ssize_t bkscalable_len(BKScalable *self)
     return bkpy_len_of(c);
 }
 
-BKPY_GETTER(bkscalable, BKScalable, error_rate, PyFloat_FromDouble(bkscalable_p(self)))
-BKPY_GETTER(bkscalable, BKScalable, tightening, PyFloat_FromDouble(bkscalable_r(self)))
-BKPY_GETTER(bkscalable, BKScalable, initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
-BKPY_GETTER(bkscalable, BKScalable, growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
 BKPY_GETTER(bkscalable, BKScalable, layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
 BKPY_GETTER(bkscalable, BKScalable, layout_version,
            PyLong_FromUnsignedLong(bkscalable_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
 BKPY_GETTER(bkscalable, BKScalable, num_links, PyLong_FromUnsignedLong(self->n))
-BKPY_GETTER(bkscalable, BKScalable, nbytes, PyLong_FromUnsignedLongLong(
-                               self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
 
 static PyObject *bkscalable_get_capacity(BKScalable *self, void *closure)
 {
@@ -683,17 +673,17 @@ static PyObject *bkscalable_get_num_bits(BKScalable *self, void *closure)
 }
 
 static PyGetSetDef bkscalable_getset[] = {
-    {"error_rate", (getter)bkscalable_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
-    {"tightening", (getter)bkscalable_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
-    {"initial_capacity", (getter)bkscalable_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
-    {"growth", (getter)bkscalable_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
+    BKPY_PARAM(f64, "error_rate", BK_SCALABLE_P_ERROR_RATE, "Target compound false-positive rate P."),
+    BKPY_PARAM(f64, "tightening", BK_SCALABLE_P_TIGHTENING, "r: link i has rate P (1 - r) r**i."),
+    BKPY_PARAM(u64, "initial_capacity", BK_SCALABLE_P_INITIAL, "Capacity of link 0."),
+    BKPY_PARAM(u32, "growth", BK_SCALABLE_P_GROWTH, "s: link i has capacity initial_capacity * s**i."),
     {"layout", (getter)bkscalable_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
     {"layout_version", (getter)bkscalable_get_layout_version, NULL,
      "The links' layout version (BlockedBloomFilter.layout_version; 0 for classic).", NULL},
     {"num_links", (getter)bkscalable_get_num_links, NULL, "Length of the chain.", NULL},
     {"capacity", (getter)bkscalable_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
     {"num_bits", (getter)bkscalable_get_num_bits, NULL, "Sum of the links' bits.", NULL},
-    {"nbytes", (getter)bkscalable_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload (all links with their headers)."),
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };

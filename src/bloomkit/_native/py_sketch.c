@@ -121,15 +121,8 @@ static int bksketch_equal(PyObject *a, PyObject *b)
                   (size_t)(x->len - BK_OFF_PARAMS)) == 0;
 }
 
-static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.len -
-                                       bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN));
-}
-
 #define BKSK_COMMON_GETSET                                                                     \
-    {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},              \
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload."),                                             \
     BKPY_OBJ_GETSET
 
 /* ---- End logic for shared state methods ------------------------------- */
@@ -813,16 +806,6 @@ static PyObject *bksketch_tlfu_clear(BKTlfu *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static uint64_t bksketch_tlfu_param_u64(BKTlfu *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-BKPY_GETTER(bksketch_tlfu, BKTlfu, capacity,
-            PyLong_FromUnsignedLongLong(bksketch_tlfu_param_u64(self, BK_TLFU_P_CAPACITY)))
-BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_factor,
-            PyLong_FromUnsignedLong(bk_load_u32le(self->st.buf + BK_OFF_PARAMS +
-                                                  BK_TLFU_P_SAMPLE_FACTOR)))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_size, PyLong_FromUnsignedLongLong(self->t.sample_size))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, events,
             PyLong_FromUnsignedLongLong(bk_sketch_tlfu_events(&self->t)))
@@ -831,8 +814,8 @@ BKPY_GETTER(bksketch_tlfu, BKTlfu, resets,
 BKPY_GETTER(bksketch_tlfu, BKTlfu, num_counters, PyLong_FromUnsignedLongLong(self->t.num_blocks * 128))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, doorkeeper_bits, PyLong_FromUnsignedLongLong(self->t.door_blocks * 512))
 static PyGetSetDef bksketch_tlfu_getset[] = {
-    {"capacity", (getter)bksketch_tlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
-    {"sample_factor", (getter)bksketch_tlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
+    BKPY_PARAM(u64, "capacity", BK_TLFU_P_CAPACITY, "The cache capacity it is sized for."),
+    BKPY_PARAM(u32, "sample_factor", BK_TLFU_P_SAMPLE_FACTOR, "Aging period / capacity."),
     {"sample_size", (getter)bksketch_tlfu_get_sample_size, NULL,
      "Events between agings (sample_factor * capacity).", NULL},
     {"events", (getter)bksketch_tlfu_get_events, NULL, "Events recorded since the last aging (halved "

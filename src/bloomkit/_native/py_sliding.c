@@ -421,29 +421,10 @@ static int bksliding_equal(PyObject *a, PyObject *b)
 
 /* ---- getters ---- */
 
-#define BKSLIDING_GETTER(name, expr)                                 \
-    static PyObject *bksliding_get_##name(BKSliding *self, void *c)  \
-    {                                                                \
-        (void)c;                                                     \
-        return expr;                                                 \
-    }
-BKSLIDING_GETTER(num_hashes, PyLong_FromUnsignedLong(self->sl.k))
-BKSLIDING_GETTER(generations, PyLong_FromUnsignedLong(self->sl.l))
-BKSLIDING_GETTER(num_slices, PyLong_FromUnsignedLong(self->sl.S))
-BKSLIDING_GETTER(slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
-BKSLIDING_GETTER(capacity, PyLong_FromUnsignedLongLong(
-                               BKSLIDING_PARAM64(self, BK_SLIDING_P_CAPACITY)))
-BKSLIDING_GETTER(error_rate, PyFloat_FromDouble(
-                                 bk_load_f64le(self->sl.params + BK_SLIDING_P_ERROR_RATE)))
-BKSLIDING_GETTER(generation_length, PyLong_FromUnsignedLongLong(
-                                        BKSLIDING_PARAM64(self, BK_SLIDING_P_GEN_LENGTH)))
-BKSLIDING_GETTER(generation, PyLong_FromUnsignedLongLong(
-                                 BKSLIDING_PARAM64(self, BK_SLIDING_P_GENERATION)))
-BKSLIDING_GETTER(early_shifts, PyLong_FromUnsignedLongLong(
-                                   BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS)))
-BKSLIDING_GETTER(window_us, PyLong_FromUnsignedLongLong(
-                                BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US)))
-BKSLIDING_GETTER(nbytes, PyLong_FromUnsignedLongLong(self->st.len - BK_SLIDING_HEADER_LEN))
+BKPY_GETTER(bksliding, BKSliding, num_hashes, PyLong_FromUnsignedLong(self->sl.k))
+BKPY_GETTER(bksliding, BKSliding, generations, PyLong_FromUnsignedLong(self->sl.l))
+BKPY_GETTER(bksliding, BKSliding, num_slices, PyLong_FromUnsignedLong(self->sl.S))
+BKPY_GETTER(bksliding, BKSliding, slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
 
 static PyGetSetDef bksliding_getset[] = {
     {"num_hashes", (getter)bksliding_get_num_hashes, NULL, "k, slices (bits) per key.", NULL},
@@ -451,17 +432,16 @@ static PyGetSetDef bksliding_getset[] = {
      "l, generations in the window.", NULL},
     {"num_slices", (getter)bksliding_get_num_slices, NULL, "k + l slices in the ring.", NULL},
     {"slice_bits", (getter)bksliding_get_slice_bits, NULL, "m, bits per slice.", NULL},
-    {"capacity", (getter)bksliding_get_capacity, NULL, "The design window capacity.", NULL},
-    {"error_rate", (getter)bksliding_get_error_rate, NULL, "The design false-positive rate.",
-     NULL},
-    {"generation_length", (getter)bksliding_get_generation_length, NULL,
-     "G = ceil(capacity / l), insertions per generation.", NULL},
-    {"generation", (getter)bksliding_get_generation, NULL, "Shifts since creation.", NULL},
-    {"early_shifts", (getter)bksliding_get_early_shifts, NULL,
-     "Time mode: shifts forced by a full generation.", NULL},
-    {"window_us", (getter)bksliding_get_window_us, NULL,
-     "Time mode: the window in microseconds (0 in count mode).", NULL},
-    {"nbytes", (getter)bksliding_get_nbytes, NULL, "Bytes of the payload.", NULL},
+    BKPY_PARAM(u64, "capacity", BK_SLIDING_P_CAPACITY, "The design window capacity."),
+    BKPY_PARAM(f64, "error_rate", BK_SLIDING_P_ERROR_RATE, "The design false-positive rate."),
+    BKPY_PARAM(u64, "generation_length", BK_SLIDING_P_GEN_LENGTH,
+               "G = ceil(capacity / l), insertions per generation."),
+    BKPY_PARAM(u64, "generation", BK_SLIDING_P_GENERATION, "Shifts since creation."),
+    BKPY_PARAM(u64, "early_shifts", BK_SLIDING_P_EARLY_SHIFTS,
+               "Time mode: shifts forced by a full generation."),
+    BKPY_PARAM(u64, "window_us", BK_SLIDING_P_WINDOW_US,
+               "Time mode: the window in microseconds (0 in count mode)."),
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload."),
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
