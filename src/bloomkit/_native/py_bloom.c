@@ -311,11 +311,6 @@ static int bkbloom_check_compatible(PyObject *a_obj, PyObject *other_obj, const 
     BKBloom *a = (BKBloom *)a_obj, *b;
     bk_header ha, hb;
     const char *reason = NULL;
-    if (!PyObject_TypeCheck(other_obj, &BKBloom_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another Bloom filter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKBloom *)other_obj;
     (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
     (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
@@ -463,11 +458,7 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
 
-static int bkbloom_attach(PyObject *self)
-{
-    bk_bloom_attach(&((BKBloom *)self)->bloom, ((BKBloom *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkbloom, BKBloom, bloom, bk_bloom_attach)
 
 /* What a closed mapped filter keeps: a classic filter of 512 bits. */
 static int bkbloom_empty(PyObject *self)
@@ -647,6 +638,7 @@ static PyTypeObject BKBloom_Type = {
 
 static const bkpy_desc bkbloom_desc = {
     .type = &BKBloom_Type,
+    .noun = "Bloom filter",
     .kind_mask = bkbloom_kind_mask,
     .attach = bkbloom_attach,
     .empty = bkbloom_empty,

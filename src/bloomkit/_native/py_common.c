@@ -515,6 +515,16 @@ static const bkpy_desc *bkpy_desc_of(PyTypeObject *type)
     return NULL;
 }
 
+int bkpy_check_other(PyObject *self, PyObject *other, const char *op)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    if (PyObject_TypeCheck(other, d->type))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s needs another %s, not %.50s", op, d->noun,
+                 Py_TYPE(other)->tp_name);
+    return -1;
+}
+
 static PyObject *bkpy_obj_load_desc(PyTypeObject *type, const bkpy_load_args *a)
 {
     const bkpy_desc *d = bkpy_desc_of(type);
@@ -632,7 +642,7 @@ static PyObject *bkpy_obj_setop(PyObject *self, PyObject *const *args, Py_ssize_
     const char *op = is_union ? "union" : "intersect";
     PyObject *acc;
     for (Py_ssize_t i = 0; i < nargs; i++)
-        if (d->compatible(self, args[i], op) < 0)
+        if (bkpy_check_other(self, args[i], op) < 0 || d->compatible(self, args[i], op) < 0)
             return NULL;
     acc = bkpy_obj_copy_of(self);
     for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {

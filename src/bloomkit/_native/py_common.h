@@ -571,6 +571,7 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
  * structure files with their inline fast paths. */
 typedef struct bkpy_desc {
     PyTypeObject *type;       /* the base type (facades subclass it) */
+    const char *noun;         /* in "<op> needs another <noun>, not <type>" */
     unsigned kinds;           /* bit per kind from_bytes accepts */
     /* The kinds a (sub)type accepts, when that depends on the type
      * (bloom: a facade's _bk_kind); NULL: `kinds`. */
@@ -585,7 +586,8 @@ typedef struct bkpy_desc {
      * key check, state length), which the generic compare checks first. */
     int (*equal)(PyObject *a, PyObject *b);
     /* Set operations (NULL: the type has none).  compatible raises
-     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect");
+     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect"),
+     * `other` being of the type (bkpy_check_other ran first);
      * inplace is the type's own |= (is_union 1) or &= (0), which returns a
      * new reference to self or NULL. */
     int (*compatible)(PyObject *self, PyObject *other, const char *op);
@@ -612,6 +614,11 @@ typedef struct bkpy_desc {
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
+
+/* 0 if `other` is of self's registered type; else -1 with TypeError
+ * "<op> needs another <noun>, not <type>".  The generic set operations
+ * check it before the descriptor's `compatible`. */
+int bkpy_check_other(PyObject *self, PyObject *other, const char *op);
 
 /* The generic methods (shared by every registered type). */
 PyObject *bkpy_obj_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs);
@@ -712,6 +719,15 @@ PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure);
     {                                                                                       \
         (void)closure;                                                                      \
         return expr;                                                                        \
+    }
+
+/* The descriptor's attach, `<prefix>_attach`, of a type whose view is one
+ * core struct (Struct.field) that core_attach points at st.buf. */
+#define BKPY_ATTACH(prefix, Struct, field, core_attach)                                     \
+    static int prefix##_attach(PyObject *self)                                              \
+    {                                                                                       \
+        core_attach(&((Struct *)self)->field, ((Struct *)self)->st.buf);                    \
+        return 0;                                                                           \
     }
 
 /* The slots every type shares, for its PyTypeObject initializer. */

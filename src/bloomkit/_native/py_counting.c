@@ -235,11 +235,6 @@ static PyObject *bkcounting_remove_many(BKCounting *self, PyObject *keys)
 static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
     BKCounting *a = (BKCounting *)a_obj, *b;
-    if (!PyObject_TypeCheck(other_obj, &BKCounting_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another CountingBloomFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKCounting *)other_obj;
     if (a->c.m != b->c.m) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -364,11 +359,7 @@ static PyObject *bkcounting_clear(BKCounting *self, PyObject *Py_UNUSED(ignored)
     Py_RETURN_NONE;
 }
 
-static int bkcounting_attach(PyObject *self)
-{
-    bk_counting_attach(&((BKCounting *)self)->c, ((BKCounting *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkcounting, BKCounting, c, bk_counting_attach)
 
 /* What a closed mapped filter keeps: one 4-bit counter. */
 static int bkcounting_empty(PyObject *self)
@@ -569,6 +560,7 @@ static PyTypeObject BKCounting_Type = {
 
 static const bkpy_desc bkcounting_desc = {
     .type = &BKCounting_Type,
+    .noun = "CountingBloomFilter",
     .kinds = 1u << BK_KIND_COUNTING_BLOOM,
     .attach = bkcounting_attach,
     .empty = bkcounting_empty,

@@ -164,11 +164,6 @@ static void bkcuckoo_probe(const void *view, const uint64_t *hs, size_t n, uint8
 static int bkcuckoo_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
     BKCuckoo *a = (BKCuckoo *)a_obj, *b;
-    if (!PyObject_TypeCheck(other_obj, &BKCuckoo_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another cuckoo filter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKCuckoo *)other_obj;
     if (a->ck.num_buckets != b->ck.num_buckets || a->ck.b != b->ck.b || a->ck.f != b->ck.f) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -254,11 +249,7 @@ static PyObject *bkcuckoo_recount(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static int bkcuckoo_attach(PyObject *self)
-{
-    bk_cuckoo_attach(&((BKCuckoo *)self)->ck, ((BKCuckoo *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkcuckoo, BKCuckoo, ck, bk_cuckoo_attach)
 
 /* What a closed mapped filter keeps: one bucket of 4 8-bit slots. */
 static int bkcuckoo_empty(PyObject *self_obj)
@@ -388,6 +379,7 @@ static PyTypeObject BKCuckoo_Type = {
 
 static const bkpy_desc bkcuckoo_desc = {
     .type = &BKCuckoo_Type,
+    .noun = "cuckoo filter",
     .kinds = 1u << BK_KIND_CUCKOO,
     .attach = bkcuckoo_attach,
     .empty = bkcuckoo_empty,

@@ -270,11 +270,7 @@ static void bkfuse_probe(const void *view, const uint64_t *hs, size_t n, uint8_t
 
 /* ---- Begin logic for the object contract ------------------------------ */
 
-static int bkfuse_attach(PyObject *self)
-{
-    bk_fuse_attach(&((BKFuse *)self)->fu, ((BKFuse *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkfuse, BKFuse, fu, bk_fuse_attach)
 
 /* What a closed mapped filter keeps: the empty set. */
 static int bkfuse_empty(PyObject *self_obj)

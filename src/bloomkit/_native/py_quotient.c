@@ -373,11 +373,8 @@ static PyTypeObject BKQuotientIter_Type = {
 static int bkquotient_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
 {
     BKQuotient *b;
-    if (!PyObject_TypeCheck(other_obj, &BKQuotient_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another QuotientFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
+    if (bkpy_check_other((PyObject *)a, other_obj, op) < 0)
         return -1;
-    }
     b = (BKQuotient *)other_obj;
     if (bkpy_check_same_hashing(&a->st, &b->st, op, "quotient filters") < 0)
         return -1;
@@ -499,11 +496,7 @@ static PyObject *bkquotient_validate(BKQuotient *self, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
-static int bkquotient_attach(PyObject *self)
-{
-    bk_quotient_attach(&((BKQuotient *)self)->qf, ((BKQuotient *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkquotient, BKQuotient, qf, bk_quotient_attach)
 
 /* What a closed mapped filter keeps: q = r = 1. */
 static int bkquotient_empty(PyObject *self_obj)
@@ -603,6 +596,7 @@ static PyTypeObject BKQuotient_Type = {
 
 static const bkpy_desc bkquotient_desc = {
     .type = &BKQuotient_Type,
+    .noun = "QuotientFilter",
     .kinds = 1u << BK_KIND_QUOTIENT,
     .attach = bkquotient_attach,
     .empty = bkquotient_empty,

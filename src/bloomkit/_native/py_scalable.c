@@ -417,11 +417,6 @@ static int bkscalable_check_compatible(PyObject *a_obj, PyObject *other_obj, con
 {
     BKScalable *a = (BKScalable *)a_obj, *b;
     bk_scalable_scheme x, y;
-    if (!PyObject_TypeCheck(other_obj, &BKScalable_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another ScalableBloomFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKScalable *)other_obj;
     bk_scalable_scheme_of(a->st.buf, &x);
     bk_scalable_scheme_of(b->st.buf, &y);
@@ -727,6 +722,7 @@ static PyTypeObject BKScalable_Type = {
 /* No `empty`: a closed mapped chain keeps its own copy (bkscalable_detach). */
 static const bkpy_desc bkscalable_desc = {
     .type = &BKScalable_Type,
+    .noun = "ScalableBloomFilter",
     .kinds = 1u << BK_KIND_SCALABLE_BLOOM,
     .attach = bkscalable_attach,
     .equal = bkscalable_equal,

@@ -78,17 +78,9 @@ static int bksketch_parse_count(PyObject *obj, uint64_t *out, const char *what)
     return 0;
 }
 
-static int bksketch_attach_cms(PyObject *self)
-{
-    bk_sketch_cms_attach(&((BKCms *)self)->cms, ((BKSk *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksketch_cms, BKCms, cms, bk_sketch_cms_attach)
 
-static int bksketch_attach_tlfu(PyObject *self)
-{
-    bk_sketch_tlfu_attach(&((BKTlfu *)self)->t, ((BKSk *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksketch_tlfu, BKTlfu, t, bk_sketch_tlfu_attach)
 
 /* What a closed mapped sketch keeps: the smallest of its kind. */
 static int bksketch_empty_cms(PyObject *self)
@@ -97,7 +89,7 @@ static int bksketch_empty_cms(PyObject *self)
     if (bkpy_state_alloc(st, BK_CMS_HEADER_LEN + 4) < 0)
         return -1;
     bk_sketch_cms_init_state(st->buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
-    return bksketch_attach_cms(self);
+    return bksketch_cms_attach(self);
 }
 
 static int bksketch_empty_tlfu(PyObject *self)
@@ -109,7 +101,7 @@ static int bksketch_empty_tlfu(PyObject *self)
     if (bkpy_state_alloc(st, BK_TLFU_HEADER_LEN + pl) < 0)
         return -1;
     bk_sketch_tlfu_init_state(st->buf, 1, 1, 0, 0, 0);
-    return bksketch_attach_tlfu(self);
+    return bksketch_tlfu_attach(self);
 }
 
 /* Beyond the header's identity: parameters and payload (DIRTY and the
@@ -494,11 +486,8 @@ static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
 static int bksketch_cms_check_compatible(BKCms *a, PyObject *other, const char *op)
 {
     BKCms *b;
-    if (!PyObject_TypeCheck(other, &BKCms_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another CountMinSketch, not %.50s", op,
-                     Py_TYPE(other)->tp_name);
+    if (bkpy_check_other((PyObject *)a, other, op) < 0)
         return -1;
-    }
     b = (BKCms *)other;
     if (a->cms.width != b->cms.width || a->cms.depth != b->cms.depth) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -889,8 +878,9 @@ int bksketch_cms_parse_count(PyObject *obj, uint64_t *out, const char *what)
 
 static const bkpy_desc bksketch_cms_desc = {
     .type = &BKCms_Type,
+    .noun = "CountMinSketch",
     .kinds = 1u << BK_KIND_COUNT_MIN,
-    .attach = bksketch_attach_cms,
+    .attach = bksketch_cms_attach,
     .empty = bksketch_empty_cms,
     .equal = bksketch_equal,
 };
@@ -898,7 +888,7 @@ static const bkpy_desc bksketch_cms_desc = {
 static const bkpy_desc bksketch_tlfu_desc = {
     .type = &BKTlfu_Type,
     .kinds = 1u << BK_KIND_TINYLFU,
-    .attach = bksketch_attach_tlfu,
+    .attach = bksketch_tlfu_attach,
     .empty = bksketch_empty_tlfu,
     .equal = bksketch_equal,
 };

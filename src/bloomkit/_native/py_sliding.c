@@ -391,11 +391,7 @@ static PyObject *bksliding_model_rate(PyObject *cls, PyObject *args)
     return PyFloat_FromDouble(bk_sliding_model_rate(k, l, r));
 }
 
-static int bksliding_attach(PyObject *self)
-{
-    bk_sliding_attach(&((BKSliding *)self)->sl, ((BKSliding *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksliding, BKSliding, sl, bk_sliding_attach)
 
 /* What a closed mapped filter keeps: k = l = 1, one 512-bit slice each. */
 static int bksliding_empty(PyObject *self_obj)
