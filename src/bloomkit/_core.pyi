@@ -32,6 +32,14 @@ def load_fd(
     *,
     verify: bool = True,
 ) -> Any: ...
+def load_bytes(
+    data: bytes | bytearray | memoryview,
+    class_for: Callable[[int], type[Any]],
+    secret: bytes | None = None,
+    key: Any = None,
+    *,
+    verify: bool = True,
+) -> Any: ...
 def validate(
     data: bytes | bytearray | memoryview,
     checksum: bool = True,

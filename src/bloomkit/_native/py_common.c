@@ -733,18 +733,77 @@ PyNumberMethods bkpy_obj_as_number_setops = {
 
 /* ---- Begin logic for loading a file (bloomkit.load) ------------------- */
 
+/* The one load of bloomkit.load and bloomkit.loads: the header of
+ * buf[0..len) is parsed once; its kind picks the class through
+ * class_for(kind) (persist's registry: its "not supported" error comes
+ * before the payload checks); the rest of the one validator runs; then a
+ * new object of that class owns the state: tmp's buffer when tmp->buf is
+ * buf (a file read straight into it: no copy), else one copy of buf.  On
+ * failure the caller releases tmp; on success tmp is left empty. */
+static PyObject *bkpy_load_kind(bkpy_state *tmp, const uint8_t *buf, uint64_t len,
+                                PyObject *class_for, PyObject *secret, PyObject *key,
+                                int verify)
+{
+    bk_header h;
+    const char *reason = "invalid";
+    const bkpy_desc *d;
+    PyObject *cls;
+    bkpy_obj *self;
+    bk_rc rc = bk_format_parse(buf, len, &h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
+    if (cls == NULL)
+        return NULL;
+    d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
+    if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
+                       (1u << h.kind))) {
+        PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
+                     "of that kind", (unsigned)h.kind);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    rc = bk_format_validate_parsed(buf, len, BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0),
+                                   &h, &reason);
+    if (rc != BK_OK || (tmp->buf != buf && bkpy_state_alloc(tmp, len) < 0)) {
+        if (rc != BK_OK)
+            bkpy_raise_rc(rc, reason, &h);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    if (tmp->buf != buf)
+        memcpy(tmp->buf, buf, (size_t)len);
+    self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
+    Py_DECREF(cls); /* the object holds its type */
+    if (self == NULL)
+        return NULL;
+    self->st.alloc = tmp->alloc; /* the buffer moves into the object */
+    self->st.buf = tmp->buf;
+    self->st.len = tmp->len;
+    memset(tmp, 0, sizeof *tmp);
+    self->st.writable = 1;
+    self->st.kind = h.kind;
+    bkpy_state_own(&self->st);
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    if (bkpy_state_set_hasher(&self->st, &h, secret) < 0 || d->attach((PyObject *)self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"fd", "size", "class_for", "secret", "key", "verify", NULL};
     int fd, verify = 1;
     unsigned long long size;
-    PyObject *class_for, *secret = Py_None, *key = Py_None, *cls;
+    PyObject *class_for, *secret = Py_None, *key = Py_None, *res = NULL;
     bkpy_state tmp;
-    bk_header h;
-    const char *reason = "invalid";
-    const bkpy_desc *d;
-    bkpy_obj *self;
-    bk_rc rc;
     (void)mod;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKO|OO$p:load_fd", kwlist, &fd, &size,
@@ -753,61 +812,32 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
     if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     memset(&tmp, 0, sizeof tmp);
-    if (bkpy_state_read_fd(&tmp, fd, size) < 0)
-        goto fail;
-    /* The header is parsed once; its kind picks the class (the registry's
-     * "not supported" error comes before the payload checks, as loads()
-     * gives it), then the rest of the one validator runs on it. */
-    rc = bk_format_parse(tmp.buf, tmp.len, &h, &reason);
-    if (rc != BK_OK) {
-        bkpy_raise_rc(rc, reason, &h);
-        goto fail;
-    }
-    /* the registry's answer (persist._class_for_kind), or its error */
-    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
-    if (cls == NULL)
-        goto fail;
-    d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
-    if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
-                       (1u << h.kind))) {
-        PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
-                     "of that kind", (unsigned)h.kind);
-        Py_DECREF(cls);
-        goto fail;
-    }
-    rc = bk_format_validate_parsed(tmp.buf, tmp.len,
-                                   BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), &h, &reason);
-    if (rc != BK_OK) {
-        bkpy_raise_rc(rc, reason, &h);
-        Py_DECREF(cls);
-        goto fail;
-    }
-    self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
-    Py_DECREF(cls); /* the object holds its type */
-    if (self == NULL)
-        goto fail;
-    self->st.alloc = tmp.alloc; /* the buffer moves into the object: no copy */
-    self->st.buf = tmp.buf;
-    self->st.len = tmp.len;
-    self->st.writable = 1;
-    self->st.kind = h.kind;
-    bkpy_state_own(&self->st);
-    if (bkpy_state_set_hasher(&self->st, &h, secret) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-    if (d->attach((PyObject *)self) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-fail:
+    if (bkpy_state_read_fd(&tmp, fd, size) == 0)
+        res = bkpy_load_kind(&tmp, tmp.buf, tmp.len, class_for, secret, key, verify);
     bkpy_state_release(&tmp);
-    return NULL;
+    return res;
+}
+
+PyObject *bkpy_load_bytes(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "class_for", "secret", "key", "verify", NULL};
+    int verify = 1;
+    PyObject *data, *class_for, *secret = Py_None, *key = Py_None, *res;
+    bkpy_state tmp;
+    Py_buffer v;
+    (void)mod;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO$p:load_bytes", kwlist, &data,
+                                     &class_for, &secret, &key, &verify))
+        return NULL;
+    if (bkpy_check_keyfunc(key) < 0 || PyObject_GetBuffer(data, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    memset(&tmp, 0, sizeof tmp);
+    res = bkpy_load_kind(&tmp, (const uint8_t *)v.buf, (uint64_t)v.len, class_for, secret, key,
+                         verify);
+    PyBuffer_Release(&v);
+    bkpy_state_release(&tmp);
+    return res;
 }
 
 /* ---- End logic for loading a file ------------------------------------- */

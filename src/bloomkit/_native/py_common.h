@@ -562,6 +562,12 @@ PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned ki
  * attaches to the buffer in place. */
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
 
+/* _core.load_bytes(data, class_for, secret=None, key=None, *, verify=True):
+ * bloomkit.loads' loader, the same path as load_fd over a bytes-like
+ * object: the header parsed once, the kind decided once, one copy into
+ * the aligned state buffer after the validator. */
+PyObject *bkpy_load_bytes(PyObject *mod, PyObject *args, PyObject *kwargs);
+
 /* ---- The type descriptor: what the generic contract needs to know ---- */
 
 /* One per structure type (py_<structure>.c), registered at init with
