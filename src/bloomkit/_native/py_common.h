@@ -224,12 +224,16 @@ Py_ssize_t bkbytekeys_api_len(PyObject *o);
 void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out);
 
-/* Results of a contains_many: a list of bools, or for buffer input a numpy
- * bool array (a bytearray of 0/1 when numpy cannot be imported). */
+/* Results of a batch query: for a contains_many a list of bools, or for
+ * buffer input a numpy bool array (a bytearray of 0/1 when numpy cannot be
+ * imported); with u64 set (a count-min estimate_many) 64-bit counts, as a
+ * list of ints or a numpy uint64 array.  out holds len results of
+ * 1 or 8 bytes. */
 typedef struct {
     uint8_t *out;
     Py_ssize_t len, cap;
     PyObject *bytearray;  /* buffer input: the output storage */
+    int u64;              /* results are uint64 counts, not bools */
 } bkpy_bools;
 
 /* size_fn for contexts whose first member is a bkpy_bools. */

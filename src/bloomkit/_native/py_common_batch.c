@@ -293,9 +293,9 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
 int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
 {
     bkpy_bools *b = (bkpy_bools *)ctx;
-    Py_ssize_t need = n >= 0 ? n : -n;
+    Py_ssize_t need = n >= 0 ? n : -n, item = b->u64 ? 8 : 1;
     if (from_buffer) {
-        b->bytearray = PyByteArray_FromStringAndSize(NULL, need);
+        b->bytearray = PyByteArray_FromStringAndSize(NULL, need * item);
         if (b->bytearray == NULL)
             return -1;
         b->out = (uint8_t *)PyByteArray_AS_STRING(b->bytearray);
@@ -307,9 +307,9 @@ int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
         uint8_t *p;
         while (cap < need)
             cap *= 2;
-        p = (uint8_t *)PyMem_Realloc(b->out, (size_t)cap);
+        p = (uint8_t *)PyMem_Realloc(b->out, (size_t)(cap * item));
         if (p == NULL) {
-            bkpy_raise_nomem((uint64_t)cap, "the results of a batch query",
+            bkpy_raise_nomem((uint64_t)(cap * item), "the results of a batch query",
                              "query fewer keys per call");
             return -1;
         }
@@ -351,6 +351,8 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
             if (bkpy_numpy_frombuffer == NULL || bkpy_numpy_bool == NULL)
                 return NULL;
         }
+        if (b->u64)
+            return PyObject_CallFunction(bkpy_numpy_frombuffer, "Os", b->bytearray, "<u8");
         res = PyObject_CallFunctionObjArgs(bkpy_numpy_frombuffer, b->bytearray,
                                            bkpy_numpy_bool, NULL);
         return res;
@@ -358,7 +360,15 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
     res = PyList_New(b->len);
     if (res == NULL)
         return NULL;
-    {
+    for (Py_ssize_t i = 0; b->u64 && i < b->len; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(((const uint64_t *)(void *)b->out)[i]);
+        if (v == NULL) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        PyList_SET_ITEM(res, i, v);
+    }
+    if (!b->u64) {
         /* Branch-free (answers are close to random for a mixed batch), and
          * on 3.11 the references are added once at the end: an INCREF per
          * item is a chain of dependent read-modify-writes of one counter. */

@@ -401,48 +401,16 @@ static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kw
 }
 
 typedef struct {
+    bkpy_bools out; /* first, u64 set: bkpy_bools_size receives this context */
     const bk_cms *cms;
-    uint64_t *out;
-    Py_ssize_t len, cap;
-    PyObject *bytearray;
 } bksketch_cms_est_ctx;
-
-static int bksketch_cms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
-{
-    bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
-    Py_ssize_t need = n >= 0 ? n : -n;
-    if (from_buffer) {
-        ctx->bytearray = PyByteArray_FromStringAndSize(NULL, need * 8);
-        if (ctx->bytearray == NULL)
-            return -1;
-        ctx->out = (uint64_t *)(void *)PyByteArray_AS_STRING(ctx->bytearray);
-        ctx->cap = ctx->len = need;
-        return 0;
-    }
-    if (need > ctx->cap) {
-        Py_ssize_t cap = ctx->cap ? ctx->cap : 256;
-        uint64_t *p;
-        while (cap < need)
-            cap *= 2;
-        p = (uint64_t *)PyMem_Realloc(ctx->out, (size_t)cap * 8);
-        if (p == NULL) {
-            bkpy_raise_nomem((uint64_t)cap * 8, "the results of a batch query",
-                             "query fewer keys per call");
-            return -1;
-        }
-        ctx->out = p;
-        ctx->cap = cap;
-    }
-    if (need > ctx->len)
-        ctx->len = need;
-    return 0;
-}
 
 static void bksketch_cms_est_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
+    uint64_t *out = (uint64_t *)(void *)ctx->out.out + offset;
     for (size_t j = 0; j < n; j++)
-        ctx->out[offset + j] = bk_sketch_cms_estimate(ctx->cms, hs[j]);
+        out[j] = bk_sketch_cms_estimate(ctx->cms, hs[j]);
 }
 
 static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
@@ -451,35 +419,12 @@ static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
+    ctx.out.u64 = 1;
     ctx.cms = &self->cms;
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_est_chunk, bksketch_cms_est_size, &ctx, 1,
-                                   &info) == 0) {
-        if (info.from_buffer) {
-            PyObject *np = PyImport_ImportModule("numpy");
-            if (np == NULL) {
-                PyErr_Clear();
-                res = ctx.bytearray;
-                Py_INCREF(res);
-            } else {
-                res = PyObject_CallMethod(np, "frombuffer", "Os", ctx.bytearray, "<u8");
-                Py_DECREF(np);
-            }
-        } else {
-            res = PyList_New(ctx.len);
-            for (Py_ssize_t i = 0; res != NULL && i < ctx.len; i++) {
-                PyObject *v = PyLong_FromUnsignedLongLong(ctx.out[i]);
-                if (v == NULL) {
-                    Py_CLEAR(res);
-                    break;
-                }
-                PyList_SET_ITEM(res, i, v);
-            }
-        }
-    }
-    if (ctx.bytearray != NULL)
-        Py_DECREF(ctx.bytearray);
-    else
-        PyMem_Free(ctx.out);
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_est_chunk, bkpy_bools_size,
+                                   &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
     return res;
 }
 
