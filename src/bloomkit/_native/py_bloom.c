@@ -345,13 +345,8 @@ static void bkbloom_recount(BKBloom *self)
     /* After a union or intersection the exact count is unknown: store the
      * estimate from the bits (estimate_count(): Swamidass-Baldi for
      * classic, the blocked form for blocked), clamped to [0, num_bits]. */
-    double m = (double)self->bloom.num_bits;
-    double est = bk_bloom_estimate_count(&self->bloom); /* INFINITY: every bit set */
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > m)
-        est = m;
-    bkbloom_set_count(self, (uint64_t)llround(est));
+    bkbloom_set_count(self, bkpy_count_of_estimate(bk_bloom_estimate_count(&self->bloom),
+                                                   self->bloom.num_bits));
 }
 
 /* _recount(): store the estimate_count() estimate as the count, exactly as a

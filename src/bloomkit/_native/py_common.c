@@ -6,6 +6,7 @@
  */
 #include "py_common.h"
 
+#include <math.h>
 #include <stdio.h>
 #ifdef _WIN32
 #include <io.h>
@@ -19,17 +20,17 @@
 
 #define BKPY_ST(o) (&((bkpy_obj *)(o))->st)
 
-int bkpy_parse_seed(PyObject *obj, uint64_t *seed)
+int bkpy_parse_u64(PyObject *obj, const char *what, uint64_t *out)
 {
     if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+        PyErr_Format(PyExc_TypeError, "%s must be an int in [0, 2**64), not %.50s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+    *out = PyLong_AsUnsignedLongLong(obj);
+    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        PyErr_Format(PyExc_ValueError, "%s must be an int in [0, 2**64)", what);
         return -1;
     }
     return 0;
@@ -47,7 +48,7 @@ int bkpy_check_keyfunc(PyObject *key)
 int bkpy_parse_ctor(bkpy_ctor_args *a)
 {
     a->seed = 0;
-    if (a->seed_obj != NULL && bkpy_parse_seed(a->seed_obj, &a->seed) < 0)
+    if (a->seed_obj != NULL && bkpy_parse_u64(a->seed_obj, "seed", &a->seed) < 0)
         return -1;
     if (bkpy_check_keyfunc(a->key) < 0 || bkpy_parse_secret(a->secret, a->secret16, &a->keyed) < 0)
         return -1;
@@ -340,6 +341,15 @@ int bkpy_check_design(unsigned long long capacity, double error_rate)
         return -1;
     }
     return 0;
+}
+
+uint64_t bkpy_count_of_estimate(double est, uint64_t max)
+{
+    if (!(est >= 0.0))
+        est = 0.0;
+    if (est > (double)max)
+        est = (double)max;
+    return (uint64_t)llround(est);
 }
 
 PyObject *bkpy_remove_result(int r, PyObject *key, int raise)

@@ -412,6 +412,11 @@ static inline Py_ssize_t bkpy_len_of(uint64_t count)
  * The per-key methods of the structures differ only in the call into the
  * core; what surrounds it is here, once. */
 
+/* The count a union (or _recount) stores: an estimate from the bits or
+ * counters (INFINITY when every one is set, NaN never expected) rounded
+ * and clamped to [0, max], max being the number of bits or counters. */
+uint64_t bkpy_count_of_estimate(double est, uint64_t max);
+
 /* The design every sized structure records: capacity in [1, 2**48] and
  * error_rate in (0, 1).  0, or -1 with ValueError. */
 int bkpy_check_design(unsigned long long capacity, double error_rate);
@@ -453,8 +458,9 @@ typedef struct {
     bkpy_state st;
 } bkpy_obj;
 
-/* Constructor arguments: seed an int in [0, 2**64); key None or callable. */
-int bkpy_parse_seed(PyObject *obj, uint64_t *seed);
+/* An int in [0, 2**64) (a seed, a hash): 0, or -1 with TypeError / ValueError
+ * "<what> must be an int in [0, 2**64)".  key: None or a callable. */
+int bkpy_parse_u64(PyObject *obj, const char *what, uint64_t *out);
 int bkpy_check_keyfunc(PyObject *key);
 
 /* The options every constructor takes, parsed once: seed= (NULL: 0),

@@ -274,12 +274,8 @@ static double bkcounting_estimate(const BKCounting *self)
  * estimate, clamped to [0, m] (as BloomBase does for its count). */
 static void bkcounting_recount(BKCounting *self)
 {
-    double est = bkcounting_estimate(self);
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > (double)self->c.m)
-        est = (double)self->c.m;
-    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
+    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT,
+                       bkpy_count_of_estimate(bkcounting_estimate(self), self->c.m));
 }
 
 static PyObject *bkcounting_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))

@@ -450,14 +450,9 @@ static int bkscalable_check_compatible(PyObject *a_obj, PyObject *other_obj, con
 
 static void bkscalable_recount(BKScalable *self, uint32_t i)
 {
-    bk_bloom *b = &self->links[i];
-    double m = (double)b->num_bits;
-    double est = bk_bloom_estimate_count(b); /* as BloomBase's recount */
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > m)
-        est = m;
-    bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT), (uint64_t)llround(est));
+    bk_bloom *b = &self->links[i]; /* as BloomBase's recount */
+    bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT),
+                   bkpy_count_of_estimate(bk_bloom_estimate_count(b), b->num_bits));
 }
 
 /* |= (scalable chains have no intersection: is_union is always 1). */

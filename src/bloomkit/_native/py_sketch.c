@@ -117,6 +117,18 @@ static int bksketch_equal(PyObject *a, PyObject *b)
     BKPY_PAYLOAD_NBYTES("Bytes of the payload."),                                             \
     BKPY_OBJ_GETSET
 
+/* A constructor's int argument (an exact int: checked by the caller) as
+ * u64; 0, which the shape check refuses, when it is negative or >= 2**64. */
+static uint64_t bksketch_u64_or_0(PyObject *obj)
+{
+    uint64_t v = PyLong_AsUnsignedLongLong(obj);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        v = 0;
+    }
+    return v;
+}
+
 /* ---- End logic for shared state methods ------------------------------- */
 
 /* ---- Begin logic for the count-min sketch ----------------------------- */
@@ -163,16 +175,8 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_SetString(PyExc_TypeError, "width and depth must be ints");
         return NULL;
     }
-    width = PyLong_AsUnsignedLongLong(wobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        width = 0;
-    }
-    depth = PyLong_AsUnsignedLongLong(dobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        depth = 0;
-    }
+    width = bksketch_u64_or_0(wobj);
+    depth = bksketch_u64_or_0(dobj);
     if (bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
@@ -650,18 +654,9 @@ static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject 
         PyErr_SetString(PyExc_TypeError, "capacity and sample_factor must be ints");
         return NULL;
     }
-    capacity = PyLong_AsUnsignedLongLong(cobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        capacity = 0;
-    }
-    if (sfobj != NULL) {
-        sf = PyLong_AsUnsignedLongLong(sfobj);
-        if (PyErr_Occurred()) {
-            PyErr_Clear();
-            sf = 0;
-        }
-    }
+    capacity = bksketch_u64_or_0(cobj);
+    if (sfobj != NULL)
+        sf = bksketch_u64_or_0(sfobj);
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
     shape = bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason);
