@@ -613,22 +613,16 @@ static PyMethodDef bkbloom_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkbloom_as_sequence = {
-    .sq_length = (lenfunc)bkbloom_len,
-    .sq_contains = (objobjproc)bkbloom_contains,
-};
+BKPY_SEQUENCE(bkbloom);
 
 static PyTypeObject BKBloom_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BloomBase",
-    BKPY_OBJ_SLOTS(BKBloom),
+    BKPY_OBJ_SLOTS(bkbloom, BKBloom),
     .tp_as_number = &bkpy_obj_as_number_setops,
     .tp_as_sequence = &bkbloom_as_sequence,
     .tp_doc = "BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, "
               "secret=None, key=None)\n--\n\nC core of BloomFilter and BlockedBloomFilter.",
-    .tp_methods = bkbloom_methods,
-    .tp_getset = bkbloom_getset,
-    .tp_new = bkbloom_new,
 };
 
 static const bkpy_desc bkbloom_desc = {

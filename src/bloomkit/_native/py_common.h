@@ -746,8 +746,19 @@ PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure);
         return 0;                                                                           \
     }
 
-/* The slots every type shares, for its PyTypeObject initializer. */
-#define BKPY_OBJ_SLOTS(Struct)                                                              \
+/* The sequence slots of a type with <prefix>_len and <prefix>_contains:
+ * len() and `in` (`<prefix>_as_sequence`). */
+#define BKPY_SEQUENCE(prefix)                                                               \
+    static PySequenceMethods prefix##_as_sequence = {                                       \
+        .sq_length = (lenfunc)prefix##_len,                                                 \
+        .sq_contains = (objobjproc)prefix##_contains,                                       \
+    }
+
+/* The slots every type shares, for its PyTypeObject initializer, with its
+ * tables and constructor named after its prefix: <prefix>_methods,
+ * <prefix>_getset, <prefix>_new. */
+#define BKPY_OBJ_SLOTS(prefix, Struct)                                                      \
+    .tp_methods = prefix##_methods, .tp_getset = prefix##_getset, .tp_new = prefix##_new,  \
     .tp_basicsize = sizeof(Struct), .tp_dealloc = (destructor)bkpy_obj_dealloc,             \
     .tp_hash = PyObject_HashNotImplemented,                                                 \
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,              \

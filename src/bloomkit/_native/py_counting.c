@@ -536,22 +536,16 @@ static PyMethodDef bkcounting_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkcounting_as_sequence = {
-    .sq_length = (lenfunc)bkcounting_len,
-    .sq_contains = (objobjproc)bkcounting_contains,
-};
+BKPY_SEQUENCE(bkcounting);
 
 static PyTypeObject BKCounting_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountingBase",
-    BKPY_OBJ_SLOTS(BKCounting),
+    BKPY_OBJ_SLOTS(bkcounting, BKCounting),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcounting_as_sequence,
     .tp_doc = "CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CountingBloomFilter.",
-    .tp_methods = bkcounting_methods,
-    .tp_getset = bkcounting_getset,
-    .tp_new = bkcounting_new,
 };
 
 static const bkpy_desc bkcounting_desc = {

@@ -359,22 +359,16 @@ static PyMethodDef bkcuckoo_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkcuckoo_as_sequence = {
-    .sq_length = (lenfunc)bkcuckoo_len,
-    .sq_contains = (objobjproc)bkcuckoo_contains,
-};
+BKPY_SEQUENCE(bkcuckoo);
 
 static PyTypeObject BKCuckoo_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CuckooBase",
-    BKPY_OBJ_SLOTS(BKCuckoo),
+    BKPY_OBJ_SLOTS(bkcuckoo, BKCuckoo),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcuckoo_as_sequence,
     .tp_doc = "CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CuckooFilter.",
-    .tp_methods = bkcuckoo_methods,
-    .tp_getset = bkcuckoo_getset,
-    .tp_new = bkcuckoo_new,
 };
 
 static const bkpy_desc bkcuckoo_desc = {

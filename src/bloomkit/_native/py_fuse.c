@@ -342,21 +342,15 @@ static PyMethodDef bkfuse_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkfuse_as_sequence = {
-    .sq_length = (lenfunc)bkfuse_len,
-    .sq_contains = (objobjproc)bkfuse_contains,
-};
+BKPY_SEQUENCE(bkfuse);
 
 static PyTypeObject BKFuse_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BinaryFuseBase",
-    BKPY_OBJ_SLOTS(BKFuse),
+    BKPY_OBJ_SLOTS(bkfuse, BKFuse),
     .tp_as_sequence = &bkfuse_as_sequence,
     .tp_doc = "BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
               "C core of BinaryFuseFilter.",
-    .tp_methods = bkfuse_methods,
-    .tp_getset = bkfuse_getset,
-    .tp_new = bkfuse_new,
 };
 
 /* ---- End logic for the object contract -------------------------------- */

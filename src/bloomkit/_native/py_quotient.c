@@ -576,22 +576,16 @@ static PyMethodDef bkquotient_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkquotient_as_sequence = {
-    .sq_length = (lenfunc)bkquotient_len,
-    .sq_contains = (objobjproc)bkquotient_contains,
-};
+BKPY_SEQUENCE(bkquotient);
 
 static PyTypeObject BKQuotient_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientBase",
-    BKPY_OBJ_SLOTS(BKQuotient),
+    BKPY_OBJ_SLOTS(bkquotient, BKQuotient),
     .tp_as_sequence = &bkquotient_as_sequence,
     .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
               "key=None)\n--\n\nC core of QuotientFilter.",
     .tp_iter = (getiterfunc)bkquotient_iter,
-    .tp_methods = bkquotient_methods,
-    .tp_getset = bkquotient_getset,
-    .tp_new = bkquotient_new,
 };
 
 static const bkpy_desc bkquotient_desc = {

@@ -697,21 +697,15 @@ static PyMethodDef bkscalable_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkscalable_as_sequence = {
-    .sq_length = (lenfunc)bkscalable_len,
-    .sq_contains = (objobjproc)bkscalable_contains,
-};
+BKPY_SEQUENCE(bkscalable);
 
 static PyTypeObject BKScalable_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.ScalableBase",
-    BKPY_OBJ_SLOTS(BKScalable),
+    BKPY_OBJ_SLOTS(bkscalable, BKScalable),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkscalable_as_sequence,
     .tp_doc = "C core of ScalableBloomFilter.",
-    .tp_methods = bkscalable_methods,
-    .tp_getset = bkscalable_getset,
-    .tp_new = bkscalable_new,
 };
 
 /* No `empty`: a closed mapped chain keeps its own copy (bkscalable_detach). */

@@ -621,14 +621,11 @@ static PyNumberMethods bksketch_cms_as_number = {
 static PyTypeObject BKCms_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountMinBase",
-    BKPY_OBJ_SLOTS(BKCms),
+    BKPY_OBJ_SLOTS(bksketch_cms, BKCms),
     .tp_as_number = &bksketch_cms_as_number,
     .tp_as_sequence = &bksketch_cms_as_sequence,
     .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
               "counter_bits=32)\n--\n\nC core of CountMinSketch.",
-    .tp_methods = bksketch_cms_methods,
-    .tp_getset = bksketch_cms_getset,
-    .tp_new = bksketch_cms_new,
 };
 
 /* ---- End logic for the count-min sketch ------------------------------- */
@@ -777,12 +774,9 @@ static PyMethodDef bksketch_tlfu_methods[] = {
 static PyTypeObject BKTlfu_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.TinyLFUBase",
-    BKPY_OBJ_SLOTS(BKTlfu),
+    BKPY_OBJ_SLOTS(bksketch_tlfu, BKTlfu),
     .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
               "C core of TinyLFU.",
-    .tp_methods = bksketch_tlfu_methods,
-    .tp_getset = bksketch_tlfu_getset,
-    .tp_new = bksketch_tlfu_new,
 };
 
 /* ---- End logic for TinyLFU -------------------------------------------- */

@@ -471,21 +471,15 @@ static PyMethodDef bksliding_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bksliding_as_sequence = {
-    .sq_length = (lenfunc)bksliding_len,
-    .sq_contains = (objobjproc)bksliding_contains,
-};
+BKPY_SEQUENCE(bksliding);
 
 static PyTypeObject BKSliding_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.SlidingBase",
-    BKPY_OBJ_SLOTS(BKSliding),
+    BKPY_OBJ_SLOTS(bksliding, BKSliding),
     .tp_as_sequence = &bksliding_as_sequence,
     .tp_doc = "SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of SlidingBloomFilter.",
-    .tp_methods = bksliding_methods,
-    .tp_getset = bksliding_getset,
-    .tp_new = bksliding_new,
 };
 
 static const bkpy_desc bksliding_desc = {
