@@ -219,47 +219,28 @@ static PyObject *bksliding_add_many(BKSliding *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-static PyObject *bksliding_update(BKSliding *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *r = bksliding_add_many(self, args[i]);
-        if (r == NULL)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_NONE;
-}
-
+/* contains_many's view: the filter and one clock reading for the batch. */
 typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
     const bk_sliding *sl;
     int64_t now;
-} bksliding_query_ctx;
+} bksliding_view;
 
-static void bksliding_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bksliding_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bksliding_query_ctx *ctx = (bksliding_query_ctx *)vctx;
-    bk_sliding_contains_many(ctx->sl, hs, n, ctx->now, bkpy_bools_reserve(&ctx->out, offset, n));
+    const bksliding_view *v = (const bksliding_view *)view;
+    bk_sliding_contains_many(v->sl, hs, n, v->now, out);
 }
 
 static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
 {
-    bksliding_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.sl = &self->sl;
-    if (bksliding_now(self, &ctx.now) < 0)
+    bksliding_view v = {&self->sl, 0};
+    if (bksliding_now(self, &v.now) < 0)
         return NULL;
     /* Readers need no lock: a concurrent per-key writer holds the GIL, and
      * a GIL-free add_many of another thread at worst moves the ring under
      * the reader (a momentary extra false positive, never a lost key of
      * the window: bk_sliding.c); the pin keeps the buffer alive. */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_query_chunk, bkpy_bools_size,
-                                   &ctx, 1, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bksliding_probe, &v, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -449,8 +430,7 @@ static PyMethodDef bksliding_methods[] = {
     {"add_many", (PyCFunction)bksliding_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key (one clock reading for the batch); return "
      "how many were absent before."},
-    {"update", (PyCFunction)(void (*)(void))bksliding_update, METH_FASTCALL,
-     "update($self, *iterables)\n--\n\nAlias of add_many for one or more iterables."},
+    BKPY_UPDATE_METHOD,
     {"contains_many", (PyCFunction)bksliding_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
      "numpy bool array for array input."},
@@ -484,10 +464,12 @@ static PyTypeObject BKSliding_Type = {
 
 static const bkpy_desc bksliding_desc = {
     .type = &BKSliding_Type,
+    .noun = "SlidingBloomFilter",
     .kinds = 1u << BK_KIND_SLIDING_BLOOM,
     .attach = bksliding_attach,
     .empty = bksliding_empty,
     .equal = bksliding_equal,
+    .add_many = (PyObject *(*)(PyObject *, PyObject *))bksliding_add_many,
 };
 
 int bksliding_init(PyObject *m)
