@@ -174,64 +174,54 @@ static int bkbloom_stage_put(bkbloom_stage *sg, const uint64_t *hs, size_t n, si
 }
 
 typedef struct {
-    BKBloom *self;
-    int nogil;        /* buffer input: the chunks run without the GIL */
+    bkpy_writer w; /* first: the shared writer batch (py_common.h) */
+    bk_bloom *bloom;
     uint64_t added;
     bkbloom_stage stage;
 } bkbloom_add_ctx;
 
-/* Called with the GIL held before the chunks (and, for iterators, as they
- * grow).  Buffer input runs without the GIL: take the batch lock (see
- * bkpy_state_begin_batch), so that no other writer runs meanwhile. */
+/* Buffer input runs without the GIL holding the batch lock (bkpy_writer)
+ * and, to a large blocked filter, through the partition stage. */
 static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
-    if (from_buffer && !ctx->nogil) {
-        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
-            return -1;
-        ctx->nogil = 1;
-        bkbloom_stage_open(&ctx->stage, &ctx->self->bloom, n, 0);
-    }
+    if (bkpy_writer_size(vctx, n, from_buffer) < 0)
+        return -1;
+    if (from_buffer && ctx->stage.hs == NULL)
+        bkbloom_stage_open(&ctx->stage, ctx->bloom, n, 0);
     return 0;
 }
 
 static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
-    bkpy_state *st = &ctx->self->st;
     bkbloom_stage *sg = &ctx->stage;
+    int shared = ctx->w.st->shared;
     /* Plain ORs keep the prefetched lines in flight (a locked OR per word
      * serialises the memory pipeline): a GIL-free batch holds the batch
-     * lock, and a GIL-held chunk first waits out any GIL-free batch (a key=
-     * callback may have let one start).  Only a buffer shared with other
-     * processes needs atomics. */
-    if (!ctx->nogil)
-        bkpy_state_wait_batches(st);
+     * lock, and a GIL-held chunk first waits out any GIL-free batch.  Only
+     * a buffer shared with other processes needs atomics. */
+    bkpy_writer_chunk(&ctx->w);
     if (sg->hs != NULL) {
         if (bkbloom_stage_put(sg, hs, n, offset)) {
-            ctx->added += bk_bloom_add_many_part(&ctx->self->bloom, sg->hs, sg->fill, st->shared,
+            ctx->added += bk_bloom_add_many_part(ctx->bloom, sg->hs, sg->fill, shared,
                                                  sg->hs + sg->cap);
             sg->fill = 0;
         }
         return;
     }
-    ctx->added += bk_bloom_add_many(&ctx->self->bloom, hs, n, st->shared);
+    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, shared);
 }
 
 static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
 {
-    bkbloom_add_ctx ctx;
+    bkbloom_add_ctx ctx = {{&self->st, 0}, &self->bloom, 0};
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
-    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bkbloom_add_chunk, bkbloom_add_size, &ctx,
-                                    1, &info);
+    rc = bkpy_for_each_chunk_writer(&ctx.w, keys, bkbloom_add_chunk, bkbloom_add_size, &info);
     bkbloom_stage_close(&ctx.stage);
-    if (ctx.nogil)
-        bkpy_state_end_batch(&self->st);
     bkbloom_add_count(self, ctx.added, self->st.shared);
     if (rc < 0)
         return NULL;

@@ -347,6 +347,29 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
                                bkpy_size_fn size_fn, void *ctx, int nogil,
                                bkpy_batch_info *info);
 
+/* A writer batch with plain stores (Bloom and sliding add_many): its
+ * context starts with a bkpy_writer {st}.  Buffer input runs without the
+ * GIL holding the batch lock, from before the first chunk to after the
+ * last (bkpy_state_begin_batch); every chunk first calls
+ * bkpy_writer_chunk, which makes a chunk run with the GIL wait out any
+ * GIL-free batch (a key= callback may have let one start). */
+typedef struct {
+    bkpy_state *st;
+    int nogil; /* buffer input: the chunks run without the GIL */
+} bkpy_writer;
+
+int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, bkpy_batch_info *info);
+/* The writer's size_fn (size_fn NULL above); a type's own size_fn (Bloom:
+ * it opens its partition stage) calls it first. */
+int bkpy_writer_size(void *ctx, Py_ssize_t n, int from_buffer);
+
+static inline void bkpy_writer_chunk(bkpy_writer *w)
+{
+    if (!w->nogil)
+        bkpy_state_wait_batches(w->st);
+}
+
 /* ---- End logic for GIL-free batches ----------------------------------- */
 
 /* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure.

@@ -288,6 +288,30 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
     return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info);
 }
 
+/* Called with the GIL held before the chunks (and, for iterators, as they
+ * grow): buffer input takes the batch lock once. */
+int bkpy_writer_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkpy_writer *w = (bkpy_writer *)vctx;
+    (void)n;
+    if (from_buffer && !w->nogil) {
+        if (bkpy_state_begin_batch(w->st) < 0)
+            return -1;
+        w->nogil = 1;
+    }
+    return 0;
+}
+
+int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, bkpy_batch_info *info)
+{
+    int rc = bkpy_for_each_chunk_pinned(w->st, keys, fn, size_fn ? size_fn : bkpy_writer_size,
+                                        w, 1, info);
+    if (w->nogil)
+        bkpy_state_end_batch(w->st);
+    return rc;
+}
+
 /* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
  * front; n < 0 means "at least -n results will be written" (iterators). */
 int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)

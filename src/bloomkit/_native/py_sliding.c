@@ -172,49 +172,29 @@ static int bksliding_contains(BKSliding *self, PyObject *key)
 /* ---- Begin logic for batches ------------------------------------------ */
 
 typedef struct {
-    BKSliding *self;
+    bkpy_writer w; /* first: the shared writer batch (py_common.h) */
+    bk_sliding *sl;
     int64_t now;
-    int nogil;        /* buffer input: the chunks run without the GIL */
     uint64_t added;
 } bksliding_add_ctx;
-
-static int bksliding_add_size(void *vctx, Py_ssize_t n, int from_buffer)
-{
-    bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
-    (void)n;
-    if (from_buffer && !ctx->nogil) {
-        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
-            return -1;
-        ctx->nogil = 1;
-    }
-    return 0;
-}
 
 static void bksliding_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
     (void)offset;
-    if (!ctx->nogil)
-        bkpy_state_wait_batches(&ctx->self->st);
-    ctx->added += bk_sliding_add_many(&ctx->self->sl, hs, n, ctx->now);
+    bkpy_writer_chunk(&ctx->w);
+    ctx->added += bk_sliding_add_many(ctx->sl, hs, n, ctx->now);
 }
 
 static PyObject *bksliding_add_many(BKSliding *self, PyObject *keys)
 {
-    bksliding_add_ctx ctx;
+    bksliding_add_ctx ctx = {{&self->st, 0}, &self->sl, 0, 0};
     bkpy_batch_info info;
-    int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
     if (bksliding_now(self, &ctx.now) < 0) /* one "now" for the whole batch */
         return NULL;
-    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_add_chunk, bksliding_add_size,
-                                    &ctx, 1, &info);
-    if (ctx.nogil)
-        bkpy_state_end_batch(&self->st);
-    if (rc < 0)
+    if (bkpy_for_each_chunk_writer(&ctx.w, keys, bksliding_add_chunk, NULL, &info) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
