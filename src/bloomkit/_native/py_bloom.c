@@ -478,20 +478,27 @@ static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
 /* _simd(on=None): the AVX2 query paths' state; True/False switches them
  * (False forces the scalar reference paths, for tests and comparisons).
  * Process-wide; a no-op returning False where AVX2 is unavailable. */
+/* The argument of a process-wide switch, name(on=None): 1 with *on set,
+ * 0 when only asked, -1 with TypeError. */
+static int bkbloom_switch_arg(const char *name, PyObject *const *args, Py_ssize_t nargs, int *on)
+{
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most one argument", name);
+        return -1;
+    }
+    if (nargs == 0 || args[0] == Py_None)
+        return 0;
+    *on = PyObject_IsTrue(args[0]);
+    return *on < 0 ? -1 : 1;
+}
+
 static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t nargs)
 {
+    int on, r = bkbloom_switch_arg("_simd", args, nargs, &on);
     (void)cls;
-    if (nargs > 1) {
-        PyErr_SetString(PyExc_TypeError, "_simd() takes at most one argument");
-        return NULL;
-    }
-    if (nargs == 1 && args[0] != Py_None) {
-        int on = PyObject_IsTrue(args[0]);
-        if (on < 0)
-            return NULL;
+    if (r > 0)
         bk_simd_set(on);
-    }
-    return PyBool_FromLong(bk_simd_avx2);
+    return r < 0 ? NULL : PyBool_FromLong(bk_simd_avx2);
 }
 
 /* _partition(on=None): whether large blocked batches are partitioned by
@@ -500,18 +507,11 @@ static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t n
  * import does the same). */
 static PyObject *bkbloom_partition(PyObject *cls, PyObject *const *args, Py_ssize_t nargs)
 {
+    int on, r = bkbloom_switch_arg("_partition", args, nargs, &on);
     (void)cls;
-    if (nargs > 1) {
-        PyErr_SetString(PyExc_TypeError, "_partition() takes at most one argument");
-        return NULL;
-    }
-    if (nargs == 1 && args[0] != Py_None) {
-        int on = PyObject_IsTrue(args[0]);
-        if (on < 0)
-            return NULL;
+    if (r > 0)
         bk_bloom_part_on = on;
-    }
-    return PyBool_FromLong(bk_bloom_part_on);
+    return r < 0 ? NULL : PyBool_FromLong(bk_bloom_part_on);
 }
 
 static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))

@@ -707,25 +707,17 @@ static PyObject *bkpy_obj_binop(PyObject *a, PyObject *b, int is_union, int inpl
     return bkpy_obj_setop(a, &b, 1, is_union);
 }
 
-PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 1, 0);
-}
-
-PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 0, 0);
-}
-
-PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 1, 1);
-}
-
-PyObject *bkpy_obj_nb_iand(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 0, 1);
-}
+/* | & |= &=: bkpy_obj_nb_or, _and, _ior, _iand. */
+#define BKPY_BINOP(name, is_union, inplace)                                                 \
+    PyObject *bkpy_obj_nb_##name(PyObject *a, PyObject *b)                                  \
+    {                                                                                       \
+        return bkpy_obj_binop(a, b, is_union, inplace);                                     \
+    }
+BKPY_BINOP(or, 1, 0)
+BKPY_BINOP(and, 0, 0)
+BKPY_BINOP(ior, 1, 1)
+BKPY_BINOP(iand, 0, 1)
+#undef BKPY_BINOP
 
 PyNumberMethods bkpy_obj_as_number_union = {
     .nb_or = bkpy_obj_nb_or,

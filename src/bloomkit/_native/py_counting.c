@@ -263,19 +263,13 @@ static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, con
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
-/* Estimate of the distinct keys from the nonzero counters (the layout's
- * model, bk_counting_estimate_count). */
-static double bkcounting_estimate(const BKCounting *self)
-{
-    return bk_counting_estimate_count(&self->c);
-}
-
 /* After a union the number of distinct keys is unknown: store the
- * estimate, clamped to [0, m] (as BloomBase does for its count). */
+ * estimate from the nonzero counters (the layout's model), clamped to
+ * [0, m] (as BloomBase does for its count). */
 static void bkcounting_recount(BKCounting *self)
 {
     bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT,
-                       bkpy_count_of_estimate(bkcounting_estimate(self), self->c.m));
+                       bkpy_count_of_estimate(bk_counting_estimate_count(&self->c), self->c.m));
 }
 
 static PyObject *bkcounting_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
@@ -449,7 +443,7 @@ static PyObject *bkcounting_to_bloom(BKCounting *self, PyObject *cls)
 
 static PyObject *bkcounting_estimate_count(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
-    return PyFloat_FromDouble(bkcounting_estimate(self));
+    return PyFloat_FromDouble(bk_counting_estimate_count(&self->c));
 }
 
 static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_UNUSED(ignored))
