@@ -531,6 +531,47 @@ class LoadReadsOnceTests:
             bloomkit.load(path)
 
 
+class OneLoaderTests:
+    """loads() takes load()'s path: the header is parsed once in C and the
+    kind picks the class once (_core.load_bytes); the DIRTY rule lives in
+    the one validator, after the structure checks (issue #24)."""
+
+    def test_loads_asks_the_registry_once_and_parses_no_header_in_python(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        f = _filled(BloomFilter)
+        asked: list[int] = []
+        real = persist._class_for_kind
+
+        def class_for(kind: int) -> type:
+            asked.append(kind)
+            return real(kind)
+
+        def no_peek(*args: object) -> None:
+            raise AssertionError("loads() parsed the header in Python")
+
+        monkeypatch.setattr(persist, "_class_for_kind", class_for)
+        monkeypatch.setattr(bloomkit._core, "peek_header", no_peek)
+        g = bloomkit.loads(memoryview(f.to_bytes())[0:])
+        assert asked == [BloomFilter._bk_kind]
+        assert type(g) is BloomFilter and g == f and g.to_bytes() == f.to_bytes()
+
+    def test_a_dirty_state_is_checked_for_corruption_first(self) -> None:
+        data = bytearray(_filled(BloomFilter).to_bytes())
+        bloomkit._core.set_dirty(data, True)
+        with pytest.raises(UncleanFileError):
+            bloomkit._core.validate(data)
+        # num_hashes 0: an O(1) structure check fails, so the state is
+        # corrupt, not merely unclean, for every caller of the validator
+        data[64 + 8 : 64 + 12] = b"\0\0\0\0"
+        with pytest.raises(FormatError) as err:
+            bloomkit._core.validate(data)
+        assert not isinstance(err.value, UncleanFileError)
+        with pytest.raises(FormatError) as err:
+            persist._check_bytes(data, "x.bkf")
+        assert not isinstance(err.value, UncleanFileError)
+
+
 class KindListTests:
     """The list of kinds is written once: the format's table in C
     (bk_format.c), exported as ``_core.KINDS`` (issue #24)."""

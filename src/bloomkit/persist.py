@@ -165,9 +165,9 @@ def loads(
         ) from None
     if max_bytes is not None and view.nbytes > max_bytes:
         raise FormatError(f"data is {view.nbytes} bytes, over max_bytes={max_bytes}")
-    header = _core.peek_header(view)
-    cls = _class_for(header)
-    return cls.from_bytes(view, secret, key, verify=verify)
+    # bloomkit.load's path over bytes: the header parsed once in C, its kind
+    # picking the class from the registry once, one copy after the validator.
+    return _core.load_bytes(view, _class_for_kind, secret, key, verify=verify)
 
 
 # ---- End logic for the kind registry --------------------------------------
@@ -655,16 +655,17 @@ def _size_check(
 
 
 def _check_bytes(buf: Any, where: str) -> dict[str, Any]:
-    """Full verification of a state buffer: structure, then DIRTY, then the
-    checksum.  A DIRTY state (its writer was killed: callers make sure no
-    writer is in) passes the O(1) checks and is unclean, not corrupt: its
-    checksum is stale and its counts may lag the payload until
-    :func:`repair` recounts it and runs the deep checks."""
-    header = _core.peek_header(buf)
-    if header["flags"] & FLAG_DIRTY:
-        _core.validate(buf, checksum=False, allow_dirty=True, deep=False)
-        raise _unclean_error(where)
-    return _core.validate(buf, checksum=True)
+    """Full verification of a state buffer by the one validator, which holds
+    the DIRTY rule: structure, then DIRTY, then the checksum.  A DIRTY state
+    (its writer was killed: callers make sure no writer is in) that passes
+    the O(1) checks is unclean, not corrupt: its checksum is stale and its
+    counts may lag the payload until :func:`repair` recounts it and runs the
+    deep checks."""
+    try:
+        result: dict[str, Any] = _core.validate(buf, checksum=True)
+    except UncleanFileError:
+        raise _unclean_error(where) from None
+    return result
 
 
 def _unclean_error(where: str) -> UncleanFileError:

@@ -258,6 +258,15 @@ bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
         return BK_ERR_FORMAT;
     }
     if ((h->flags & BK_FLAG_DIRTY) && !(checks & BK_ALLOW_DIRTY)) {
+        /* The DIRTY rule, in one place: corruption first.  A DIRTY state's
+         * checksum is stale and its counts may lag the payload, so only the
+         * kind's O(1) checks run (no checksum, no deep scan: repair runs
+         * those); a state that fails them is corrupt, else it is unclean. */
+        bk_rc rc = entry->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len,
+                                   (checks & ~(BK_CHECK_DEEP | BK_CHECK_CHECKSUM)) |
+                                       BK_ALLOW_DIRTY, reason);
+        if (rc != BK_OK)
+            return rc;
         *reason = "file is marked open for writing (a writer is active or "
                   "crashed); open it with bloomkit.open() to recover";
         return BK_ERR_UNCLEAN;

@@ -387,9 +387,11 @@ uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int a
  * misses: TopK.update of 10^6 Zipf events took 47 ms at depth 7 (761 KB
  * of counters), 42 ms at depth 7 with a 76 KB sketch, 29 ms at depth 2
  * (thread CPU time, loaded 2-vCPU EPYC guest, 512 KiB L2 per CPU). */
-static void bk_sketch_cms_add_estimate_many_mixed32(bk_cms *c, const uint64_t *hs, size_t n,
-                                             uint64_t *est)
+BK_INLINE void bk_sketch_cms_add_estimate_mixed32(bk_cms *c, const uint64_t *hs,
+                                                const uint32_t *counts, size_t n, uint64_t *est)
 {
+    /* Key j gains counts[j], or 1 when counts is NULL (inlined into both
+     * callers, so the count-1 loop keeps its constant). */
     uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
     const uint64_t w = c->width;
     const uint32_t d = c->depth;
@@ -398,12 +400,13 @@ static void bk_sketch_cms_add_estimate_many_mixed32(bk_cms *c, const uint64_t *h
         if (j >= BK_CMS_AHEAD) {
             /* Key j - AHEAD: its lines were asked for AHEAD keys ago. */
             uint8_t **pos = ring[(j - BK_CMS_AHEAD) % BK_CMS_AHEAD];
+            uint64_t add = counts != NULL ? counts[j - BK_CMS_AHEAD] : 1;
             uint32_t m = UINT32_MAX;
             for (uint32_t i = 0; i < d; i++) {
-                uint32_t v = bk_load_u32le(pos[i]);
-                v += v != UINT32_MAX; /* saturate */
-                bk_store_u32le(pos[i], v);
-                m = v < m ? v : m;
+                uint64_t v = (uint64_t)bk_load_u32le(pos[i]) + add;
+                uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; /* saturate */
+                bk_store_u32le(pos[i], v32);
+                m = v32 < m ? v32 : m;
             }
             est[j - BK_CMS_AHEAD] = m;
         }
@@ -431,7 +434,7 @@ void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, in
         return;
     }
     if (c->rows == BK_CMS_ROWS_MIXED && c->bytes == 4) {
-        bk_sketch_cms_add_estimate_many_mixed32(c, hs, n, est);
+        bk_sketch_cms_add_estimate_mixed32(c, hs, NULL, n, est);
         return;
     }
     /* Positions of key j live in ring[j % AHEAD], computed AHEAD keys
@@ -462,39 +465,12 @@ void bk_sketch_cms_add_estimate_many(bk_cms *c, const uint64_t *hs, size_t n, in
 void bk_sketch_cms_add_estimate_counts(bk_cms *c, const uint64_t *hs, const uint32_t *counts,
                                        size_t n, int atomic, uint64_t *est)
 {
-    uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
-    const uint64_t w = c->width;
-    const uint32_t d = c->depth;
-    size_t j;
     if (atomic || c->conservative || c->rows != BK_CMS_ROWS_MIXED || c->bytes != 4) {
-        for (j = 0; j < n; j++)
+        for (size_t j = 0; j < n; j++)
             est[j] = bk_sketch_cms_add_estimate(c, hs[j], counts[j], atomic);
         return;
     }
-    for (j = 0; j < n + BK_CMS_AHEAD; j++) {
-        if (j >= BK_CMS_AHEAD) {
-            uint8_t **pos = ring[(j - BK_CMS_AHEAD) % BK_CMS_AHEAD];
-            uint64_t add = counts[j - BK_CMS_AHEAD];
-            uint32_t m = UINT32_MAX;
-            for (uint32_t i = 0; i < d; i++) {
-                uint64_t v = (uint64_t)bk_load_u32le(pos[i]) + add;
-                uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-                bk_store_u32le(pos[i], v32);
-                m = v32 < m ? v32 : m;
-            }
-            est[j - BK_CMS_AHEAD] = m;
-        }
-        if (j < n) {
-            uint8_t **pos = ring[j % BK_CMS_AHEAD];
-            uint64_t x = hs[j];
-            uint8_t *row = c->counters;
-            for (uint32_t i = 0; i < d; i++, row += w * 4) {
-                x += BK_CMS_ROW_STEP;
-                pos[i] = row + bk_mulhi64(bk_mix64(x), w) * 4;
-                bk_prefetch_w(pos[i]);
-            }
-        }
-    }
+    bk_sketch_cms_add_estimate_mixed32(c, hs, counts, n, est);
 }
 
 /* ---- End logic for add-then-estimate ---------------------------------- */

@@ -527,6 +527,9 @@ static PyMethodDef bkmod_methods[] = {
     {"load_fd", (PyCFunction)(void (*)(void))bkpy_load_fd, METH_VARARGS | METH_KEYWORDS,
      "load_fd(fd, size, class_for, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
      "state from a file descriptor into its structure (bloomkit.load)."},
+    {"load_bytes", (PyCFunction)(void (*)(void))bkpy_load_bytes, METH_VARARGS | METH_KEYWORDS,
+     "load_bytes(data, class_for, secret=None, key=None, *, verify=True)\n--\n\nRebuild a "
+     "state of any kind from bytes-like data (bloomkit.loads)."},
     {"own_methods", bkmod_own_methods, METH_O,
      "own_methods(cls, /)\n--\n\nGive a Python subclass of a bloomkit C type its own descriptors "
      "for the C type's public methods (same C functions), so that CPython's specialised call "

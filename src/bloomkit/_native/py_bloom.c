@@ -51,31 +51,16 @@ static void bkbloom_set_count(BKBloom *self, uint64_t n)
     bk_store_u64le(BKBLOOM_COUNT_PTR(self), n);
 }
 
-static double bkbloom_param_f64(const BKBloom *self, size_t off)
+/* The constructor's shape: the layout, then the core's verdict. */
+static bk_rc bkbloom_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t *payload_len,
+                           const char **reason)
 {
-    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-static uint64_t bkbloom_param_u64(const BKBloom *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-/* The constructor's numbers: 0 and *payload_len, or -1 with ValueError. */
-static int bkbloom_check_shape(int layout, uint64_t num_bits, uint32_t k, uint64_t capacity,
-                               double p, uint64_t *payload_len)
-{
-    const char *reason = NULL;
     if (layout < BK_BLOOM_LAYOUT_CLASSIC || layout > BK_BLOOM_LAYOUT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "layout must be 0 (classic), 1 (blocked, layout "
-                                          "version 0) or 2 (blocked, layout version 1)");
-        return -1;
+        *reason = "layout must be 0 (classic), 1 (blocked, layout version 0) or 2 (blocked, "
+                  "layout version 1)";
+        return BK_ERR_ARG;
     }
-    if (bk_bloom_shape(layout, num_bits, k, payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return -1;
-    }
-    return bkpy_check_design(capacity, p);
+    return bk_bloom_shape(layout, num_bits, k, payload_len, reason);
 }
 
 /* BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0,
@@ -87,26 +72,24 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
                              "seed", "secret", "key", NULL};
     int layout;
-    unsigned long long num_bits, capacity;
+    unsigned long long num_bits;
     unsigned int k;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    const char *reason = NULL;
+    bk_rc shape;
     BKBloom *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OOO:BloomBase", kwlist, &layout,
-                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret, &key))
+                                     &num_bits, &k, &a.capacity, &a.error_rate, &a.seed_obj,
+                                     &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
-        return NULL;
-    self = bkpy_obj_new(type, BK_BLOOM_HEADER_LEN + payload_len, &a, key);
+    shape = bkbloom_shape(layout, num_bits, k, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_BLOOM_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
-    bk_bloom_init_state(self->st.buf, layout, num_bits, k, capacity, p, a.seed, a.keyed,
-                        bk_hasher_key_check(&self->st.hasher));
+    bk_bloom_init_state(self->st.buf, layout, num_bits, k, a.capacity, a.error_rate, a.seed,
+                        a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_bloom_attach(&self->bloom, self->st.buf);
     return (PyObject *)self;
 }
@@ -191,73 +174,58 @@ static int bkbloom_stage_put(bkbloom_stage *sg, const uint64_t *hs, size_t n, si
 }
 
 typedef struct {
-    BKBloom *self;
-    int nogil;        /* buffer input: the chunks run without the GIL */
+    bkpy_writer w; /* first: the shared writer batch (py_common.h) */
+    bk_bloom *bloom;
     uint64_t added;
     bkbloom_stage stage;
 } bkbloom_add_ctx;
 
-/* Called with the GIL held before the chunks (and, for iterators, as they
- * grow).  Buffer input runs without the GIL: take the batch lock (see
- * bkpy_state_begin_batch), so that no other writer runs meanwhile. */
+/* Buffer input runs without the GIL holding the batch lock (bkpy_writer)
+ * and, to a large blocked filter, through the partition stage. */
 static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
-    if (from_buffer && !ctx->nogil) {
-        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
-            return -1;
-        ctx->nogil = 1;
-        bkbloom_stage_open(&ctx->stage, &ctx->self->bloom, n, 0);
-    }
+    if (bkpy_writer_size(vctx, n, from_buffer) < 0)
+        return -1;
+    if (from_buffer && ctx->stage.hs == NULL)
+        bkbloom_stage_open(&ctx->stage, ctx->bloom, n, 0);
     return 0;
 }
 
 static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
-    bkpy_state *st = &ctx->self->st;
     bkbloom_stage *sg = &ctx->stage;
+    int shared = ctx->w.st->shared;
     /* Plain ORs keep the prefetched lines in flight (a locked OR per word
      * serialises the memory pipeline): a GIL-free batch holds the batch
-     * lock, and a GIL-held chunk first waits out any GIL-free batch (a key=
-     * callback may have let one start).  Only a buffer shared with other
-     * processes needs atomics. */
-    if (!ctx->nogil)
-        bkpy_state_wait_batches(st);
+     * lock, and a GIL-held chunk first waits out any GIL-free batch.  Only
+     * a buffer shared with other processes needs atomics. */
+    bkpy_writer_chunk(&ctx->w);
     if (sg->hs != NULL) {
         if (bkbloom_stage_put(sg, hs, n, offset)) {
-            ctx->added += bk_bloom_add_many_part(&ctx->self->bloom, sg->hs, sg->fill, st->shared,
+            ctx->added += bk_bloom_add_many_part(ctx->bloom, sg->hs, sg->fill, shared,
                                                  sg->hs + sg->cap);
             sg->fill = 0;
         }
         return;
     }
-    ctx->added += bk_bloom_add_many(&ctx->self->bloom, hs, n, st->shared);
+    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, shared);
 }
 
 static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
 {
-    bkbloom_add_ctx ctx;
+    bkbloom_add_ctx ctx = {{&self->st, 0}, &self->bloom, 0};
     bkpy_batch_info info;
     int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
-    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bkbloom_add_chunk, bkbloom_add_size, &ctx,
-                                    1, &info);
+    rc = bkpy_for_each_chunk_writer(&ctx.w, keys, bkbloom_add_chunk, bkbloom_add_size, &info);
     bkbloom_stage_close(&ctx.stage);
-    if (ctx.nogil)
-        bkpy_state_end_batch(&self->st);
     bkbloom_add_count(self, ctx.added, self->st.shared);
     if (rc < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
-}
-
-static PyObject *bkbloom_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    return bkpy_update(self, args, nargs, (PyObject *(*)(PyObject *, PyObject *))bkbloom_add_many);
 }
 
 static void bkbloom_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
@@ -333,11 +301,6 @@ static int bkbloom_check_compatible(PyObject *a_obj, PyObject *other_obj, const 
     BKBloom *a = (BKBloom *)a_obj, *b;
     bk_header ha, hb;
     const char *reason = NULL;
-    if (!PyObject_TypeCheck(other_obj, &BKBloom_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another Bloom filter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKBloom *)other_obj;
     (void)bk_format_parse(a->st.buf, a->st.len, &ha, &reason);
     (void)bk_format_parse(b->st.buf, b->st.len, &hb, &reason);
@@ -372,13 +335,8 @@ static void bkbloom_recount(BKBloom *self)
     /* After a union or intersection the exact count is unknown: store the
      * estimate from the bits (estimate_count(): Swamidass-Baldi for
      * classic, the blocked form for blocked), clamped to [0, num_bits]. */
-    double m = (double)self->bloom.num_bits;
-    double est = bk_bloom_estimate_count(&self->bloom); /* INFINITY: every bit set */
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > m)
-        est = m;
-    bkbloom_set_count(self, (uint64_t)llround(est));
+    bkbloom_set_count(self, bkpy_count_of_estimate(bk_bloom_estimate_count(&self->bloom),
+                                                   self->bloom.num_bits));
 }
 
 /* _recount(): store the estimate_count() estimate as the count, exactly as a
@@ -462,34 +420,30 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     static char *kwlist[] = {"layout", "num_bits", "num_hashes", "capacity", "error_rate",
                              "seed", "secret", NULL};
     int layout;
-    unsigned long long num_bits, capacity;
+    unsigned long long num_bits;
     unsigned int k;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None;
     uint64_t payload_len = 0;
     uint8_t head[BK_BLOOM_HEADER_LEN];
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    const char *reason = NULL;
+    bk_rc shape;
     bk_hasher hs;
     (void)type;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKIKd|$OO:_header", kwlist, &layout,
-                                     &num_bits, &k, &capacity, &p, &seed_obj, &secret))
+                                     &num_bits, &k, &a.capacity, &a.error_rate, &a.seed_obj,
+                                     &a.secret))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, NULL, &a) < 0)
-        return NULL;
-    if (bkbloom_check_shape(layout, num_bits, k, capacity, p, &payload_len) < 0)
+    shape = bkbloom_shape(layout, num_bits, k, &payload_len, &reason);
+    if (bkpy_ctor_check(&a, shape, reason) < 0)
         return NULL;
     bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
-    bk_bloom_init_state(head, layout, num_bits, k, capacity, p, a.seed, a.keyed,
+    bk_bloom_init_state(head, layout, num_bits, k, a.capacity, a.error_rate, a.seed, a.keyed,
                         bk_hasher_key_check(&hs));
     return PyBytes_FromStringAndSize((const char *)head, BK_BLOOM_HEADER_LEN);
 }
 
-static int bkbloom_attach(PyObject *self)
-{
-    bk_bloom_attach(&((BKBloom *)self)->bloom, ((BKBloom *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkbloom, BKBloom, bloom, bk_bloom_attach)
 
 /* What a closed mapped filter keeps: a classic filter of 512 bits. */
 static int bkbloom_empty(PyObject *self)
@@ -524,20 +478,27 @@ static PyObject *bkbloom_bit_positions(BKBloom *self, PyObject *key)
 /* _simd(on=None): the AVX2 query paths' state; True/False switches them
  * (False forces the scalar reference paths, for tests and comparisons).
  * Process-wide; a no-op returning False where AVX2 is unavailable. */
+/* The argument of a process-wide switch, name(on=None): 1 with *on set,
+ * 0 when only asked, -1 with TypeError. */
+static int bkbloom_switch_arg(const char *name, PyObject *const *args, Py_ssize_t nargs, int *on)
+{
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most one argument", name);
+        return -1;
+    }
+    if (nargs == 0 || args[0] == Py_None)
+        return 0;
+    *on = PyObject_IsTrue(args[0]);
+    return *on < 0 ? -1 : 1;
+}
+
 static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t nargs)
 {
+    int on, r = bkbloom_switch_arg("_simd", args, nargs, &on);
     (void)cls;
-    if (nargs > 1) {
-        PyErr_SetString(PyExc_TypeError, "_simd() takes at most one argument");
-        return NULL;
-    }
-    if (nargs == 1 && args[0] != Py_None) {
-        int on = PyObject_IsTrue(args[0]);
-        if (on < 0)
-            return NULL;
+    if (r > 0)
         bk_simd_set(on);
-    }
-    return PyBool_FromLong(bk_simd_avx2);
+    return r < 0 ? NULL : PyBool_FromLong(bk_simd_avx2);
 }
 
 /* _partition(on=None): whether large blocked batches are partitioned by
@@ -546,18 +507,11 @@ static PyObject *bkbloom_simd(PyObject *cls, PyObject *const *args, Py_ssize_t n
  * import does the same). */
 static PyObject *bkbloom_partition(PyObject *cls, PyObject *const *args, Py_ssize_t nargs)
 {
+    int on, r = bkbloom_switch_arg("_partition", args, nargs, &on);
     (void)cls;
-    if (nargs > 1) {
-        PyErr_SetString(PyExc_TypeError, "_partition() takes at most one argument");
-        return NULL;
-    }
-    if (nargs == 1 && args[0] != Py_None) {
-        int on = PyObject_IsTrue(args[0]);
-        if (on < 0)
-            return NULL;
+    if (r > 0)
         bk_bloom_part_on = on;
-    }
-    return PyBool_FromLong(bk_bloom_part_on);
+    return r < 0 ? NULL : PyBool_FromLong(bk_bloom_part_on);
 }
 
 static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))
@@ -578,63 +532,21 @@ static Py_ssize_t bkbloom_len(BKBloom *self)
 
 /* ---- getters ---- */
 
-static PyObject *bkbloom_get_num_bits(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_bits);
-}
-static PyObject *bkbloom_get_num_hashes(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->bloom.k);
-}
-static PyObject *bkbloom_get_num_blocks(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_blocks);
-}
-static PyObject *bkbloom_get_capacity(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bkbloom_param_u64(self, BK_BLOOM_P_CAPACITY));
-}
-static PyObject *bkbloom_get_error_rate(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyFloat_FromDouble(bkbloom_param_f64(self, BK_BLOOM_P_ERROR_RATE));
-}
-static PyObject *bkbloom_get_nbytes(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->bloom.num_words * 8);
-}
-static PyObject *bkbloom_get_bits_set(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(bk_bloom_popcount(&self->bloom));
-}
-static PyObject *bkbloom_get_fill_ratio(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
-                              (double)self->bloom.num_bits);
-}
-static PyObject *bkbloom_get_layout(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic");
-}
-static PyObject *bkbloom_get_layout_version(BKBloom *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLong(self->bloom.version);
-}
+BKPY_GETTER(bkbloom, BKBloom, num_bits, PyLong_FromUnsignedLongLong(self->bloom.num_bits))
+BKPY_GETTER(bkbloom, BKBloom, num_hashes, PyLong_FromUnsignedLong(self->bloom.k))
+BKPY_GETTER(bkbloom, BKBloom, num_blocks, PyLong_FromUnsignedLongLong(self->bloom.num_blocks))
+BKPY_GETTER(bkbloom, BKBloom, nbytes, PyLong_FromUnsignedLongLong(self->bloom.num_words * 8))
+BKPY_GETTER(bkbloom, BKBloom, bits_set, PyLong_FromUnsignedLongLong(bk_bloom_popcount(&self->bloom)))
+BKPY_GETTER(bkbloom, BKBloom, fill_ratio, PyFloat_FromDouble((double)bk_bloom_popcount(&self->bloom) /
+                                                         (double)self->bloom.num_bits))
+BKPY_GETTER(bkbloom, BKBloom, layout, PyUnicode_FromString(self->bloom.blocked ? "blocked" : "classic"))
+BKPY_GETTER(bkbloom, BKBloom, layout_version, PyLong_FromUnsignedLong(self->bloom.version))
+
 static PyGetSetDef bkbloom_getset[] = {
     {"num_bits", (getter)bkbloom_get_num_bits, NULL, "m, the number of bits.", NULL},
     {"num_hashes", (getter)bkbloom_get_num_hashes, NULL, "k, probes per key.", NULL},
     {"num_blocks", (getter)bkbloom_get_num_blocks, NULL, "512-bit blocks (blocked layout; 0 for classic).", NULL},
-    {"capacity", (getter)bkbloom_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkbloom_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    BKPY_DESIGN_GETSET(BK_BLOOM_P_CAPACITY, BK_BLOOM_P_ERROR_RATE),
     {"nbytes", (getter)bkbloom_get_nbytes, NULL, "Bytes of the bit array (payload).", NULL},
     {"bits_set", (getter)bkbloom_get_bits_set, NULL, "Number of bits set (popcount).", NULL},
     {"fill_ratio", (getter)bkbloom_get_fill_ratio, NULL, "bits_set / num_bits.", NULL},
@@ -653,8 +565,7 @@ static PyMethodDef bkbloom_methods[] = {
     {"add_many", (PyCFunction)bkbloom_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
      "array; return how many were new.  Buffers are processed without the GIL."},
-    {"update", (PyCFunction)(void (*)(void))bkbloom_update, METH_FASTCALL,
-     "update($self, *iterables)\n--\n\nSet-style alias of add_many for one or more iterables."},
+    BKPY_UPDATE_METHOD,
     {"contains_many", (PyCFunction)bkbloom_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
      "bool array for array input."},
@@ -692,32 +603,28 @@ static PyMethodDef bkbloom_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkbloom_as_sequence = {
-    .sq_length = (lenfunc)bkbloom_len,
-    .sq_contains = (objobjproc)bkbloom_contains,
-};
+BKPY_SEQUENCE(bkbloom);
 
 static PyTypeObject BKBloom_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BloomBase",
-    BKPY_OBJ_SLOTS(BKBloom),
+    BKPY_OBJ_SLOTS(bkbloom, BKBloom),
     .tp_as_number = &bkpy_obj_as_number_setops,
     .tp_as_sequence = &bkbloom_as_sequence,
     .tp_doc = "BloomBase(layout, num_bits, num_hashes, capacity, error_rate, *, seed=0, "
               "secret=None, key=None)\n--\n\nC core of BloomFilter and BlockedBloomFilter.",
-    .tp_methods = bkbloom_methods,
-    .tp_getset = bkbloom_getset,
-    .tp_new = bkbloom_new,
 };
 
 static const bkpy_desc bkbloom_desc = {
     .type = &BKBloom_Type,
+    .noun = "Bloom filter",
     .kind_mask = bkbloom_kind_mask,
     .attach = bkbloom_attach,
     .empty = bkbloom_empty,
     .equal = bkbloom_equal,
     .compatible = bkbloom_check_compatible,
     .inplace = bkbloom_inplace,
+    .add_many = (PyObject *(*)(PyObject *, PyObject *))bkbloom_add_many,
 };
 
 int bkbloom_init(PyObject *m)

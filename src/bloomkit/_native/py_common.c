@@ -6,6 +6,7 @@
  */
 #include "py_common.h"
 
+#include <math.h>
 #include <stdio.h>
 #ifdef _WIN32
 #include <io.h>
@@ -19,17 +20,17 @@
 
 #define BKPY_ST(o) (&((bkpy_obj *)(o))->st)
 
-int bkpy_parse_seed(PyObject *obj, uint64_t *seed)
+int bkpy_parse_u64(PyObject *obj, const char *what, uint64_t *out)
 {
     if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "seed must be an int in [0, 2**64), not %.50s",
+        PyErr_Format(PyExc_TypeError, "%s must be an int in [0, 2**64), not %.50s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    *seed = PyLong_AsUnsignedLongLong(obj);
-    if (*seed == (uint64_t)-1 && PyErr_Occurred()) {
+    *out = PyLong_AsUnsignedLongLong(obj);
+    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64)");
+        PyErr_Format(PyExc_ValueError, "%s must be an int in [0, 2**64)", what);
         return -1;
     }
     return 0;
@@ -44,17 +45,34 @@ int bkpy_check_keyfunc(PyObject *key)
     return 0;
 }
 
-int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a)
+int bkpy_parse_ctor(bkpy_ctor_args *a)
 {
     a->seed = 0;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &a->seed) < 0)
+    if (a->seed_obj != NULL && bkpy_parse_u64(a->seed_obj, "seed", &a->seed) < 0)
         return -1;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, a->secret16, &a->keyed) < 0)
+    if (bkpy_check_keyfunc(a->key) < 0 || bkpy_parse_secret(a->secret, a->secret16, &a->keyed) < 0)
         return -1;
     return 0;
 }
 
-void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key)
+int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason)
+{
+    if (bkpy_parse_ctor(a) < 0)
+        return -1;
+    if (shape != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return -1;
+    }
+    return a->design ? bkpy_check_design(a->capacity, a->error_rate) : 0;
+}
+
+void *bkpy_obj_new_ctor(PyTypeObject *type, bkpy_ctor_args *a, bk_rc shape, const char *reason,
+                        uint64_t len)
+{
+    return bkpy_ctor_check(a, shape, reason) < 0 ? NULL : bkpy_obj_new(type, len, a);
+}
+
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a)
 {
     PyObject *self = type->tp_alloc(type, 0);
     bkpy_state *st;
@@ -66,9 +84,9 @@ void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, Py
         return NULL;
     }
     bk_hasher_init(&st->hasher, a->seed, a->keyed ? a->secret16 : NULL);
-    if (key != NULL && key != Py_None) {
-        Py_INCREF(key);
-        st->keyfunc = key;
+    if (a->key != NULL && a->key != Py_None) {
+        Py_INCREF(a->key);
+        st->keyfunc = a->key;
     }
     return self;
 }
@@ -325,6 +343,15 @@ int bkpy_check_design(unsigned long long capacity, double error_rate)
     return 0;
 }
 
+uint64_t bkpy_count_of_estimate(double est, uint64_t max)
+{
+    if (!(est >= 0.0))
+        est = 0.0;
+    if (est > (double)max)
+        est = (double)max;
+    return (uint64_t)llround(est);
+}
+
 PyObject *bkpy_remove_result(int r, PyObject *key, int raise)
 {
     if (r < 0)
@@ -382,6 +409,28 @@ PyObject *bkpy_obj_get_state_nbytes(PyObject *self, void *closure)
 {
     (void)closure;
     return PyLong_FromUnsignedLongLong(BKPY_ST(self)->len);
+}
+
+PyObject *bkpy_obj_get_u64(PyObject *self, void *closure)
+{
+    return PyLong_FromUnsignedLongLong(bk_load_u64le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_u32(PyObject *self, void *closure)
+{
+    return PyLong_FromUnsignedLong(bk_load_u32le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_f64(PyObject *self, void *closure)
+{
+    return PyFloat_FromDouble(bk_load_f64le(BKPY_ST(self)->buf + (uintptr_t)closure));
+}
+
+PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure)
+{
+    const bkpy_state *st = BKPY_ST(self);
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(st->len - bk_load_u32le(st->buf + BK_OFF_HEADER_LEN));
 }
 
 int bkpy_parse_from_bytes(PyObject *args, PyObject *kwargs, bkpy_load_args *a)
@@ -474,6 +523,16 @@ static const bkpy_desc *bkpy_desc_of(PyTypeObject *type)
             if (bkpy_descs[i]->type == t)
                 return bkpy_descs[i];
     return NULL;
+}
+
+int bkpy_check_other(PyObject *self, PyObject *other, const char *op)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    if (PyObject_TypeCheck(other, d->type))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s needs another %s, not %.50s", op, d->noun,
+                 Py_TYPE(other)->tp_name);
+    return -1;
 }
 
 static PyObject *bkpy_obj_load_desc(PyTypeObject *type, const bkpy_load_args *a)
@@ -593,7 +652,7 @@ static PyObject *bkpy_obj_setop(PyObject *self, PyObject *const *args, Py_ssize_
     const char *op = is_union ? "union" : "intersect";
     PyObject *acc;
     for (Py_ssize_t i = 0; i < nargs; i++)
-        if (d->compatible(self, args[i], op) < 0)
+        if (bkpy_check_other(self, args[i], op) < 0 || d->compatible(self, args[i], op) < 0)
             return NULL;
     acc = bkpy_obj_copy_of(self);
     for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
@@ -614,6 +673,28 @@ PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_
     return bkpy_obj_setop(self, args, nargs, 0);
 }
 
+PyObject *bkpy_obj_contains_many(PyObject *self, PyObject *keys)
+{
+    const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
+    return bkpy_contains_many(BKPY_ST(self), keys, d->probe, (const char *)self + d->view_off,
+                              d->query);
+}
+
+PyObject *bkpy_obj_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return bkpy_update(self, args, nargs, bkpy_desc_of(Py_TYPE(self))->add_many);
+}
+
+PyObject *bkpy_obj_remove(PyObject *self, PyObject *key)
+{
+    return bkpy_remove_result(bkpy_desc_of(Py_TYPE(self))->remove(self, key), key, 1);
+}
+
+PyObject *bkpy_obj_discard(PyObject *self, PyObject *key)
+{
+    return bkpy_remove_result(bkpy_desc_of(Py_TYPE(self))->remove(self, key), key, 0);
+}
+
 /* The operators: NotImplemented unless both sides are of one registered
  * type (either may be the reflected operand). */
 static PyObject *bkpy_obj_binop(PyObject *a, PyObject *b, int is_union, int inplace)
@@ -626,25 +707,17 @@ static PyObject *bkpy_obj_binop(PyObject *a, PyObject *b, int is_union, int inpl
     return bkpy_obj_setop(a, &b, 1, is_union);
 }
 
-PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 1, 0);
-}
-
-PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 0, 0);
-}
-
-PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 1, 1);
-}
-
-PyObject *bkpy_obj_nb_iand(PyObject *a, PyObject *b)
-{
-    return bkpy_obj_binop(a, b, 0, 1);
-}
+/* | & |= &=: bkpy_obj_nb_or, _and, _ior, _iand. */
+#define BKPY_BINOP(name, is_union, inplace)                                                 \
+    PyObject *bkpy_obj_nb_##name(PyObject *a, PyObject *b)                                  \
+    {                                                                                       \
+        return bkpy_obj_binop(a, b, is_union, inplace);                                     \
+    }
+BKPY_BINOP(or, 1, 0)
+BKPY_BINOP(and, 0, 0)
+BKPY_BINOP(ior, 1, 1)
+BKPY_BINOP(iand, 0, 1)
+#undef BKPY_BINOP
 
 PyNumberMethods bkpy_obj_as_number_union = {
     .nb_or = bkpy_obj_nb_or,
@@ -662,18 +735,77 @@ PyNumberMethods bkpy_obj_as_number_setops = {
 
 /* ---- Begin logic for loading a file (bloomkit.load) ------------------- */
 
+/* The one load of bloomkit.load and bloomkit.loads: the header of
+ * buf[0..len) is parsed once; its kind picks the class through
+ * class_for(kind) (persist's registry: its "not supported" error comes
+ * before the payload checks); the rest of the one validator runs; then a
+ * new object of that class owns the state: tmp's buffer when tmp->buf is
+ * buf (a file read straight into it: no copy), else one copy of buf.  On
+ * failure the caller releases tmp; on success tmp is left empty. */
+static PyObject *bkpy_load_kind(bkpy_state *tmp, const uint8_t *buf, uint64_t len,
+                                PyObject *class_for, PyObject *secret, PyObject *key,
+                                int verify)
+{
+    bk_header h;
+    const char *reason = "invalid";
+    const bkpy_desc *d;
+    PyObject *cls;
+    bkpy_obj *self;
+    bk_rc rc = bk_format_parse(buf, len, &h, &reason);
+    if (rc != BK_OK) {
+        bkpy_raise_rc(rc, reason, &h);
+        return NULL;
+    }
+    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
+    if (cls == NULL)
+        return NULL;
+    d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
+    if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
+                       (1u << h.kind))) {
+        PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
+                     "of that kind", (unsigned)h.kind);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    rc = bk_format_validate_parsed(buf, len, BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0),
+                                   &h, &reason);
+    if (rc != BK_OK || (tmp->buf != buf && bkpy_state_alloc(tmp, len) < 0)) {
+        if (rc != BK_OK)
+            bkpy_raise_rc(rc, reason, &h);
+        Py_DECREF(cls);
+        return NULL;
+    }
+    if (tmp->buf != buf)
+        memcpy(tmp->buf, buf, (size_t)len);
+    self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
+    Py_DECREF(cls); /* the object holds its type */
+    if (self == NULL)
+        return NULL;
+    self->st.alloc = tmp->alloc; /* the buffer moves into the object */
+    self->st.buf = tmp->buf;
+    self->st.len = tmp->len;
+    memset(tmp, 0, sizeof *tmp);
+    self->st.writable = 1;
+    self->st.kind = h.kind;
+    bkpy_state_own(&self->st);
+    if (key != Py_None) {
+        Py_INCREF(key);
+        self->st.keyfunc = key;
+    }
+    if (bkpy_state_set_hasher(&self->st, &h, secret) < 0 || d->attach((PyObject *)self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"fd", "size", "class_for", "secret", "key", "verify", NULL};
     int fd, verify = 1;
     unsigned long long size;
-    PyObject *class_for, *secret = Py_None, *key = Py_None, *cls;
+    PyObject *class_for, *secret = Py_None, *key = Py_None, *res = NULL;
     bkpy_state tmp;
-    bk_header h;
-    const char *reason = "invalid";
-    const bkpy_desc *d;
-    bkpy_obj *self;
-    bk_rc rc;
     (void)mod;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKO|OO$p:load_fd", kwlist, &fd, &size,
@@ -682,61 +814,32 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs)
     if (bkpy_check_keyfunc(key) < 0)
         return NULL;
     memset(&tmp, 0, sizeof tmp);
-    if (bkpy_state_read_fd(&tmp, fd, size) < 0)
-        goto fail;
-    /* The header is parsed once; its kind picks the class (the registry's
-     * "not supported" error comes before the payload checks, as loads()
-     * gives it), then the rest of the one validator runs on it. */
-    rc = bk_format_parse(tmp.buf, tmp.len, &h, &reason);
-    if (rc != BK_OK) {
-        bkpy_raise_rc(rc, reason, &h);
-        goto fail;
-    }
-    /* the registry's answer (persist._class_for_kind), or its error */
-    cls = PyObject_CallFunction(class_for, "I", (unsigned)h.kind);
-    if (cls == NULL)
-        goto fail;
-    d = PyType_Check(cls) ? bkpy_desc_of((PyTypeObject *)cls) : NULL;
-    if (d == NULL || !((d->kind_mask != NULL ? d->kind_mask((PyTypeObject *)cls) : d->kinds) &
-                       (1u << h.kind))) {
-        PyErr_Format(PyExc_TypeError, "the class registered for kind %u is not a bloomkit type "
-                     "of that kind", (unsigned)h.kind);
-        Py_DECREF(cls);
-        goto fail;
-    }
-    rc = bk_format_validate_parsed(tmp.buf, tmp.len,
-                                   BK_CHECK_DEEP | (verify ? BK_CHECK_CHECKSUM : 0), &h, &reason);
-    if (rc != BK_OK) {
-        bkpy_raise_rc(rc, reason, &h);
-        Py_DECREF(cls);
-        goto fail;
-    }
-    self = (bkpy_obj *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); /* zeroed */
-    Py_DECREF(cls); /* the object holds its type */
-    if (self == NULL)
-        goto fail;
-    self->st.alloc = tmp.alloc; /* the buffer moves into the object: no copy */
-    self->st.buf = tmp.buf;
-    self->st.len = tmp.len;
-    self->st.writable = 1;
-    self->st.kind = h.kind;
-    bkpy_state_own(&self->st);
-    if (bkpy_state_set_hasher(&self->st, &h, secret) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-    if (d->attach((PyObject *)self) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
-fail:
+    if (bkpy_state_read_fd(&tmp, fd, size) == 0)
+        res = bkpy_load_kind(&tmp, tmp.buf, tmp.len, class_for, secret, key, verify);
     bkpy_state_release(&tmp);
-    return NULL;
+    return res;
+}
+
+PyObject *bkpy_load_bytes(PyObject *mod, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"data", "class_for", "secret", "key", "verify", NULL};
+    int verify = 1;
+    PyObject *data, *class_for, *secret = Py_None, *key = Py_None, *res;
+    bkpy_state tmp;
+    Py_buffer v;
+    (void)mod;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO$p:load_bytes", kwlist, &data,
+                                     &class_for, &secret, &key, &verify))
+        return NULL;
+    if (bkpy_check_keyfunc(key) < 0 || PyObject_GetBuffer(data, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    memset(&tmp, 0, sizeof tmp);
+    res = bkpy_load_kind(&tmp, (const uint8_t *)v.buf, (uint64_t)v.len, class_for, secret, key,
+                         verify);
+    PyBuffer_Release(&v);
+    bkpy_state_release(&tmp);
+    return res;
 }
 
 /* ---- End logic for loading a file ------------------------------------- */

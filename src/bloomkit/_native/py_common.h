@@ -224,12 +224,16 @@ Py_ssize_t bkbytekeys_api_len(PyObject *o);
 void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out);
 
-/* Results of a contains_many: a list of bools, or for buffer input a numpy
- * bool array (a bytearray of 0/1 when numpy cannot be imported). */
+/* Results of a batch query: for a contains_many a list of bools, or for
+ * buffer input a numpy bool array (a bytearray of 0/1 when numpy cannot be
+ * imported); with u64 set (a count-min estimate_many) 64-bit counts, as a
+ * list of ints or a numpy uint64 array.  out holds len results of
+ * 1 or 8 bytes. */
 typedef struct {
     uint8_t *out;
     Py_ssize_t len, cap;
     PyObject *bytearray;  /* buffer input: the output storage */
+    int u64;              /* results are uint64 counts, not bools */
 } bkpy_bools;
 
 /* size_fn for contexts whose first member is a bkpy_bools. */
@@ -343,6 +347,29 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
                                bkpy_size_fn size_fn, void *ctx, int nogil,
                                bkpy_batch_info *info);
 
+/* A writer batch with plain stores (Bloom and sliding add_many): its
+ * context starts with a bkpy_writer {st}.  Buffer input runs without the
+ * GIL holding the batch lock, from before the first chunk to after the
+ * last (bkpy_state_begin_batch); every chunk first calls
+ * bkpy_writer_chunk, which makes a chunk run with the GIL wait out any
+ * GIL-free batch (a key= callback may have let one start). */
+typedef struct {
+    bkpy_state *st;
+    int nogil; /* buffer input: the chunks run without the GIL */
+} bkpy_writer;
+
+int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, bkpy_batch_info *info);
+/* The writer's size_fn (size_fn NULL above); a type's own size_fn (Bloom:
+ * it opens its partition stage) calls it first. */
+int bkpy_writer_size(void *ctx, Py_ssize_t n, int from_buffer);
+
+static inline void bkpy_writer_chunk(bkpy_writer *w)
+{
+    if (!w->nogil)
+        bkpy_state_wait_batches(w->st);
+}
+
 /* ---- End logic for GIL-free batches ----------------------------------- */
 
 /* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure.
@@ -408,6 +435,11 @@ static inline Py_ssize_t bkpy_len_of(uint64_t count)
  * The per-key methods of the structures differ only in the call into the
  * core; what surrounds it is here, once. */
 
+/* The count a union (or _recount) stores: an estimate from the bits or
+ * counters (INFINITY when every one is set, NaN never expected) rounded
+ * and clamped to [0, max], max being the number of bits or counters. */
+uint64_t bkpy_count_of_estimate(double est, uint64_t max);
+
 /* The design every sized structure records: capacity in [1, 2**48] and
  * error_rate in (0, 1).  0, or -1 with ValueError. */
 int bkpy_check_design(unsigned long long capacity, double error_rate);
@@ -449,27 +481,51 @@ typedef struct {
     bkpy_state st;
 } bkpy_obj;
 
-/* Constructor arguments: seed an int in [0, 2**64); key None or callable. */
-int bkpy_parse_seed(PyObject *obj, uint64_t *seed);
+/* An int in [0, 2**64) (a seed, a hash): 0, or -1 with TypeError / ValueError
+ * "<what> must be an int in [0, 2**64)".  key: None or a callable. */
+int bkpy_parse_u64(PyObject *obj, const char *what, uint64_t *out);
 int bkpy_check_keyfunc(PyObject *key);
 
 /* The options every constructor takes, parsed once: seed= (NULL: 0),
  * secret= (None or 16 bytes-like: keyed SipHash mode), key= (None or a
- * callable).  -1 with an exception set when one is invalid. */
+ * callable), and the design (capacity, error_rate) of the structures that
+ * record one.  A constructor starts from BKPY_CTOR_INIT, lets
+ * PyArg_ParseTupleAndKeywords fill the "O" options (and capacity "K" and
+ * error_rate "d"), then calls bkpy_obj_new_ctor. */
 typedef struct {
-    uint64_t seed;
+    PyObject *seed_obj, *secret, *key; /* as given */
+    unsigned long long capacity;       /* checked when `design` is set */
+    double error_rate;
+    int design;
+    uint64_t seed;                     /* parsed by bkpy_parse_ctor */
     uint8_t secret16[16];
     int keyed;
 } bkpy_ctor_args;
 
-int bkpy_parse_ctor(PyObject *seed_obj, PyObject *secret, PyObject *key, bkpy_ctor_args *a);
+#define BKPY_CTOR_INIT(design) {NULL, Py_None, Py_None, 0, 0.0, (design), 0, {0}, 0}
+
+/* Parse seed_obj, secret and key into seed, secret16 and keyed.  -1 with an
+ * exception set when one is invalid. */
+int bkpy_parse_ctor(bkpy_ctor_args *a);
+
+/* The checks every constructor runs, in this order: the options
+ * (bkpy_parse_ctor), the core's shape verdict (shape != BK_OK: ValueError
+ * with `reason`), the design when a->design (bkpy_check_design).  0, or -1
+ * with an exception set. */
+int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason);
+
+/* bkpy_ctor_check, then bkpy_obj_new(type, len, a): the whole common part
+ * of a sized constructor.  The caller then writes the header (a->seed,
+ * a->keyed, bk_hasher_key_check(&obj->st.hasher)) and attaches its view. */
+void *bkpy_obj_new_ctor(PyTypeObject *type, bkpy_ctor_args *a, bk_rc shape, const char *reason,
+                        uint64_t len);
 
 /* A new object of `type` (tp_alloc zero-fills it) with an owned, zeroed
- * state buffer of len bytes, its hasher set up from `a`, and `key` (None
+ * state buffer of len bytes, its hasher set up from `a`, and a->key (None
  * or a callable, already checked) as its key function.  The caller writes
  * the header with bk_hasher_key_check(&obj->st.hasher) and attaches its
  * view.  NULL with an exception set on failure. */
-void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a, PyObject *key);
+void *bkpy_obj_new(PyTypeObject *type, uint64_t len, const bkpy_ctor_args *a);
 
 /* A new object of `type` holding a private copy of src's state (the dirty
  * flag cleared), its hasher and its key function; the caller attaches its
@@ -539,6 +595,12 @@ PyObject *bkpy_obj_load(PyTypeObject *type, const bkpy_load_args *a, unsigned ki
  * attaches to the buffer in place. */
 PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
 
+/* _core.load_bytes(data, class_for, secret=None, key=None, *, verify=True):
+ * bloomkit.loads' loader, the same path as load_fd over a bytes-like
+ * object: the header parsed once, the kind decided once, one copy into
+ * the aligned state buffer after the validator. */
+PyObject *bkpy_load_bytes(PyObject *mod, PyObject *args, PyObject *kwargs);
+
 /* ---- The type descriptor: what the generic contract needs to know ---- */
 
 /* One per structure type (py_<structure>.c), registered at init with
@@ -548,6 +610,7 @@ PyObject *bkpy_load_fd(PyObject *mod, PyObject *args, PyObject *kwargs);
  * structure files with their inline fast paths. */
 typedef struct bkpy_desc {
     PyTypeObject *type;       /* the base type (facades subclass it) */
+    const char *noun;         /* in "<op> needs another <noun>, not <type>" */
     unsigned kinds;           /* bit per kind from_bytes accepts */
     /* The kinds a (sub)type accepts, when that depends on the type
      * (bloom: a facade's _bk_kind); NULL: `kinds`. */
@@ -562,7 +625,8 @@ typedef struct bkpy_desc {
      * key check, state length), which the generic compare checks first. */
     int (*equal)(PyObject *a, PyObject *b);
     /* Set operations (NULL: the type has none).  compatible raises
-     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect");
+     * IncompatibleFiltersError/TypeError for `op` ("union"/"intersect"),
+     * `other` being of the type (bkpy_check_other ran first);
      * inplace is the type's own |= (is_union 1) or &= (0), which returns a
      * new reference to self or NULL. */
     int (*compatible)(PyObject *self, PyObject *other, const char *op);
@@ -575,9 +639,25 @@ typedef struct bkpy_desc {
      * owned, attached state. */
     int (*check_load)(const bkpy_load_args *a);
     int (*detach)(PyObject *self);
+    /* The batch and removal methods most types share (NULL / unused when
+     * the type has none or its own): contains_many probes chunks of hashes
+     * with `probe` on the view `view_off` bytes into the object, run as
+     * `query` says (bkpy_contains_many); update(*iterables) calls
+     * add_many on each; remove() and discard() call remove (1 removed,
+     * 0 absent, -1 an exception is set; bkpy_remove_result). */
+    bkpy_probe_fn probe;
+    size_t view_off;
+    bkpy_query_mode query;
+    PyObject *(*add_many)(PyObject *self, PyObject *keys);
+    int (*remove)(PyObject *self, PyObject *key);
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
+
+/* 0 if `other` is of self's registered type; else -1 with TypeError
+ * "<op> needs another <noun>, not <type>".  The generic set operations
+ * check it before the descriptor's `compatible`. */
+int bkpy_check_other(PyObject *self, PyObject *other, const char *op);
 
 /* The generic methods (shared by every registered type). */
 PyObject *bkpy_obj_from_bytes(PyTypeObject *type, PyObject *args, PyObject *kwargs);
@@ -588,6 +668,10 @@ PyObject *bkpy_obj_sizeof(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op);
 PyObject *bkpy_obj_union(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *bkpy_obj_intersection(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_contains_many(PyObject *self, PyObject *keys);
+PyObject *bkpy_obj_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *bkpy_obj_remove(PyObject *self, PyObject *key);
+PyObject *bkpy_obj_discard(PyObject *self, PyObject *key);
 PyObject *bkpy_obj_nb_or(PyObject *a, PyObject *b);
 PyObject *bkpy_obj_nb_and(PyObject *a, PyObject *b);
 PyObject *bkpy_obj_nb_ior(PyObject *a, PyObject *b);
@@ -624,6 +708,20 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"_key_hash", (PyCFunction)bkpy_obj_key_hash, METH_O, NULL},                            \
     {"__sizeof__", (PyCFunction)bkpy_obj_sizeof, METH_NOARGS, NULL}
 
+/* Method entries for the descriptor's contains_many / update / remove /
+ * discard (the docstrings say what each type's add_many and remove do). */
+#define BKPY_CONTAINS_MANY_METHOD                                                           \
+    {"contains_many", (PyCFunction)bkpy_obj_contains_many, METH_O,                          \
+     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "  \
+     "numpy bool array for array input."}
+#define BKPY_UPDATE_METHOD                                                                  \
+    {"update", (PyCFunction)(void (*)(void))bkpy_obj_update, METH_FASTCALL,                 \
+     "update($self, *iterables)\n--\n\nSet-style alias of add_many for one or more "        \
+     "iterables."}
+#define BKPY_REMOVE_METHODS(remove_doc, discard_doc)                                        \
+    {"remove", (PyCFunction)bkpy_obj_remove, METH_O, "remove($self, key, /)\n--\n\n" remove_doc}, \
+    {"discard", (PyCFunction)bkpy_obj_discard, METH_O, "discard($self, key, /)\n--\n\n" discard_doc}
+
 #define BKPY_OBJ_GETSET                                                                     \
     {"seed", (getter)bkpy_obj_get_seed, NULL, "The hash seed.", NULL},                      \
     {"state_nbytes", (getter)bkpy_obj_get_state_nbytes, NULL,                               \
@@ -638,6 +736,22 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
     {"dirty", (getter)bkpy_obj_get_dirty, NULL,                                             \
      "True when the state is marked open for writing.", NULL}
 
+/* Getters of one header parameter read as stored (little-endian u64, u32
+ * or f64 at BK_OFF_PARAMS + off, the offset passed as the closure), and of
+ * the payload's size (state length - header_len): an entry of a type's
+ * getter table, no getter function of its own. */
+PyObject *bkpy_obj_get_u64(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_u32(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_f64(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_payload_nbytes(PyObject *self, void *closure);
+
+#define BKPY_PARAM(kind, name, off, doc)                                                    \
+    {name, bkpy_obj_get_##kind, NULL, doc, (void *)(uintptr_t)(BK_OFF_PARAMS + (off))}
+#define BKPY_DESIGN_GETSET(cap_off, rate_off)                                               \
+    BKPY_PARAM(u64, "capacity", cap_off, "The design capacity n."),                         \
+    BKPY_PARAM(f64, "error_rate", rate_off, "The design false-positive rate p.")
+#define BKPY_PAYLOAD_NBYTES(doc) {"nbytes", bkpy_obj_get_payload_nbytes, NULL, doc, NULL}
+
 /* A getter `<prefix>_get_<name>` of Struct returning expr (self in scope). */
 #define BKPY_GETTER(prefix, Struct, name, expr)                                             \
     static PyObject *prefix##_get_##name(Struct *self, void *closure)                       \
@@ -646,8 +760,28 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
         return expr;                                                                        \
     }
 
-/* The slots every type shares, for its PyTypeObject initializer. */
-#define BKPY_OBJ_SLOTS(Struct)                                                              \
+/* The descriptor's attach, `<prefix>_attach`, of a type whose view is one
+ * core struct (Struct.field) that core_attach points at st.buf. */
+#define BKPY_ATTACH(prefix, Struct, field, core_attach)                                     \
+    static int prefix##_attach(PyObject *self)                                              \
+    {                                                                                       \
+        core_attach(&((Struct *)self)->field, ((Struct *)self)->st.buf);                    \
+        return 0;                                                                           \
+    }
+
+/* The sequence slots of a type with <prefix>_len and <prefix>_contains:
+ * len() and `in` (`<prefix>_as_sequence`). */
+#define BKPY_SEQUENCE(prefix)                                                               \
+    static PySequenceMethods prefix##_as_sequence = {                                       \
+        .sq_length = (lenfunc)prefix##_len,                                                 \
+        .sq_contains = (objobjproc)prefix##_contains,                                       \
+    }
+
+/* The slots every type shares, for its PyTypeObject initializer, with its
+ * tables and constructor named after its prefix: <prefix>_methods,
+ * <prefix>_getset, <prefix>_new. */
+#define BKPY_OBJ_SLOTS(prefix, Struct)                                                      \
+    .tp_methods = prefix##_methods, .tp_getset = prefix##_getset, .tp_new = prefix##_new,  \
     .tp_basicsize = sizeof(Struct), .tp_dealloc = (destructor)bkpy_obj_dealloc,             \
     .tp_hash = PyObject_HashNotImplemented,                                                 \
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,              \

@@ -288,14 +288,38 @@ int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
     return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info);
 }
 
+/* Called with the GIL held before the chunks (and, for iterators, as they
+ * grow): buffer input takes the batch lock once. */
+int bkpy_writer_size(void *vctx, Py_ssize_t n, int from_buffer)
+{
+    bkpy_writer *w = (bkpy_writer *)vctx;
+    (void)n;
+    if (from_buffer && !w->nogil) {
+        if (bkpy_state_begin_batch(w->st) < 0)
+            return -1;
+        w->nogil = 1;
+    }
+    return 0;
+}
+
+int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
+                               bkpy_size_fn size_fn, bkpy_batch_info *info)
+{
+    int rc = bkpy_for_each_chunk_pinned(w->st, keys, fn, size_fn ? size_fn : bkpy_writer_size,
+                                        w, 1, info);
+    if (w->nogil)
+        bkpy_state_end_batch(w->st);
+    return rc;
+}
+
 /* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
  * front; n < 0 means "at least -n results will be written" (iterators). */
 int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
 {
     bkpy_bools *b = (bkpy_bools *)ctx;
-    Py_ssize_t need = n >= 0 ? n : -n;
+    Py_ssize_t need = n >= 0 ? n : -n, item = b->u64 ? 8 : 1;
     if (from_buffer) {
-        b->bytearray = PyByteArray_FromStringAndSize(NULL, need);
+        b->bytearray = PyByteArray_FromStringAndSize(NULL, need * item);
         if (b->bytearray == NULL)
             return -1;
         b->out = (uint8_t *)PyByteArray_AS_STRING(b->bytearray);
@@ -307,9 +331,9 @@ int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
         uint8_t *p;
         while (cap < need)
             cap *= 2;
-        p = (uint8_t *)PyMem_Realloc(b->out, (size_t)cap);
+        p = (uint8_t *)PyMem_Realloc(b->out, (size_t)(cap * item));
         if (p == NULL) {
-            bkpy_raise_nomem((uint64_t)cap, "the results of a batch query",
+            bkpy_raise_nomem((uint64_t)(cap * item), "the results of a batch query",
                              "query fewer keys per call");
             return -1;
         }
@@ -351,6 +375,8 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
             if (bkpy_numpy_frombuffer == NULL || bkpy_numpy_bool == NULL)
                 return NULL;
         }
+        if (b->u64)
+            return PyObject_CallFunction(bkpy_numpy_frombuffer, "Os", b->bytearray, "<u8");
         res = PyObject_CallFunctionObjArgs(bkpy_numpy_frombuffer, b->bytearray,
                                            bkpy_numpy_bool, NULL);
         return res;
@@ -358,7 +384,15 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
     res = PyList_New(b->len);
     if (res == NULL)
         return NULL;
-    {
+    for (Py_ssize_t i = 0; b->u64 && i < b->len; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(((const uint64_t *)(void *)b->out)[i]);
+        if (v == NULL) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        PyList_SET_ITEM(res, i, v);
+    }
+    if (!b->u64) {
         /* Branch-free (answers are close to random for a mixed batch), and
          * on 3.11 the references are added once at the end: an INCREF per
          * item is a chain of dependent read-modify-writes of one counter. */

@@ -65,32 +65,24 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
 {
     static char *kwlist[] = {"num_counters", "num_hashes", "counter_bits", "capacity",
                              "error_rate", "seed", "secret", "key", "layout", NULL};
-    unsigned long long m, capacity;
+    unsigned long long m;
     unsigned int k, bits, layout = BK_COUNTING_LAYOUT_CLASSIC;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
     const char *reason = NULL;
+    bk_rc shape;
     BKCounting *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOOI:CountingBase", kwlist, &m, &k,
-                                     &bits, &capacity, &p, &seed_obj, &secret, &key,
-                                     &layout))
+                                     &bits, &a.capacity, &a.error_rate, &a.seed_obj, &a.secret,
+                                     &a.key, &layout))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bk_counting_shape(layout, m, k, bits, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (bkpy_check_design(capacity, p) < 0)
-        return NULL;
-    self = bkpy_obj_new(type, BK_COUNTING_HEADER_LEN + payload_len, &a, key);
+    shape = bk_counting_shape(layout, m, k, bits, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_COUNTING_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
-    bk_counting_init_state(self->st.buf, layout, m, k, bits, capacity, p, a.seed, a.keyed,
-                           bk_hasher_key_check(&self->st.hasher));
+    bk_counting_init_state(self->st.buf, layout, m, k, bits, a.capacity, a.error_rate, a.seed,
+                           a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_counting_attach(&self->c, self->st.buf);
     return (PyObject *)self;
 }
@@ -113,8 +105,9 @@ static PyObject *bkcounting_add(BKCounting *self, PyObject *key)
 }
 
 /* 1 removed, 0 absent (surely never added), -1 error. */
-static int bkcounting_remove_impl(BKCounting *self, PyObject *key)
+static int bkcounting_remove_impl(PyObject *self_obj, PyObject *key)
 {
+    BKCounting *self = (BKCounting *)self_obj;
     uint64_t h;
     int zeroed;
     if (bkpy_state_check_writable(&self->st) < 0 || bkpy_key(&self->st, key, &h) < 0)
@@ -125,16 +118,6 @@ static int bkcounting_remove_impl(BKCounting *self, PyObject *key)
     if (zeroed)
         bkcounting_bump(self, BK_COUNTING_P_DISTINCT, -1);
     return 1;
-}
-
-static PyObject *bkcounting_remove(BKCounting *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 1);
-}
-
-static PyObject *bkcounting_discard(BKCounting *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcounting_remove_impl(self, key), key, 0);
 }
 
 static int bkcounting_contains(BKCounting *self, PyObject *key)
@@ -199,13 +182,6 @@ static void bkcounting_probe(const void *view, const uint64_t *hs, size_t n, uin
     bk_counting_contains_many((const bk_counting *)view, hs, n, out);
 }
 
-static PyObject *bkcounting_contains_many(BKCounting *self, PyObject *keys)
-{
-    /* Buffer input runs without the GIL, pinning the state: _detach (an
-     * mmap's close) waits for it (py_common.h). */
-    return bkpy_contains_many(&self->st, keys, bkcounting_probe, &self->c, BKPY_QUERY_PINNED);
-}
-
 typedef struct {
     bk_counting *c;
     int atomic;
@@ -259,11 +235,6 @@ static PyObject *bkcounting_remove_many(BKCounting *self, PyObject *keys)
 static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
     BKCounting *a = (BKCounting *)a_obj, *b;
-    if (!PyObject_TypeCheck(other_obj, &BKCounting_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another CountingBloomFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKCounting *)other_obj;
     if (a->c.m != b->c.m) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -292,23 +263,13 @@ static int bkcounting_check_compatible(PyObject *a_obj, PyObject *other_obj, con
     return bkpy_check_same_hashing(&a->st, &b->st, op, "filters");
 }
 
-/* Estimate of the distinct keys from the nonzero counters (the layout's
- * model, bk_counting_estimate_count). */
-static double bkcounting_estimate(const BKCounting *self)
-{
-    return bk_counting_estimate_count(&self->c);
-}
-
 /* After a union the number of distinct keys is unknown: store the
- * estimate, clamped to [0, m] (as BloomBase does for its count). */
+ * estimate from the nonzero counters (the layout's model), clamped to
+ * [0, m] (as BloomBase does for its count). */
 static void bkcounting_recount(BKCounting *self)
 {
-    double est = bkcounting_estimate(self);
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > (double)self->c.m)
-        est = (double)self->c.m;
-    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT, (uint64_t)llround(est));
+    bkcounting_set_u64(self, BK_COUNTING_P_DISTINCT,
+                       bkpy_count_of_estimate(bk_counting_estimate_count(&self->c), self->c.m));
 }
 
 static PyObject *bkcounting_recount_meth(BKCounting *self, PyObject *Py_UNUSED(ignored))
@@ -388,11 +349,7 @@ static PyObject *bkcounting_clear(BKCounting *self, PyObject *Py_UNUSED(ignored)
     Py_RETURN_NONE;
 }
 
-static int bkcounting_attach(PyObject *self)
-{
-    bk_counting_attach(&((BKCounting *)self)->c, ((BKCounting *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkcounting, BKCounting, c, bk_counting_attach)
 
 /* What a closed mapped filter keeps: one 4-bit counter. */
 static int bkcounting_empty(PyObject *self)
@@ -486,7 +443,7 @@ static PyObject *bkcounting_to_bloom(BKCounting *self, PyObject *cls)
 
 static PyObject *bkcounting_estimate_count(BKCounting *self, PyObject *Py_UNUSED(ignored))
 {
-    return PyFloat_FromDouble(bkcounting_estimate(self));
+    return PyFloat_FromDouble(bk_counting_estimate_count(&self->c));
 }
 
 static PyObject *bkcounting_estimate_error_rate(BKCounting *self, PyObject *Py_UNUSED(ignored))
@@ -510,10 +467,6 @@ BKPY_GETTER(bkcounting, BKCounting, layout,
             PyUnicode_FromString(self->c.layout == BK_COUNTING_LAYOUT_BLOCKED ? "blocked"
                                                                               : "classic"))
 BKPY_GETTER(bkcounting, BKCounting, num_blocks, PyLong_FromUnsignedLongLong(self->c.num_blocks))
-BKPY_GETTER(bkcounting, BKCounting, capacity,
-            PyLong_FromUnsignedLongLong(bkcounting_u64(self, BK_COUNTING_P_CAPACITY)))
-BKPY_GETTER(bkcounting, BKCounting, error_rate,
-           PyFloat_FromDouble(bk_load_f64le(BKC_PARAM(self, BK_COUNTING_P_ERROR_RATE))))
 BKPY_GETTER(bkcounting, BKCounting, nbytes, PyLong_FromUnsignedLongLong(self->c.nbytes))
 BKPY_GETTER(bkcounting, BKCounting, counters_set, PyLong_FromUnsignedLongLong(bk_counting_nonzero(&self->c)))
 BKPY_GETTER(bkcounting, BKCounting, fill_ratio, PyFloat_FromDouble((double)bk_counting_nonzero(&self->c) /
@@ -527,8 +480,7 @@ static PyGetSetDef bkcounting_getset[] = {
     {"counter_max", (getter)bkcounting_get_counter_max, NULL, "The saturation value 2**counter_bits - 1.", NULL},
     {"layout", (getter)bkcounting_get_layout, NULL, "'classic' or 'blocked' (a key's counters in one 64-byte line).", NULL},
     {"num_blocks", (getter)bkcounting_get_num_blocks, NULL, "Blocked: 64-byte blocks of 512 // counter_bits counters; classic: 0.", NULL},
-    {"capacity", (getter)bkcounting_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkcounting_get_error_rate, NULL, "The design false-positive rate p.", NULL},
+    BKPY_DESIGN_GETSET(BK_COUNTING_P_CAPACITY, BK_COUNTING_P_ERROR_RATE),
     {"nbytes", (getter)bkcounting_get_nbytes, NULL, "Bytes of the counter array (payload).", NULL},
     {"counters_set", (getter)bkcounting_get_counters_set, NULL, "Number of nonzero counters.", NULL},
     {"fill_ratio", (getter)bkcounting_get_fill_ratio, NULL, "counters_set / num_counters.", NULL},
@@ -540,19 +492,16 @@ static PyMethodDef bkcounting_methods[] = {
     {"add", (PyCFunction)bkcounting_add, METH_O,
      "add($self, key, /)\n--\n\nIncrement the key's counters; return True if it was surely "
      "absent before."},
-    {"remove", (PyCFunction)bkcounting_remove, METH_O,
-     "remove($self, key, /)\n--\n\nDecrement the key's counters; KeyError (and no change) if "
-     "it is surely absent.  Removing a key that was never added can create false negatives."},
-    {"discard", (PyCFunction)bkcounting_discard, METH_O,
-     "discard($self, key, /)\n--\n\nLike remove(), but return False instead of raising."},
+    BKPY_REMOVE_METHODS("Decrement the key's counters; KeyError (and no change) if it is "
+                        "surely absent.  Removing a key that was never added can create "
+                        "false negatives.",
+                        "Like remove(), but return False instead of raising."),
     {"count", (PyCFunction)bkcounting_count, METH_O,
      "count($self, key, /)\n--\n\nThe minimum of the key's counters: an upper bound of its "
      "multiplicity (0: surely absent)."},
     {"add_many", (PyCFunction)bkcounting_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were new."},
-    {"contains_many", (PyCFunction)bkcounting_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
-     "numpy bool array for array input."},
+    BKPY_CONTAINS_MANY_METHOD,
     {"remove_many", (PyCFunction)bkcounting_remove_many, METH_O,
      "remove_many($self, keys, /)\n--\n\nRemove keys in order; return how many.  At the first "
      "surely-absent key, stop and raise KeyError (the keys before it stay removed)."},
@@ -581,32 +530,33 @@ static PyMethodDef bkcounting_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkcounting_as_sequence = {
-    .sq_length = (lenfunc)bkcounting_len,
-    .sq_contains = (objobjproc)bkcounting_contains,
-};
+BKPY_SEQUENCE(bkcounting);
 
 static PyTypeObject BKCounting_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountingBase",
-    BKPY_OBJ_SLOTS(BKCounting),
+    BKPY_OBJ_SLOTS(bkcounting, BKCounting),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcounting_as_sequence,
     .tp_doc = "CountingBase(num_counters, num_hashes, counter_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CountingBloomFilter.",
-    .tp_methods = bkcounting_methods,
-    .tp_getset = bkcounting_getset,
-    .tp_new = bkcounting_new,
 };
 
 static const bkpy_desc bkcounting_desc = {
     .type = &BKCounting_Type,
+    .noun = "CountingBloomFilter",
     .kinds = 1u << BK_KIND_COUNTING_BLOOM,
     .attach = bkcounting_attach,
     .empty = bkcounting_empty,
     .equal = bkcounting_equal,
     .compatible = bkcounting_check_compatible,
     .inplace = bkcounting_inplace_union,
+    /* Buffer input runs without the GIL, pinning the state: _detach (an
+     * mmap's close) waits for it (py_common.h). */
+    .probe = bkcounting_probe,
+    .view_off = offsetof(BKCounting, c),
+    .query = BKPY_QUERY_PINNED,
+    .remove = bkcounting_remove_impl,
 };
 
 int bkcounting_init(PyObject *m)

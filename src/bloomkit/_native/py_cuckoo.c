@@ -39,30 +39,23 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
 {
     static char *kwlist[] = {"num_buckets", "bucket_size", "fingerprint_bits", "capacity",
                              "error_rate", "seed", "secret", "key", NULL};
-    unsigned long long nb, capacity;
+    unsigned long long nb;
     unsigned int b, f;
-    double p;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
     const char *reason = NULL;
+    bk_rc shape;
     BKCuckoo *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KIIKd|$OOO:CuckooBase", kwlist, &nb, &b,
-                                     &f, &capacity, &p, &seed_obj, &secret, &key))
+                                     &f, &a.capacity, &a.error_rate, &a.seed_obj, &a.secret,
+                                     &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bk_cuckoo_shape(nb, b, f, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (bkpy_check_design(capacity, p) < 0)
-        return NULL;
-    self = bkpy_obj_new(type, BK_CUCKOO_HEADER_LEN + payload_len, &a, key);
+    shape = bk_cuckoo_shape(nb, b, f, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_CUCKOO_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
-    bk_cuckoo_init_state(self->st.buf, nb, b, f, capacity, p, a.seed, a.keyed,
+    bk_cuckoo_init_state(self->st.buf, nb, b, f, a.capacity, a.error_rate, a.seed, a.keyed,
                          bk_hasher_key_check(&self->st.hasher));
     bk_cuckoo_attach(&self->ck, self->st.buf);
     return (PyObject *)self;
@@ -94,24 +87,15 @@ static int bkcuckoo_contains(BKCuckoo *self, PyObject *key)
 }
 
 /* 1 removed, 0 absent, -1 error. */
-static int bkcuckoo_remove_impl(BKCuckoo *self, PyObject *key)
+static int bkcuckoo_remove_impl(PyObject *self_obj, PyObject *key)
 {
+    BKCuckoo *self = (BKCuckoo *)self_obj;
     uint64_t h;
     if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
         return -1;
     if (bkpy_key(&self->st, key, &h) < 0)
         return -1;
     return bk_cuckoo_remove(&self->ck, h) == BK_OK;
-}
-
-static PyObject *bkcuckoo_remove(BKCuckoo *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcuckoo_remove_impl(self, key), key, 1);
-}
-
-static PyObject *bkcuckoo_discard(BKCuckoo *self, PyObject *key)
-{
-    return bkpy_remove_result(bkcuckoo_remove_impl(self, key), key, 0);
 }
 
 static PyObject *bkcuckoo_count(BKCuckoo *self, PyObject *key)
@@ -168,19 +152,9 @@ static PyObject *bkcuckoo_add_many(BKCuckoo *self, PyObject *keys)
     return PyLong_FromUnsignedLongLong(ctx.added_new);
 }
 
-static PyObject *bkcuckoo_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    return bkpy_update(self, args, nargs, (PyObject *(*)(PyObject *, PyObject *))bkcuckoo_add_many);
-}
-
 static void bkcuckoo_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
     bk_cuckoo_contains_many((const bk_cuckoo *)view, hs, n, out);
-}
-
-static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
-{
-    return bkpy_contains_many(&self->st, keys, bkcuckoo_probe, &self->ck, BKPY_QUERY_GIL);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -190,11 +164,6 @@ static PyObject *bkcuckoo_contains_many(BKCuckoo *self, PyObject *keys)
 static int bkcuckoo_check_compatible(PyObject *a_obj, PyObject *other_obj, const char *op)
 {
     BKCuckoo *a = (BKCuckoo *)a_obj, *b;
-    if (!PyObject_TypeCheck(other_obj, &BKCuckoo_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another cuckoo filter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKCuckoo *)other_obj;
     if (a->ck.num_buckets != b->ck.num_buckets || a->ck.b != b->ck.b || a->ck.f != b->ck.f) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -280,11 +249,7 @@ static PyObject *bkcuckoo_recount(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static int bkcuckoo_attach(PyObject *self)
-{
-    bk_cuckoo_attach(&((BKCuckoo *)self)->ck, ((BKCuckoo *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkcuckoo, BKCuckoo, ck, bk_cuckoo_attach)
 
 /* What a closed mapped filter keeps: one bucket of 4 8-bit slots. */
 static int bkcuckoo_empty(PyObject *self_obj)
@@ -346,11 +311,6 @@ BKPY_GETTER(bkcuckoo, BKCuckoo, bucket_size, PyLong_FromUnsignedLong(self->ck.b)
 BKPY_GETTER(bkcuckoo, BKCuckoo, fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
 BKPY_GETTER(bkcuckoo, BKCuckoo, max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
 BKPY_GETTER(bkcuckoo, BKCuckoo, stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, capacity, PyLong_FromUnsignedLongLong(
-                              bk_load_u64le(self->ck.params + BK_CUCKOO_P_CAPACITY)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, error_rate, PyFloat_FromDouble(
-                                bk_load_f64le(self->ck.params + BK_CUCKOO_P_ERROR_RATE)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, nbytes, PyLong_FromUnsignedLongLong(BKCUCKOO_PAYLOAD_LEN(self)))
 BKPY_GETTER(bkcuckoo, BKCuckoo, load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
                                                 bkcuckoo_slots(self)))
 
@@ -360,9 +320,8 @@ static PyGetSetDef bkcuckoo_getset[] = {
     {"fingerprint_bits", (getter)bkcuckoo_get_fingerprint_bits, NULL, "f, bits per fingerprint.", NULL},
     {"max_kicks", (getter)bkcuckoo_get_max_kicks, NULL, "Relocations tried per insert.", NULL},
     {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
-    {"capacity", (getter)bkcuckoo_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkcuckoo_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"nbytes", (getter)bkcuckoo_get_nbytes, NULL, "Bytes of the table (payload).", NULL},
+    BKPY_DESIGN_GETSET(BK_CUCKOO_P_CAPACITY, BK_CUCKOO_P_ERROR_RATE),
+    BKPY_PAYLOAD_NBYTES("Bytes of the table (payload)."),
     {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
@@ -372,22 +331,18 @@ static PyMethodDef bkcuckoo_methods[] = {
     {"add", (PyCFunction)bkcuckoo_add, METH_O,
      "add($self, key, /)\n--\n\nStore one copy of the key; return True if no copy was found "
      "before.  Raises CapacityError (filter unchanged) when full."},
-    {"remove", (PyCFunction)bkcuckoo_remove, METH_O,
-     "remove($self, key, /)\n--\n\nRemove one copy of the key; KeyError if none is stored.  "
-     "Never remove a key that was not added: it may delete another key's fingerprint."},
-    {"discard", (PyCFunction)bkcuckoo_discard, METH_O,
-     "discard($self, key, /)\n--\n\nLike remove() but returns False instead of raising."},
+    BKPY_REMOVE_METHODS("Remove one copy of the key; KeyError if none is stored.  Never "
+                        "remove a key that was not added: it may delete another key's "
+                        "fingerprint.",
+                        "Like remove() but returns False instead of raising."),
     {"count", (PyCFunction)bkcuckoo_count, METH_O,
      "count($self, key, /)\n--\n\nCopies of the key's fingerprint stored (at least the number of "
      "adds minus removes; at most 2*bucket_size + stash)."},
     {"add_many", (PyCFunction)bkcuckoo_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were absent before.  On "
      "CapacityError the keys before the failing one stay inserted."},
-    {"update", (PyCFunction)(void (*)(void))bkcuckoo_update, METH_FASTCALL,
-     "update($self, *iterables)\n--\n\nAlias of add_many for one or more iterables."},
-    {"contains_many", (PyCFunction)bkcuckoo_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
-     "bool array for array input."},
+    BKPY_UPDATE_METHOD,
+    BKPY_CONTAINS_MANY_METHOD,
     {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nA new filter holding every fingerprint of all (multiset "
      "sum: counts add).  CapacityError when they do not fit."},
@@ -404,32 +359,32 @@ static PyMethodDef bkcuckoo_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkcuckoo_as_sequence = {
-    .sq_length = (lenfunc)bkcuckoo_len,
-    .sq_contains = (objobjproc)bkcuckoo_contains,
-};
+BKPY_SEQUENCE(bkcuckoo);
 
 static PyTypeObject BKCuckoo_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CuckooBase",
-    BKPY_OBJ_SLOTS(BKCuckoo),
+    BKPY_OBJ_SLOTS(bkcuckoo, BKCuckoo),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkcuckoo_as_sequence,
     .tp_doc = "CuckooBase(num_buckets, bucket_size, fingerprint_bits, capacity, error_rate, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of CuckooFilter.",
-    .tp_methods = bkcuckoo_methods,
-    .tp_getset = bkcuckoo_getset,
-    .tp_new = bkcuckoo_new,
 };
 
 static const bkpy_desc bkcuckoo_desc = {
     .type = &BKCuckoo_Type,
+    .noun = "cuckoo filter",
     .kinds = 1u << BK_KIND_CUCKOO,
     .attach = bkcuckoo_attach,
     .empty = bkcuckoo_empty,
     .equal = bkcuckoo_equal,
     .compatible = bkcuckoo_check_compatible,
     .inplace = bkcuckoo_inplace_union,
+    .probe = bkcuckoo_probe,
+    .view_off = offsetof(BKCuckoo, ck),
+    .query = BKPY_QUERY_GIL, /* a relocation moves fingerprints: see the top */
+    .add_many = (PyObject *(*)(PyObject *, PyObject *))bkcuckoo_add_many,
+    .remove = bkcuckoo_remove_impl,
 };
 
 int bkcuckoo_init(PyObject *m)

@@ -90,7 +90,7 @@ static void bkfuse_collect_chunk(void *vctx, const uint64_t *hs, size_t n, size_
  * peel's arrays hold every key from then on), so the hashes and the new
  * state are never in memory together: peak 8 n + 13 c bytes, not + c f/8. */
 static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsigned f,
-                              const bkpy_ctor_args *a, PyObject *key, int owned)
+                              const bkpy_ctor_args *a, int owned)
 {
     bk_fuse_work w;
     const char *reason = NULL;
@@ -112,7 +112,7 @@ static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsign
             PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = bkpy_obj_new(type, BK_FUSE_HEADER_LEN + bk_fuse_payload_len(&w), a, key);
+    self = bkpy_obj_new(type, BK_FUSE_HEADER_LEN + bk_fuse_payload_len(&w), a);
     if (self == NULL) {
         bk_fuse_work_free(&w);
         return NULL;
@@ -138,14 +138,13 @@ static int bkfuse_parse_f(unsigned f)
 
 /* Hash every key of `keys` into c (c->hs: the caller frees it on success).
  * 0, or -1 with an exception set (and nothing left to free). */
-static int bkfuse_collect_keys(PyObject *keys, PyObject *key, const bkpy_ctor_args *a,
-                               bkfuse_collect *c)
+static int bkfuse_collect_keys(PyObject *keys, const bkpy_ctor_args *a, bkfuse_collect *c)
 {
     bk_hasher hasher;
     bkpy_batch_info info;
     bk_hasher_init(&hasher, a->seed, a->keyed ? a->secret16 : NULL);
     memset(c, 0, sizeof *c);
-    if (bkpy_for_each_chunk(keys, key == Py_None ? NULL : key, &hasher, bkfuse_collect_chunk,
+    if (bkpy_for_each_chunk(keys, a->key == Py_None ? NULL : a->key, &hasher, bkfuse_collect_chunk,
                             bkfuse_collect_size, c, 1, &info) < 0) {
         free(c->hs);
         return -1;
@@ -164,19 +163,19 @@ static int bkfuse_collect_keys(PyObject *keys, PyObject *key, const bkpy_ctor_ar
 static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"keys", "fingerprint_bits", "seed", "secret", "key", NULL};
-    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    PyObject *keys;
     unsigned int f = 8;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     bkfuse_collect c;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOO:BinaryFuseBase", kwlist, &keys, &f,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(&a) < 0)
         return NULL;
-    if (bkfuse_collect_keys(keys, key, &a, &c) < 0)
+    if (bkfuse_collect_keys(keys, &a, &c) < 0)
         return NULL;
-    return bkfuse_build(type, c.hs, c.n, f, &a, key, 1);
+    return bkfuse_build(type, c.hs, c.n, f, &a, 1);
 }
 
 /* _from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None):
@@ -186,18 +185,18 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
 {
     static char *kwlist[] = {"hashes", "fingerprint_bits", "seed", "secret", "key", "reuse",
                              NULL};
-    PyObject *obj, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
+    PyObject *obj, *res;
     unsigned int f = 8;
     int reuse = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     Py_buffer view;
     uint64_t *hs;
     size_t n;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOOp:_from_hashes", kwlist, &obj, &f,
-                                     &seed_obj, &secret, &key, &reuse))
+                                     &a.seed_obj, &a.secret, &a.key, &reuse))
         return NULL;
-    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (PyObject_GetBuffer(obj, &view,
                            PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (reuse ? PyBUF_WRITABLE : 0)) < 0)
@@ -211,7 +210,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     n = (size_t)(view.len / 8);
     if (reuse) { /* the caller's array is reordered and deduplicated in place: no copy */
-        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, key, 0);
+        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, 0);
         PyBuffer_Release(&view);
         return res;
     }
@@ -223,7 +222,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     memcpy(hs, view.buf, n * 8);
     PyBuffer_Release(&view);
-    return bkfuse_build(type, hs, n, f, &a, key, 1);
+    return bkfuse_build(type, hs, n, f, &a, 1);
 }
 
 /* _hash_keys(keys, *, seed=0, secret=None, key=None) -> bytes: the 64-bit
@@ -233,17 +232,17 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
 static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"keys", "seed", "secret", "key", NULL};
-    PyObject *keys, *seed_obj = NULL, *secret = Py_None, *key = Py_None, *res;
-    bkpy_ctor_args a;
+    PyObject *keys, *res;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     bkfuse_collect c;
     (void)type;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:_hash_keys", kwlist, &keys,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_parse_ctor(&a) < 0)
         return NULL;
-    if (bkfuse_collect_keys(keys, key, &a, &c) < 0)
+    if (bkfuse_collect_keys(keys, &a, &c) < 0)
         return NULL;
     res = PyBytes_FromStringAndSize((const char *)c.hs, (Py_ssize_t)(c.n * 8));
     free(c.hs);
@@ -267,21 +266,11 @@ static void bkfuse_probe(const void *view, const uint64_t *hs, size_t n, uint8_t
     bk_fuse_contains_many((const bk_fuse *)view, hs, n, out);
 }
 
-static PyObject *bkfuse_contains_many(BKFuse *self, PyObject *keys)
-{
-    /* Read-only state: the lookups run without the GIL over buffers. */
-    return bkpy_contains_many(&self->st, keys, bkfuse_probe, &self->fu, BKPY_QUERY_NOGIL);
-}
-
 /* ---- End logic for lookups -------------------------------------------- */
 
 /* ---- Begin logic for the object contract ------------------------------ */
 
-static int bkfuse_attach(PyObject *self)
-{
-    bk_fuse_attach(&((BKFuse *)self)->fu, ((BKFuse *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkfuse, BKFuse, fu, bk_fuse_attach)
 
 /* What a closed mapped filter keeps: the empty set. */
 static int bkfuse_empty(PyObject *self_obj)
@@ -339,9 +328,7 @@ static PyGetSetDef bkfuse_getset[] = {
 };
 
 static PyMethodDef bkfuse_methods[] = {
-    {"contains_many", (PyCFunction)bkfuse_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
-     "bool array for array input (looked up without the GIL)."},
+    BKPY_CONTAINS_MANY_METHOD,
     {"_from_hashes", (PyCFunction)(void (*)(void))bkfuse_from_hashes,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
@@ -355,21 +342,15 @@ static PyMethodDef bkfuse_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkfuse_as_sequence = {
-    .sq_length = (lenfunc)bkfuse_len,
-    .sq_contains = (objobjproc)bkfuse_contains,
-};
+BKPY_SEQUENCE(bkfuse);
 
 static PyTypeObject BKFuse_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.BinaryFuseBase",
-    BKPY_OBJ_SLOTS(BKFuse),
+    BKPY_OBJ_SLOTS(bkfuse, BKFuse),
     .tp_as_sequence = &bkfuse_as_sequence,
     .tp_doc = "BinaryFuseBase(keys, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
               "C core of BinaryFuseFilter.",
-    .tp_methods = bkfuse_methods,
-    .tp_getset = bkfuse_getset,
-    .tp_new = bkfuse_new,
 };
 
 /* ---- End logic for the object contract -------------------------------- */
@@ -380,6 +361,9 @@ static const bkpy_desc bkfuse_desc = {
     .attach = bkfuse_attach,
     .empty = bkfuse_empty,
     .equal = bkfuse_equal,
+    .probe = bkfuse_probe,
+    .view_off = offsetof(BKFuse, fu),
+    .query = BKPY_QUERY_NOGIL, /* read-only state: lookups run without the GIL */
 };
 
 int bkfuse_init(PyObject *m)

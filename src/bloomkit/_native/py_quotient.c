@@ -39,16 +39,6 @@ typedef struct {
 static PyTypeObject BKQuotient_Type;
 static PyTypeObject BKQuotientIter_Type;
 
-static double bkquotient_param_f64(const BKQuotient *self, size_t off)
-{
-    return bk_load_f64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-static uint64_t bkquotient_param_u64(const BKQuotient *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
 static int bkquotient_check_params(unsigned long long capacity, double p, double max_load)
 {
     if (capacity == 0 || capacity > (1ULL << 48)) {
@@ -66,23 +56,11 @@ static int bkquotient_check_params(unsigned long long capacity, double p, double
     return 0;
 }
 
-static BKQuotient *bkquotient_alloc(PyTypeObject *type)
-{
-    BKQuotient *self = (BKQuotient *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    memset(&self->st, 0, sizeof self->st);
-    memset(&self->qf, 0, sizeof self->qf);
-    self->version = 0;
-    self->clears = 0;
-    self->weakreflist = NULL;
-    return self;
-}
-
-/* An empty filter of shape (q, r) hashing like `like` (or from seed/key). */
+/* An empty filter of shape (q, r) hashing with hs, keyfunc (NULL or a
+ * callable) as its key function. */
 static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t r,
                                   uint64_t capacity, double p, double max_load,
-                                  const bk_hasher *hs)
+                                  const bk_hasher *hs, PyObject *keyfunc)
 {
     uint64_t payload_len = 0;
     const char *reason = NULL;
@@ -91,7 +69,7 @@ static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
-    self = bkquotient_alloc(type);
+    self = (BKQuotient *)type->tp_alloc(type, 0); /* zeroed */
     if (self == NULL)
         return NULL;
     if (bkpy_state_alloc(&self->st, BK_QF_HEADER_LEN + payload_len) < 0) {
@@ -99,6 +77,8 @@ static BKQuotient *bkquotient_new_empty(PyTypeObject *type, uint32_t q, uint32_t
         return NULL;
     }
     self->st.hasher = *hs;
+    self->st.keyfunc = keyfunc == Py_None ? NULL : keyfunc;
+    Py_XINCREF(self->st.keyfunc);
     bk_quotient_init_state(self->st.buf, q, r, capacity, p, max_load, hs->seed, hs->keyed,
                      bk_hasher_key_check(hs));
     bk_quotient_attach(&self->qf, self->st.buf);
@@ -113,33 +93,19 @@ static PyObject *bkquotient_new(PyTypeObject *type, PyObject *args, PyObject *kw
     static char *kwlist[] = {"q", "r", "capacity", "error_rate", "max_load",
                              "seed", "secret", "key", NULL};
     unsigned int q, r;
-    unsigned long long capacity;
-    double p, max_load;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
-    uint64_t seed = 0;
-    uint8_t secret16[16];
-    int keyed;
+    double max_load;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0); /* the design: bkquotient_check_params */
     bk_hasher hs;
-    BKQuotient *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKdd|$OOO:QuotientBase", kwlist, &q, &r,
-                                     &capacity, &p, &max_load, &seed_obj, &secret, &key))
+                                     &a.capacity, &a.error_rate, &max_load, &a.seed_obj,
+                                     &a.secret, &a.key))
         return NULL;
-    if (seed_obj != NULL && bkpy_parse_seed(seed_obj, &seed) < 0)
+    if (bkpy_parse_ctor(&a) < 0 || bkquotient_check_params(a.capacity, a.error_rate, max_load) < 0)
         return NULL;
-    if (bkpy_check_keyfunc(key) < 0 || bkpy_parse_secret(secret, secret16, &keyed) < 0)
-        return NULL;
-    if (bkquotient_check_params(capacity, p, max_load) < 0)
-        return NULL;
-    bk_hasher_init(&hs, seed, keyed ? secret16 : NULL);
-    self = bkquotient_new_empty(type, q, r, capacity, p, max_load, &hs);
-    if (self == NULL)
-        return NULL;
-    if (key != Py_None) {
-        Py_INCREF(key);
-        self->st.keyfunc = key;
-    }
-    return (PyObject *)self;
+    bk_hasher_init(&hs, a.seed, a.keyed ? a.secret16 : NULL);
+    return (PyObject *)bkquotient_new_empty(type, q, r, a.capacity, a.error_rate, max_load, &hs,
+                                            a.key);
 }
 
 static int bkquotient_raise(bk_rc rc)
@@ -198,8 +164,9 @@ static int bkquotient_contains(BKQuotient *self, PyObject *key)
 }
 
 /* 1 removed, 0 absent, -1 error. */
-static int bkquotient_remove_impl(BKQuotient *self, PyObject *key)
+static int bkquotient_remove_impl(PyObject *self_obj, PyObject *key)
 {
+    BKQuotient *self = (BKQuotient *)self_obj;
     uint64_t fp;
     bk_rc rc;
     if (bkpy_state_check_writable(&self->st) < 0 || bkquotient_fp_of(self, key, &fp) < 0)
@@ -213,16 +180,6 @@ static int bkquotient_remove_impl(BKQuotient *self, PyObject *key)
     }
     self->version++;
     return 1;
-}
-
-static PyObject *bkquotient_remove(BKQuotient *self, PyObject *key)
-{
-    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 1);
-}
-
-static PyObject *bkquotient_discard(BKQuotient *self, PyObject *key)
-{
-    return bkpy_remove_result(bkquotient_remove_impl(self, key), key, 0);
 }
 
 static PyObject *bkquotient_count(BKQuotient *self, PyObject *key)
@@ -353,12 +310,6 @@ static void bkquotient_probe(const void *view, const uint64_t *hs, size_t n, uin
     bk_quotient_contains_many((const bk_qf *)view, hs, n, out);
 }
 
-static PyObject *bkquotient_contains_many(BKQuotient *self, PyObject *keys)
-{
-    /* nogil = 0: a writer holding the GIL must not shift runs under us. */
-    return bkpy_contains_many(&self->st, keys, bkquotient_probe, &self->qf, BKPY_QUERY_GIL);
-}
-
 /* ---- End logic for batches -------------------------------------------- */
 
 /* ---- Begin logic for iteration ---------------------------------------- */
@@ -422,11 +373,8 @@ static PyTypeObject BKQuotientIter_Type = {
 static int bkquotient_same_hashing(BKQuotient *a, PyObject *other_obj, const char *op)
 {
     BKQuotient *b;
-    if (!PyObject_TypeCheck(other_obj, &BKQuotient_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another QuotientFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
+    if (bkpy_check_other((PyObject *)a, other_obj, op) < 0)
         return -1;
-    }
     b = (BKQuotient *)other_obj;
     if (bkpy_check_same_hashing(&a->st, &b->st, op, "quotient filters") < 0)
         return -1;
@@ -456,11 +404,10 @@ static PyObject *bkquotient_rebuild_impl(BKQuotient *self, BKQuotient *other, Py
                      self->qf.q + self->qf.r);
         return NULL;
     }
-    dst = bkquotient_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher);
+    dst = bkquotient_new_empty(Py_TYPE(self), q, r, capacity, p, max_load, &self->st.hasher,
+                               self->st.keyfunc);
     if (dst == NULL)
         return NULL;
-    dst->st.keyfunc = self->st.keyfunc;
-    Py_XINCREF(dst->st.keyfunc);
     rc = bk_quotient_rebuild(&dst->qf, &self->qf, other ? &other->qf : NULL);
     if (rc != BK_OK) {
         Py_DECREF(dst);
@@ -549,11 +496,7 @@ static PyObject *bkquotient_validate(BKQuotient *self, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
-static int bkquotient_attach(PyObject *self)
-{
-    bk_quotient_attach(&((BKQuotient *)self)->qf, ((BKQuotient *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bkquotient, BKQuotient, qf, bk_quotient_attach)
 
 /* What a closed mapped filter keeps: q = r = 1. */
 static int bkquotient_empty(PyObject *self_obj)
@@ -579,10 +522,6 @@ BKPY_GETTER(bkquotient, BKQuotient, q, PyLong_FromUnsignedLong(self->qf.q))
 BKPY_GETTER(bkquotient, BKQuotient, r, PyLong_FromUnsignedLong(self->qf.r))
 BKPY_GETTER(bkquotient, BKQuotient, fp_bits, PyLong_FromUnsignedLong(self->qf.q + self->qf.r))
 BKPY_GETTER(bkquotient, BKQuotient, num_slots, PyLong_FromUnsignedLongLong(self->qf.nslots))
-BKPY_GETTER(bkquotient, BKQuotient, capacity,
-            PyLong_FromUnsignedLongLong(bkquotient_param_u64(self, BK_QF_P_CAPACITY)))
-BKPY_GETTER(bkquotient, BKQuotient, error_rate, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_ERROR_RATE)))
-BKPY_GETTER(bkquotient, BKQuotient, max_load, PyFloat_FromDouble(bkquotient_param_f64(self, BK_QF_P_MAX_LOAD)))
 BKPY_GETTER(bkquotient, BKQuotient, nbytes, PyLong_FromUnsignedLongLong(self->qf.num_words * 8))
 BKPY_GETTER(bkquotient, BKQuotient, load_factor,
             PyFloat_FromDouble((double)bk_quotient_count(&self->qf) / (double)self->qf.nslots))
@@ -600,9 +539,8 @@ static PyGetSetDef bkquotient_getset[] = {
     {"r", (getter)bkquotient_get_r, NULL, "Remainder bits stored per slot.", NULL},
     {"fingerprint_bits", (getter)bkquotient_get_fp_bits, NULL, "q + r: the top bits of the key hash kept per key.", NULL},
     {"num_slots", (getter)bkquotient_get_num_slots, NULL, "2**q.", NULL},
-    {"capacity", (getter)bkquotient_get_capacity, NULL, "The design capacity n.", NULL},
-    {"error_rate", (getter)bkquotient_get_error_rate, NULL, "The design false-positive rate p.", NULL},
-    {"max_load", (getter)bkquotient_get_max_load, NULL, "The load factor the table was sized for.", NULL},
+    BKPY_DESIGN_GETSET(BK_QF_P_CAPACITY, BK_QF_P_ERROR_RATE),
+    BKPY_PARAM(f64, "max_load", BK_QF_P_MAX_LOAD, "The load factor the table was sized for."),
     {"nbytes", (getter)bkquotient_get_nbytes, NULL, "Bytes of the slot table (payload).", NULL},
     {"load_factor", (getter)bkquotient_get_load_factor, NULL, "Stored fingerprints / 2**q.", NULL},
     BKPY_OBJ_GETSET,
@@ -616,14 +554,10 @@ static PyMethodDef bkquotient_methods[] = {
     {"add_many", (PyCFunction)bkquotient_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key of an iterable, list, tuple or 1-d numpy "
      "array, all or nothing; return how many fingerprints were new."},
-    {"contains_many", (PyCFunction)bkquotient_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a numpy "
-     "bool array for array input."},
-    {"remove", (PyCFunction)bkquotient_remove, METH_O,
-     "remove($self, key, /)\n--\n\nRemove one copy of the key's fingerprint; KeyError (and no "
-     "change) if absent."},
-    {"discard", (PyCFunction)bkquotient_discard, METH_O,
-     "discard($self, key, /)\n--\n\nRemove one copy if present; return whether one was removed."},
+    BKPY_CONTAINS_MANY_METHOD,
+    BKPY_REMOVE_METHODS("Remove one copy of the key's fingerprint; KeyError (and no change) "
+                        "if absent.",
+                        "Remove one copy if present; return whether one was removed."),
     {"count", (PyCFunction)bkquotient_count, METH_O,
      "count($self, key, /)\n--\n\nHow many copies of the key's fingerprint are stored."},
     {"validate", (PyCFunction)bkquotient_validate, METH_NOARGS,
@@ -642,30 +576,29 @@ static PyMethodDef bkquotient_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkquotient_as_sequence = {
-    .sq_length = (lenfunc)bkquotient_len,
-    .sq_contains = (objobjproc)bkquotient_contains,
-};
+BKPY_SEQUENCE(bkquotient);
 
 static PyTypeObject BKQuotient_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.QuotientBase",
-    BKPY_OBJ_SLOTS(BKQuotient),
+    BKPY_OBJ_SLOTS(bkquotient, BKQuotient),
     .tp_as_sequence = &bkquotient_as_sequence,
     .tp_doc = "QuotientBase(q, r, capacity, error_rate, max_load, *, seed=0, secret=None, "
               "key=None)\n--\n\nC core of QuotientFilter.",
     .tp_iter = (getiterfunc)bkquotient_iter,
-    .tp_methods = bkquotient_methods,
-    .tp_getset = bkquotient_getset,
-    .tp_new = bkquotient_new,
 };
 
 static const bkpy_desc bkquotient_desc = {
     .type = &BKQuotient_Type,
+    .noun = "QuotientFilter",
     .kinds = 1u << BK_KIND_QUOTIENT,
     .attach = bkquotient_attach,
     .empty = bkquotient_empty,
     .equal = bkquotient_equal,
+    .probe = bkquotient_probe,
+    .view_off = offsetof(BKQuotient, qf),
+    .query = BKPY_QUERY_GIL, /* a writer holding the GIL must not shift runs under us */
+    .remove = bkquotient_remove_impl,
 };
 
 int bkquotient_init(PyObject *m)

@@ -102,26 +102,10 @@ static void bksbbf_dealloc(BKSbbf *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int bksbbf_hash_arg(PyObject *obj, uint64_t *h)
-{
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "a hash must be an int in [0, 2**64), not %.50s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *h = PyLong_AsUnsignedLongLong(obj);
-    if (*h == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError, "a hash must be an int in [0, 2**64)");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *bksbbf_insert_hash(BKSbbf *self, PyObject *arg)
 {
     uint64_t h;
-    if (bksbbf_hash_arg(arg, &h) < 0)
+    if (bkpy_parse_u64(arg, "a hash", &h) < 0)
         return NULL;
     bk_sbbf_insert(self->bits, self->nbytes, h);
     Py_RETURN_NONE;
@@ -130,7 +114,7 @@ static PyObject *bksbbf_insert_hash(BKSbbf *self, PyObject *arg)
 static PyObject *bksbbf_check_hash(BKSbbf *self, PyObject *arg)
 {
     uint64_t h;
-    if (bksbbf_hash_arg(arg, &h) < 0)
+    if (bkpy_parse_u64(arg, "a hash", &h) < 0)
         return NULL;
     return PyBool_FromLong(bk_sbbf_check(self->bits, self->nbytes, h));
 }

@@ -43,10 +43,6 @@ static PyTypeObject BKScalable_Type;
 #define BKS_PARAMS(self) ((self)->st.buf + BK_OFF_PARAMS)
 #define BKS_LINK_PARAM(self, i, off) ((self)->link_buf[i] + BK_OFF_PARAMS + (off))
 
-static double bkscalable_p(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_ERROR_RATE); }
-static double bkscalable_r(const BKScalable *s) { return bk_load_f64le(BKS_PARAMS(s) + BK_SCALABLE_P_TIGHTENING); }
-static uint64_t bkscalable_n0(const BKScalable *s) { return bk_load_u64le(BKS_PARAMS(s) + BK_SCALABLE_P_INITIAL); }
-static uint32_t bkscalable_growth(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_GROWTH); }
 static uint32_t bkscalable_layout(const BKScalable *s) { return bk_load_u32le(BKS_PARAMS(s) + BK_SCALABLE_P_LAYOUT); }
 
 static uint64_t bkscalable_link_count(const BKScalable *s, uint32_t i)
@@ -195,19 +191,18 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     unsigned long long n0, num_bits;
     unsigned int growth, layout, k;
     double link_err;
-    PyObject *seed_obj = NULL, *secret = Py_None, *key = Py_None;
     uint8_t link[BK_BLOOM_HEADER_LEN];
     const uint8_t *srcs[1] = {link};
     uint64_t link_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0); /* the scheme is checked below */
     BKScalable *self;
 
     memset(&sc, 0, sizeof sc);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ddKIIKId|$OOO:ScalableBase", kwlist, &sc.p,
                                      &sc.r, &n0, &growth, &layout, &num_bits, &k, &link_err,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
         n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
@@ -226,7 +221,7 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
     sc.key_check = bk_hasher_key_check(&hs);
     if (bkscalable_new_link(&sc, 0, num_bits, k, n0, link_err, link, &link_len) < 0)
         return NULL;
-    self = bkpy_obj_new(type, bk_scalable_state_len(1, &link_len), &a, key);
+    self = bkpy_obj_new(type, bk_scalable_state_len(1, &link_len), &a);
     if (self == NULL)
         return NULL;
     bk_scalable_assemble(self->st.buf, &sc, 1, srcs, &link_len, 1);
@@ -414,14 +409,6 @@ static void bkscalable_probe(const void *view, const uint64_t *hs, size_t n, uin
     }
 }
 
-static PyObject *bkscalable_contains_many(BKScalable *self, PyObject *keys)
-{
-    /* Buffer input is queried without the GIL, pinning the chain: whatever
-     * reallocates it (growth, clear, union, _detach) first waits for the
-     * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
-    return bkpy_contains_many(&self->st, keys, bkscalable_probe, self, BKPY_QUERY_PINNED);
-}
-
 /* ---- End logic for batches -------------------------------------------- */
 
 /* ---- Begin logic for set operations ----------------------------------- */
@@ -430,11 +417,6 @@ static int bkscalable_check_compatible(PyObject *a_obj, PyObject *other_obj, con
 {
     BKScalable *a = (BKScalable *)a_obj, *b;
     bk_scalable_scheme x, y;
-    if (!PyObject_TypeCheck(other_obj, &BKScalable_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another ScalableBloomFilter, not %.50s", op,
-                     Py_TYPE(other_obj)->tp_name);
-        return -1;
-    }
     b = (BKScalable *)other_obj;
     bk_scalable_scheme_of(a->st.buf, &x);
     bk_scalable_scheme_of(b->st.buf, &y);
@@ -468,14 +450,9 @@ static int bkscalable_check_compatible(PyObject *a_obj, PyObject *other_obj, con
 
 static void bkscalable_recount(BKScalable *self, uint32_t i)
 {
-    bk_bloom *b = &self->links[i];
-    double m = (double)b->num_bits;
-    double est = bk_bloom_estimate_count(b); /* as BloomBase's recount */
-    if (!(est >= 0.0))
-        est = 0.0;
-    if (est > m)
-        est = m;
-    bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT), (uint64_t)llround(est));
+    bk_bloom *b = &self->links[i]; /* as BloomBase's recount */
+    bk_store_u64le(BKS_LINK_PARAM(self, i, BK_BLOOM_P_COUNT),
+                   bkpy_count_of_estimate(bk_bloom_estimate_count(b), b->num_bits));
 }
 
 /* |= (scalable chains have no intersection: is_union is always 1). */
@@ -662,16 +639,10 @@ static Py_ssize_t bkscalable_len(BKScalable *self)
     return bkpy_len_of(c);
 }
 
-BKPY_GETTER(bkscalable, BKScalable, error_rate, PyFloat_FromDouble(bkscalable_p(self)))
-BKPY_GETTER(bkscalable, BKScalable, tightening, PyFloat_FromDouble(bkscalable_r(self)))
-BKPY_GETTER(bkscalable, BKScalable, initial_capacity, PyLong_FromUnsignedLongLong(bkscalable_n0(self)))
-BKPY_GETTER(bkscalable, BKScalable, growth, PyLong_FromUnsignedLong(bkscalable_growth(self)))
 BKPY_GETTER(bkscalable, BKScalable, layout, PyUnicode_FromString(bkscalable_layout(self) ? "blocked" : "classic"))
 BKPY_GETTER(bkscalable, BKScalable, layout_version,
            PyLong_FromUnsignedLong(bkscalable_layout(self) == BK_BLOOM_LAYOUT_BLOCKED_V1))
 BKPY_GETTER(bkscalable, BKScalable, num_links, PyLong_FromUnsignedLong(self->n))
-BKPY_GETTER(bkscalable, BKScalable, nbytes, PyLong_FromUnsignedLongLong(
-                               self->st.len - bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN)))
 
 static PyObject *bkscalable_get_capacity(BKScalable *self, void *closure)
 {
@@ -692,17 +663,17 @@ static PyObject *bkscalable_get_num_bits(BKScalable *self, void *closure)
 }
 
 static PyGetSetDef bkscalable_getset[] = {
-    {"error_rate", (getter)bkscalable_get_error_rate, NULL, "Target compound false-positive rate P.", NULL},
-    {"tightening", (getter)bkscalable_get_tightening, NULL, "r: link i has rate P (1 - r) r**i.", NULL},
-    {"initial_capacity", (getter)bkscalable_get_initial_capacity, NULL, "Capacity of link 0.", NULL},
-    {"growth", (getter)bkscalable_get_growth, NULL, "s: link i has capacity initial_capacity * s**i.", NULL},
+    BKPY_PARAM(f64, "error_rate", BK_SCALABLE_P_ERROR_RATE, "Target compound false-positive rate P."),
+    BKPY_PARAM(f64, "tightening", BK_SCALABLE_P_TIGHTENING, "r: link i has rate P (1 - r) r**i."),
+    BKPY_PARAM(u64, "initial_capacity", BK_SCALABLE_P_INITIAL, "Capacity of link 0."),
+    BKPY_PARAM(u32, "growth", BK_SCALABLE_P_GROWTH, "s: link i has capacity initial_capacity * s**i."),
     {"layout", (getter)bkscalable_get_layout, NULL, "'classic' or 'blocked' links.", NULL},
     {"layout_version", (getter)bkscalable_get_layout_version, NULL,
      "The links' layout version (BlockedBloomFilter.layout_version; 0 for classic).", NULL},
     {"num_links", (getter)bkscalable_get_num_links, NULL, "Length of the chain.", NULL},
     {"capacity", (getter)bkscalable_get_capacity, NULL, "Sum of the links' capacities (keys before the next growth).", NULL},
     {"num_bits", (getter)bkscalable_get_num_bits, NULL, "Sum of the links' bits.", NULL},
-    {"nbytes", (getter)bkscalable_get_nbytes, NULL, "Bytes of the payload (all links with their headers).", NULL},
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload (all links with their headers)."),
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -713,8 +684,7 @@ static PyMethodDef bkscalable_methods[] = {
      "it; return True if it was added."},
     {"add_many", (PyCFunction)bkscalable_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key; return how many were added."},
-    {"contains_many", (PyCFunction)bkscalable_contains_many, METH_O,
-     "contains_many($self, keys, /)\n--\n\nMembership of every key."},
+    BKPY_CONTAINS_MANY_METHOD,
     {"union", (PyCFunction)(void (*)(void))bkpy_obj_union, METH_FASTCALL,
      "union($self, *others)\n--\n\nLink-wise OR of chains with identical parameters."},
     {"clear", (PyCFunction)bkscalable_clear, METH_NOARGS, "clear($self, /)\n--\n\nBack to one empty link."},
@@ -727,26 +697,21 @@ static PyMethodDef bkscalable_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bkscalable_as_sequence = {
-    .sq_length = (lenfunc)bkscalable_len,
-    .sq_contains = (objobjproc)bkscalable_contains,
-};
+BKPY_SEQUENCE(bkscalable);
 
 static PyTypeObject BKScalable_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.ScalableBase",
-    BKPY_OBJ_SLOTS(BKScalable),
+    BKPY_OBJ_SLOTS(bkscalable, BKScalable),
     .tp_as_number = &bkpy_obj_as_number_union,
     .tp_as_sequence = &bkscalable_as_sequence,
     .tp_doc = "C core of ScalableBloomFilter.",
-    .tp_methods = bkscalable_methods,
-    .tp_getset = bkscalable_getset,
-    .tp_new = bkscalable_new,
 };
 
 /* No `empty`: a closed mapped chain keeps its own copy (bkscalable_detach). */
 static const bkpy_desc bkscalable_desc = {
     .type = &BKScalable_Type,
+    .noun = "ScalableBloomFilter",
     .kinds = 1u << BK_KIND_SCALABLE_BLOOM,
     .attach = bkscalable_attach,
     .equal = bkscalable_equal,
@@ -754,6 +719,12 @@ static const bkpy_desc bkscalable_desc = {
     .inplace = bkscalable_inplace_union,
     .check_load = bkscalable_check_load,
     .detach = bkscalable_detach,
+    /* Buffer input is queried without the GIL, pinning the chain: whatever
+     * reallocates it (growth, clear, union, _detach) first waits for the
+     * query to finish (bkpy_state_wait_pins).  Queries share the chain. */
+    .probe = bkscalable_probe,
+    .view_off = 0, /* the probe reads the object (links, soa, n) */
+    .query = BKPY_QUERY_PINNED,
 };
 
 int bkscalable_init(PyObject *m)

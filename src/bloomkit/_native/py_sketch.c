@@ -78,17 +78,9 @@ static int bksketch_parse_count(PyObject *obj, uint64_t *out, const char *what)
     return 0;
 }
 
-static int bksketch_attach_cms(PyObject *self)
-{
-    bk_sketch_cms_attach(&((BKCms *)self)->cms, ((BKSk *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksketch_cms, BKCms, cms, bk_sketch_cms_attach)
 
-static int bksketch_attach_tlfu(PyObject *self)
-{
-    bk_sketch_tlfu_attach(&((BKTlfu *)self)->t, ((BKSk *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksketch_tlfu, BKTlfu, t, bk_sketch_tlfu_attach)
 
 /* What a closed mapped sketch keeps: the smallest of its kind. */
 static int bksketch_empty_cms(PyObject *self)
@@ -97,7 +89,7 @@ static int bksketch_empty_cms(PyObject *self)
     if (bkpy_state_alloc(st, BK_CMS_HEADER_LEN + 4) < 0)
         return -1;
     bk_sketch_cms_init_state(st->buf, 1, 1, 32, 0, BK_CMS_ROWS_LATEST, 0, 0, 0);
-    return bksketch_attach_cms(self);
+    return bksketch_cms_attach(self);
 }
 
 static int bksketch_empty_tlfu(PyObject *self)
@@ -109,7 +101,7 @@ static int bksketch_empty_tlfu(PyObject *self)
     if (bkpy_state_alloc(st, BK_TLFU_HEADER_LEN + pl) < 0)
         return -1;
     bk_sketch_tlfu_init_state(st->buf, 1, 1, 0, 0, 0);
-    return bksketch_attach_tlfu(self);
+    return bksketch_tlfu_attach(self);
 }
 
 /* Beyond the header's identity: parameters and payload (DIRTY and the
@@ -121,16 +113,21 @@ static int bksketch_equal(PyObject *a, PyObject *b)
                   (size_t)(x->len - BK_OFF_PARAMS)) == 0;
 }
 
-static PyObject *bksketch_get_nbytes(BKSk *self, void *c)
-{
-    (void)c;
-    return PyLong_FromUnsignedLongLong(self->st.len -
-                                       bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN));
-}
-
 #define BKSK_COMMON_GETSET                                                                     \
-    {"nbytes", (getter)bksketch_get_nbytes, NULL, "Bytes of the payload.", NULL},              \
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload."),                                             \
     BKPY_OBJ_GETSET
+
+/* A constructor's int argument (an exact int: checked by the caller) as
+ * u64; 0, which the shape check refuses, when it is negative or >= 2**64. */
+static uint64_t bksketch_u64_or_0(PyObject *obj)
+{
+    uint64_t v = PyLong_AsUnsignedLongLong(obj);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        v = 0;
+    }
+    return v;
+}
 
 /* ---- End logic for shared state methods ------------------------------- */
 
@@ -156,16 +153,17 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
 {
     static char *kwlist[] = {"width", "depth", "seed", "secret", "key", "conservative",
                              "counter_bits", "row_hash", NULL};
-    PyObject *wobj, *dobj, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    PyObject *wobj, *dobj;
     int conservative = 0, bits = 32, rows = (int)BK_CMS_ROWS_LATEST;
     uint64_t width, depth, payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     const char *reason = NULL;
+    bk_rc shape;
     BKCms *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOpii:CountMinSketch", kwlist, &wobj,
-                                     &dobj, &seed_obj, &secret, &key, &conservative, &bits,
-                                     &rows))
+                                     &dobj, &a.seed_obj, &a.secret, &a.key, &conservative,
+                                     &bits, &rows))
         return NULL;
     if (rows < 0 || rows > (int)BK_CMS_ROWS_LATEST) {
         PyErr_Format(PyExc_ValueError,
@@ -177,17 +175,9 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_SetString(PyExc_TypeError, "width and depth must be ints");
         return NULL;
     }
-    width = PyLong_AsUnsignedLongLong(wobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        width = 0;
-    }
-    depth = PyLong_AsUnsignedLongLong(dobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        depth = 0;
-    }
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    width = bksketch_u64_or_0(wobj);
+    depth = bksketch_u64_or_0(dobj);
+    if (bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (depth > BK_CMS_MAX_DEPTH)
         depth = 0; /* refused by the shape check below */
@@ -195,11 +185,8 @@ static PyObject *bksketch_cms_new(PyTypeObject *type, PyObject *args, PyObject *
         PyErr_SetString(PyExc_ValueError, "counter_bits must be 32 or 64");
         return NULL;
     }
-    if (bk_sketch_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    self = bkpy_obj_new(type, BK_CMS_HEADER_LEN + payload_len, &a, key);
+    shape = bk_sketch_cms_shape(width, (uint32_t)depth, (uint32_t)bits, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_CMS_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
     bk_sketch_cms_init_state(self->st.buf, width, (uint32_t)depth, (uint32_t)bits, conservative,
@@ -418,48 +405,16 @@ static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kw
 }
 
 typedef struct {
+    bkpy_bools out; /* first, u64 set: bkpy_bools_size receives this context */
     const bk_cms *cms;
-    uint64_t *out;
-    Py_ssize_t len, cap;
-    PyObject *bytearray;
 } bksketch_cms_est_ctx;
-
-static int bksketch_cms_est_size(void *vctx, Py_ssize_t n, int from_buffer)
-{
-    bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
-    Py_ssize_t need = n >= 0 ? n : -n;
-    if (from_buffer) {
-        ctx->bytearray = PyByteArray_FromStringAndSize(NULL, need * 8);
-        if (ctx->bytearray == NULL)
-            return -1;
-        ctx->out = (uint64_t *)(void *)PyByteArray_AS_STRING(ctx->bytearray);
-        ctx->cap = ctx->len = need;
-        return 0;
-    }
-    if (need > ctx->cap) {
-        Py_ssize_t cap = ctx->cap ? ctx->cap : 256;
-        uint64_t *p;
-        while (cap < need)
-            cap *= 2;
-        p = (uint64_t *)PyMem_Realloc(ctx->out, (size_t)cap * 8);
-        if (p == NULL) {
-            bkpy_raise_nomem((uint64_t)cap * 8, "the results of a batch query",
-                             "query fewer keys per call");
-            return -1;
-        }
-        ctx->out = p;
-        ctx->cap = cap;
-    }
-    if (need > ctx->len)
-        ctx->len = need;
-    return 0;
-}
 
 static void bksketch_cms_est_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bksketch_cms_est_ctx *ctx = (bksketch_cms_est_ctx *)vctx;
+    uint64_t *out = (uint64_t *)(void *)ctx->out.out + offset;
     for (size_t j = 0; j < n; j++)
-        ctx->out[offset + j] = bk_sketch_cms_estimate(ctx->cms, hs[j]);
+        out[j] = bk_sketch_cms_estimate(ctx->cms, hs[j]);
 }
 
 static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
@@ -468,46 +423,20 @@ static PyObject *bksketch_cms_estimate_many(BKCms *self, PyObject *keys)
     bkpy_batch_info info;
     PyObject *res = NULL;
     memset(&ctx, 0, sizeof ctx);
+    ctx.out.u64 = 1;
     ctx.cms = &self->cms;
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_est_chunk, bksketch_cms_est_size, &ctx, 1,
-                                   &info) == 0) {
-        if (info.from_buffer) {
-            PyObject *np = PyImport_ImportModule("numpy");
-            if (np == NULL) {
-                PyErr_Clear();
-                res = ctx.bytearray;
-                Py_INCREF(res);
-            } else {
-                res = PyObject_CallMethod(np, "frombuffer", "Os", ctx.bytearray, "<u8");
-                Py_DECREF(np);
-            }
-        } else {
-            res = PyList_New(ctx.len);
-            for (Py_ssize_t i = 0; res != NULL && i < ctx.len; i++) {
-                PyObject *v = PyLong_FromUnsignedLongLong(ctx.out[i]);
-                if (v == NULL) {
-                    Py_CLEAR(res);
-                    break;
-                }
-                PyList_SET_ITEM(res, i, v);
-            }
-        }
-    }
-    if (ctx.bytearray != NULL)
-        Py_DECREF(ctx.bytearray);
-    else
-        PyMem_Free(ctx.out);
+    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_est_chunk, bkpy_bools_size,
+                                   &ctx, 1, &info) == 0)
+        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
+    bkpy_bools_clear(&ctx.out);
     return res;
 }
 
 static int bksketch_cms_check_compatible(BKCms *a, PyObject *other, const char *op)
 {
     BKCms *b;
-    if (!PyObject_TypeCheck(other, &BKCms_Type)) {
-        PyErr_Format(PyExc_TypeError, "%s needs another CountMinSketch, not %.50s", op,
-                     Py_TYPE(other)->tp_name);
+    if (bkpy_check_other((PyObject *)a, other, op) < 0)
         return -1;
-    }
     b = (BKCms *)other;
     if (a->cms.width != b->cms.width || a->cms.depth != b->cms.depth) {
         PyErr_Format(bkpy_IncompatibleFiltersError,
@@ -692,14 +621,11 @@ static PyNumberMethods bksketch_cms_as_number = {
 static PyTypeObject BKCms_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.CountMinBase",
-    BKPY_OBJ_SLOTS(BKCms),
+    BKPY_OBJ_SLOTS(bksketch_cms, BKCms),
     .tp_as_number = &bksketch_cms_as_number,
     .tp_as_sequence = &bksketch_cms_as_sequence,
     .tp_doc = "CountMinBase(width, depth, *, seed=0, secret=None, key=None, conservative=False, "
               "counter_bits=32)\n--\n\nC core of CountMinSketch.",
-    .tp_methods = bksketch_cms_methods,
-    .tp_getset = bksketch_cms_getset,
-    .tp_new = bksketch_cms_new,
 };
 
 /* ---- End logic for the count-min sketch ------------------------------- */
@@ -710,41 +636,28 @@ static PyTypeObject BKCms_Type = {
 static PyObject *bksketch_tlfu_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"capacity", "sample_factor", "seed", "secret", "key", NULL};
-    PyObject *cobj, *sfobj = NULL, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    PyObject *cobj, *sfobj = NULL;
     uint64_t capacity, sf = 10, nb, db, payload_len = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     const char *reason = NULL;
+    bk_rc shape;
     BKTlfu *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOO:TinyLFU", kwlist, &cobj, &sfobj,
-                                     &seed_obj, &secret, &key))
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
     if (PyBool_Check(cobj) || !PyLong_Check(cobj) ||
         (sfobj != NULL && (PyBool_Check(sfobj) || !PyLong_Check(sfobj)))) {
         PyErr_SetString(PyExc_TypeError, "capacity and sample_factor must be ints");
         return NULL;
     }
-    capacity = PyLong_AsUnsignedLongLong(cobj);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        capacity = 0;
-    }
-    if (sfobj != NULL) {
-        sf = PyLong_AsUnsignedLongLong(sfobj);
-        if (PyErr_Occurred()) {
-            PyErr_Clear();
-            sf = 0;
-        }
-    }
+    capacity = bksketch_u64_or_0(cobj);
+    if (sfobj != NULL)
+        sf = bksketch_u64_or_0(sfobj);
     if (sf > BK_TLFU_MAX_SAMPLE_FACTOR)
         sf = 0;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
-        return NULL;
-    if (bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    self = bkpy_obj_new(type, BK_TLFU_HEADER_LEN + payload_len, &a, key);
+    shape = bk_sketch_tlfu_shape(capacity, (uint32_t)sf, &nb, &db, &payload_len, &reason);
+    self = bkpy_obj_new_ctor(type, &a, shape, reason, BK_TLFU_HEADER_LEN + payload_len);
     if (self == NULL)
         return NULL;
     bk_sketch_tlfu_init_state(self->st.buf, capacity, (uint32_t)sf, a.seed, a.keyed,
@@ -819,16 +732,6 @@ static PyObject *bksketch_tlfu_clear(BKTlfu *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static uint64_t bksketch_tlfu_param_u64(BKTlfu *self, size_t off)
-{
-    return bk_load_u64le(self->st.buf + BK_OFF_PARAMS + off);
-}
-
-BKPY_GETTER(bksketch_tlfu, BKTlfu, capacity,
-            PyLong_FromUnsignedLongLong(bksketch_tlfu_param_u64(self, BK_TLFU_P_CAPACITY)))
-BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_factor,
-            PyLong_FromUnsignedLong(bk_load_u32le(self->st.buf + BK_OFF_PARAMS +
-                                                  BK_TLFU_P_SAMPLE_FACTOR)))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, sample_size, PyLong_FromUnsignedLongLong(self->t.sample_size))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, events,
             PyLong_FromUnsignedLongLong(bk_sketch_tlfu_events(&self->t)))
@@ -837,8 +740,8 @@ BKPY_GETTER(bksketch_tlfu, BKTlfu, resets,
 BKPY_GETTER(bksketch_tlfu, BKTlfu, num_counters, PyLong_FromUnsignedLongLong(self->t.num_blocks * 128))
 BKPY_GETTER(bksketch_tlfu, BKTlfu, doorkeeper_bits, PyLong_FromUnsignedLongLong(self->t.door_blocks * 512))
 static PyGetSetDef bksketch_tlfu_getset[] = {
-    {"capacity", (getter)bksketch_tlfu_get_capacity, NULL, "The cache capacity it is sized for.", NULL},
-    {"sample_factor", (getter)bksketch_tlfu_get_sample_factor, NULL, "Aging period / capacity.", NULL},
+    BKPY_PARAM(u64, "capacity", BK_TLFU_P_CAPACITY, "The cache capacity it is sized for."),
+    BKPY_PARAM(u32, "sample_factor", BK_TLFU_P_SAMPLE_FACTOR, "Aging period / capacity."),
     {"sample_size", (getter)bksketch_tlfu_get_sample_size, NULL,
      "Events between agings (sample_factor * capacity).", NULL},
     {"events", (getter)bksketch_tlfu_get_events, NULL, "Events recorded since the last aging (halved "
@@ -871,12 +774,9 @@ static PyMethodDef bksketch_tlfu_methods[] = {
 static PyTypeObject BKTlfu_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.TinyLFUBase",
-    BKPY_OBJ_SLOTS(BKTlfu),
+    BKPY_OBJ_SLOTS(bksketch_tlfu, BKTlfu),
     .tp_doc = "TinyLFUBase(capacity, *, sample_factor=10, seed=0, secret=None, key=None)\n--\n\n"
               "C core of TinyLFU.",
-    .tp_methods = bksketch_tlfu_methods,
-    .tp_getset = bksketch_tlfu_getset,
-    .tp_new = bksketch_tlfu_new,
 };
 
 /* ---- End logic for TinyLFU -------------------------------------------- */
@@ -912,8 +812,9 @@ int bksketch_cms_parse_count(PyObject *obj, uint64_t *out, const char *what)
 
 static const bkpy_desc bksketch_cms_desc = {
     .type = &BKCms_Type,
+    .noun = "CountMinSketch",
     .kinds = 1u << BK_KIND_COUNT_MIN,
-    .attach = bksketch_attach_cms,
+    .attach = bksketch_cms_attach,
     .empty = bksketch_empty_cms,
     .equal = bksketch_equal,
 };
@@ -921,7 +822,7 @@ static const bkpy_desc bksketch_cms_desc = {
 static const bkpy_desc bksketch_tlfu_desc = {
     .type = &BKTlfu_Type,
     .kinds = 1u << BK_KIND_TINYLFU,
-    .attach = bksketch_attach_tlfu,
+    .attach = bksketch_tlfu_attach,
     .empty = bksketch_empty_tlfu,
     .equal = bksketch_equal,
 };

@@ -111,41 +111,31 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     static char *kwlist[] = {"k", "l", "slice_bits", "capacity", "error_rate", "window_us",
                              "now", "seed", "secret", "key", NULL};
     unsigned int k, l;
-    unsigned long long m, capacity, window_us = 0;
-    double p;
-    PyObject *now_obj = Py_None, *seed_obj = NULL, *secret = Py_None, *key = Py_None;
+    unsigned long long m, window_us = 0;
+    PyObject *now_obj = Py_None;
     uint64_t payload_len = 0;
     int64_t now = 0;
-    bkpy_ctor_args a;
+    bkpy_ctor_args a = BKPY_CTOR_INIT(1); /* BK_SLIDING_MAX_CAPACITY is 2**48 too */
     const char *reason = NULL;
     BKSliding *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOO:SlidingBase", kwlist, &k, &l,
-                                     &m, &capacity, &p, &window_us, &now_obj, &seed_obj,
-                                     &secret, &key))
+                                     &m, &a.capacity, &a.error_rate, &window_us, &now_obj,
+                                     &a.seed_obj, &a.secret, &a.key))
         return NULL;
-    if (bkpy_parse_ctor(seed_obj, secret, key, &a) < 0)
+    if (bkpy_ctor_check(&a, bk_sliding_shape(k, l, m, &payload_len, &reason), reason) < 0)
         return NULL;
-    if (bk_sliding_shape(k, l, m, &payload_len, &reason) != BK_OK) {
-        PyErr_SetString(PyExc_ValueError, reason);
-        return NULL;
-    }
-    if (capacity == 0 || capacity > BK_SLIDING_MAX_CAPACITY || !(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
-        return NULL;
-    }
     if (window_us > (unsigned long long)BK_SLIDING_MAX_WINDOW_US) {
         PyErr_SetString(PyExc_ValueError, "window must be below 2**62 microseconds");
         return NULL;
     }
     if (window_us != 0 && now_obj != Py_None && bksliding_seconds_to_us(now_obj, &now) < 0)
         return NULL;
-    self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a, key);
+    self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a);
     if (self == NULL)
         return NULL;
-    bk_sliding_init_state(self->st.buf, k, l, m, capacity, p, window_us, now, a.seed, a.keyed,
-                          bk_hasher_key_check(&self->st.hasher));
+    bk_sliding_init_state(self->st.buf, k, l, m, a.capacity, a.error_rate, window_us, now, a.seed,
+                          a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_sliding_attach(&self->sl, self->st.buf);
     return (PyObject *)self;
 }
@@ -182,94 +172,55 @@ static int bksliding_contains(BKSliding *self, PyObject *key)
 /* ---- Begin logic for batches ------------------------------------------ */
 
 typedef struct {
-    BKSliding *self;
+    bkpy_writer w; /* first: the shared writer batch (py_common.h) */
+    bk_sliding *sl;
     int64_t now;
-    int nogil;        /* buffer input: the chunks run without the GIL */
     uint64_t added;
 } bksliding_add_ctx;
-
-static int bksliding_add_size(void *vctx, Py_ssize_t n, int from_buffer)
-{
-    bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
-    (void)n;
-    if (from_buffer && !ctx->nogil) {
-        if (bkpy_state_begin_batch(&ctx->self->st) < 0)
-            return -1;
-        ctx->nogil = 1;
-    }
-    return 0;
-}
 
 static void bksliding_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bksliding_add_ctx *ctx = (bksliding_add_ctx *)vctx;
     (void)offset;
-    if (!ctx->nogil)
-        bkpy_state_wait_batches(&ctx->self->st);
-    ctx->added += bk_sliding_add_many(&ctx->self->sl, hs, n, ctx->now);
+    bkpy_writer_chunk(&ctx->w);
+    ctx->added += bk_sliding_add_many(ctx->sl, hs, n, ctx->now);
 }
 
 static PyObject *bksliding_add_many(BKSliding *self, PyObject *keys)
 {
-    bksliding_add_ctx ctx;
+    bksliding_add_ctx ctx = {{&self->st, 0}, &self->sl, 0, 0};
     bkpy_batch_info info;
-    int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.self = self;
     if (bksliding_now(self, &ctx.now) < 0) /* one "now" for the whole batch */
         return NULL;
-    rc = bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_add_chunk, bksliding_add_size,
-                                    &ctx, 1, &info);
-    if (ctx.nogil)
-        bkpy_state_end_batch(&self->st);
-    if (rc < 0)
+    if (bkpy_for_each_chunk_writer(&ctx.w, keys, bksliding_add_chunk, NULL, &info) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
 
-static PyObject *bksliding_update(BKSliding *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *r = bksliding_add_many(self, args[i]);
-        if (r == NULL)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_NONE;
-}
-
+/* contains_many's view: the filter and one clock reading for the batch. */
 typedef struct {
-    bkpy_bools out; /* first: bkpy_bools_size receives this context */
     const bk_sliding *sl;
     int64_t now;
-} bksliding_query_ctx;
+} bksliding_view;
 
-static void bksliding_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
+static void bksliding_probe(const void *view, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    bksliding_query_ctx *ctx = (bksliding_query_ctx *)vctx;
-    bk_sliding_contains_many(ctx->sl, hs, n, ctx->now, bkpy_bools_reserve(&ctx->out, offset, n));
+    const bksliding_view *v = (const bksliding_view *)view;
+    bk_sliding_contains_many(v->sl, hs, n, v->now, out);
 }
 
 static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
 {
-    bksliding_query_ctx ctx;
-    bkpy_batch_info info;
-    PyObject *res = NULL;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.sl = &self->sl;
-    if (bksliding_now(self, &ctx.now) < 0)
+    bksliding_view v = {&self->sl, 0};
+    if (bksliding_now(self, &v.now) < 0)
         return NULL;
     /* Readers need no lock: a concurrent per-key writer holds the GIL, and
      * a GIL-free add_many of another thread at worst moves the ring under
      * the reader (a momentary extra false positive, never a lost key of
      * the window: bk_sliding.c); the pin keeps the buffer alive. */
-    if (bkpy_for_each_chunk_pinned(&self->st, keys, bksliding_query_chunk, bkpy_bools_size,
-                                   &ctx, 1, &info) == 0)
-        res = bkpy_bools_finish(&ctx.out, info.from_buffer);
-    bkpy_bools_clear(&ctx.out);
-    return res;
+    return bkpy_contains_many(&self->st, keys, bksliding_probe, &v, BKPY_QUERY_PINNED);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -401,11 +352,7 @@ static PyObject *bksliding_model_rate(PyObject *cls, PyObject *args)
     return PyFloat_FromDouble(bk_sliding_model_rate(k, l, r));
 }
 
-static int bksliding_attach(PyObject *self)
-{
-    bk_sliding_attach(&((BKSliding *)self)->sl, ((BKSliding *)self)->st.buf);
-    return 0;
-}
+BKPY_ATTACH(bksliding, BKSliding, sl, bk_sliding_attach)
 
 /* What a closed mapped filter keeps: k = l = 1, one 512-bit slice each. */
 static int bksliding_empty(PyObject *self_obj)
@@ -431,29 +378,10 @@ static int bksliding_equal(PyObject *a, PyObject *b)
 
 /* ---- getters ---- */
 
-#define BKSLIDING_GETTER(name, expr)                                 \
-    static PyObject *bksliding_get_##name(BKSliding *self, void *c)  \
-    {                                                                \
-        (void)c;                                                     \
-        return expr;                                                 \
-    }
-BKSLIDING_GETTER(num_hashes, PyLong_FromUnsignedLong(self->sl.k))
-BKSLIDING_GETTER(generations, PyLong_FromUnsignedLong(self->sl.l))
-BKSLIDING_GETTER(num_slices, PyLong_FromUnsignedLong(self->sl.S))
-BKSLIDING_GETTER(slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
-BKSLIDING_GETTER(capacity, PyLong_FromUnsignedLongLong(
-                               BKSLIDING_PARAM64(self, BK_SLIDING_P_CAPACITY)))
-BKSLIDING_GETTER(error_rate, PyFloat_FromDouble(
-                                 bk_load_f64le(self->sl.params + BK_SLIDING_P_ERROR_RATE)))
-BKSLIDING_GETTER(generation_length, PyLong_FromUnsignedLongLong(
-                                        BKSLIDING_PARAM64(self, BK_SLIDING_P_GEN_LENGTH)))
-BKSLIDING_GETTER(generation, PyLong_FromUnsignedLongLong(
-                                 BKSLIDING_PARAM64(self, BK_SLIDING_P_GENERATION)))
-BKSLIDING_GETTER(early_shifts, PyLong_FromUnsignedLongLong(
-                                   BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS)))
-BKSLIDING_GETTER(window_us, PyLong_FromUnsignedLongLong(
-                                BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US)))
-BKSLIDING_GETTER(nbytes, PyLong_FromUnsignedLongLong(self->st.len - BK_SLIDING_HEADER_LEN))
+BKPY_GETTER(bksliding, BKSliding, num_hashes, PyLong_FromUnsignedLong(self->sl.k))
+BKPY_GETTER(bksliding, BKSliding, generations, PyLong_FromUnsignedLong(self->sl.l))
+BKPY_GETTER(bksliding, BKSliding, num_slices, PyLong_FromUnsignedLong(self->sl.S))
+BKPY_GETTER(bksliding, BKSliding, slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
 
 static PyGetSetDef bksliding_getset[] = {
     {"num_hashes", (getter)bksliding_get_num_hashes, NULL, "k, slices (bits) per key.", NULL},
@@ -461,17 +389,16 @@ static PyGetSetDef bksliding_getset[] = {
      "l, generations in the window.", NULL},
     {"num_slices", (getter)bksliding_get_num_slices, NULL, "k + l slices in the ring.", NULL},
     {"slice_bits", (getter)bksliding_get_slice_bits, NULL, "m, bits per slice.", NULL},
-    {"capacity", (getter)bksliding_get_capacity, NULL, "The design window capacity.", NULL},
-    {"error_rate", (getter)bksliding_get_error_rate, NULL, "The design false-positive rate.",
-     NULL},
-    {"generation_length", (getter)bksliding_get_generation_length, NULL,
-     "G = ceil(capacity / l), insertions per generation.", NULL},
-    {"generation", (getter)bksliding_get_generation, NULL, "Shifts since creation.", NULL},
-    {"early_shifts", (getter)bksliding_get_early_shifts, NULL,
-     "Time mode: shifts forced by a full generation.", NULL},
-    {"window_us", (getter)bksliding_get_window_us, NULL,
-     "Time mode: the window in microseconds (0 in count mode).", NULL},
-    {"nbytes", (getter)bksliding_get_nbytes, NULL, "Bytes of the payload.", NULL},
+    BKPY_PARAM(u64, "capacity", BK_SLIDING_P_CAPACITY, "The design window capacity."),
+    BKPY_PARAM(f64, "error_rate", BK_SLIDING_P_ERROR_RATE, "The design false-positive rate."),
+    BKPY_PARAM(u64, "generation_length", BK_SLIDING_P_GEN_LENGTH,
+               "G = ceil(capacity / l), insertions per generation."),
+    BKPY_PARAM(u64, "generation", BK_SLIDING_P_GENERATION, "Shifts since creation."),
+    BKPY_PARAM(u64, "early_shifts", BK_SLIDING_P_EARLY_SHIFTS,
+               "Time mode: shifts forced by a full generation."),
+    BKPY_PARAM(u64, "window_us", BK_SLIDING_P_WINDOW_US,
+               "Time mode: the window in microseconds (0 in count mode)."),
+    BKPY_PAYLOAD_NBYTES("Bytes of the payload."),
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -483,8 +410,7 @@ static PyMethodDef bksliding_methods[] = {
     {"add_many", (PyCFunction)bksliding_add_many, METH_O,
      "add_many($self, keys, /)\n--\n\nAdd every key (one clock reading for the batch); return "
      "how many were absent before."},
-    {"update", (PyCFunction)(void (*)(void))bksliding_update, METH_FASTCALL,
-     "update($self, *iterables)\n--\n\nAlias of add_many for one or more iterables."},
+    BKPY_UPDATE_METHOD,
     {"contains_many", (PyCFunction)bksliding_contains_many, METH_O,
      "contains_many($self, keys, /)\n--\n\nMembership of every key: a list of bools, or a "
      "numpy bool array for array input."},
@@ -505,29 +431,25 @@ static PyMethodDef bksliding_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bksliding_as_sequence = {
-    .sq_length = (lenfunc)bksliding_len,
-    .sq_contains = (objobjproc)bksliding_contains,
-};
+BKPY_SEQUENCE(bksliding);
 
 static PyTypeObject BKSliding_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.SlidingBase",
-    BKPY_OBJ_SLOTS(BKSliding),
+    BKPY_OBJ_SLOTS(bksliding, BKSliding),
     .tp_as_sequence = &bksliding_as_sequence,
     .tp_doc = "SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of SlidingBloomFilter.",
-    .tp_methods = bksliding_methods,
-    .tp_getset = bksliding_getset,
-    .tp_new = bksliding_new,
 };
 
 static const bkpy_desc bksliding_desc = {
     .type = &BKSliding_Type,
+    .noun = "SlidingBloomFilter",
     .kinds = 1u << BK_KIND_SLIDING_BLOOM,
     .attach = bksliding_attach,
     .empty = bksliding_empty,
     .equal = bksliding_equal,
+    .add_many = (PyObject *(*)(PyObject *, PyObject *))bksliding_add_many,
 };
 
 int bksliding_init(PyObject *m)

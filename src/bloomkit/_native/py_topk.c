@@ -854,10 +854,7 @@ static PyMethodDef bktopk_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PySequenceMethods bktopk_as_sequence = {
-    .sq_length = (lenfunc)bktopk_len,
-    .sq_contains = (objobjproc)bktopk_contains,
-};
+BKPY_SEQUENCE(bktopk);
 
 static PyTypeObject BKTopK_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
