@@ -211,6 +211,48 @@ class BatchTests:
         assert len(top) == 10
         assert all(n <= top.sketch.estimate(k) for k, n in top._items())
 
+    def test_a_key_that_changes_the_list_while_it_is_counted(self) -> None:
+        """The list path borrows its keys by index (no reference per
+        distinct key) until a slow key may run Python code: that key's
+        __index__ replaces or removes every item, freeing the keys borrowed
+        before it.  The candidates must still report the objects that were
+        counted, and the sketch count as a loop of add() over the same
+        sequence does (a list iterator sees the changed items too)."""
+
+        class Mutates:
+            def __init__(self, keys: list[Any], how: str) -> None:
+                self.keys, self.how = keys, how
+
+            def __index__(self) -> int:
+                if self.how == "replace":
+                    self.keys[:] = ["".join(["z", "z"]) for _ in self.keys]
+                else:
+                    self.keys.clear()
+                return 7
+
+        def fresh(how: str) -> list[Any]:
+            # Keys made at run time: the list holds their only reference.
+            # 3,301 keys: one chunk of 4,096 events, still open when the
+            # slow key comes.
+            keys: list[Any] = ["".join(["w", str(i % 3)]) for i in range(3301)]
+            keys[300] = Mutates(keys, how)
+            return keys
+
+        for how in ("replace", "clear"):
+            loop = TopK(10, sketch=CountMinSketch(256, 3))
+            for key in fresh(how):
+                loop.add(key)
+            top = TopK(10, sketch=CountMinSketch(256, 3))
+            keys = fresh(how)
+            top.update(keys)
+            gc.collect()
+            assert top.sketch.to_bytes() == loop.sketch.to_bytes(), how
+            got = {(k if isinstance(k, str) else 7): n for k, n in top._items()}
+            want = {"w0": 100, "w1": 100, "w2": 100, 7: 1}
+            if how == "replace":
+                want["zz"] = 3000
+            assert got == want, how
+
     def test_bytes_forms(self) -> None:
         words = [f"w{int(x)}".encode() for x in zipf(3000, 200, 5)]
         loop = TopK(8, sketch=CountMinSketch(64, 3))

@@ -387,14 +387,15 @@ uint64_t bk_sketch_cms_add_estimate(bk_cms *c, uint64_t h, uint64_t count, int a
  * misses: TopK.update of 10^6 Zipf events took 47 ms at depth 7 (761 KB
  * of counters), 42 ms at depth 7 with a 76 KB sketch, 29 ms at depth 2
  * (thread CPU time, loaded 2-vCPU EPYC guest, 512 KiB L2 per CPU). */
-BK_INLINE void bk_sketch_cms_add_estimate_mixed32(bk_cms *c, const uint64_t *hs,
-                                                const uint32_t *counts, size_t n, uint64_t *est)
+BK_INLINE void bk_sketch_cms_add_estimate_mixed32_d(bk_cms *c, const uint64_t *hs,
+                                                  const uint32_t *counts, size_t n,
+                                                  uint64_t *est, const uint32_t d)
 {
     /* Key j gains counts[j], or 1 when counts is NULL (inlined into both
-     * callers, so the count-1 loop keeps its constant). */
+     * callers, so the count-1 loop keeps its constant); d == c->depth,
+     * a constant for the usual depths (bk_sketch_cms_add_estimate_mixed32). */
     uint8_t *ring[BK_CMS_AHEAD][BK_CMS_MAX_DEPTH];
     const uint64_t w = c->width;
-    const uint32_t d = c->depth;
     size_t j;
     for (j = 0; j < n + BK_CMS_AHEAD; j++) {
         if (j >= BK_CMS_AHEAD) {
@@ -403,8 +404,10 @@ BK_INLINE void bk_sketch_cms_add_estimate_mixed32(bk_cms *c, const uint64_t *hs,
             uint64_t add = counts != NULL ? counts[j - BK_CMS_AHEAD] : 1;
             uint32_t m = UINT32_MAX;
             for (uint32_t i = 0; i < d; i++) {
+                /* add < 2^32: v >> 32 is 1 exactly when the sum passed
+                 * UINT32_MAX, and then saturates it (no branch). */
                 uint64_t v = (uint64_t)bk_load_u32le(pos[i]) + add;
-                uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; /* saturate */
+                uint32_t v32 = (uint32_t)v | (uint32_t)(0 - (v >> 32));
                 bk_store_u32le(pos[i], v32);
                 m = v32 < m ? v32 : m;
             }
@@ -420,6 +423,31 @@ BK_INLINE void bk_sketch_cms_add_estimate_mixed32(bk_cms *c, const uint64_t *hs,
                 bk_prefetch_w(pos[i]);
             }
         }
+    }
+}
+
+/* The loop above with the depth a constant for the usual depths
+ * (from_error's ceil(ln(1/delta)): 7 for the default 1e-3), so that the
+ * compiler unrolls both row loops.  Callgrind, TopK.update of 10^6
+ * Zipf(1.0) events (405,367 distinct keys a chunk summed): 287
+ * instructions a distinct key with the row loops rolled at depth 7, 228
+ * unrolled. */
+BK_INLINE void bk_sketch_cms_add_estimate_mixed32(bk_cms *c, const uint64_t *hs,
+                                                const uint32_t *counts, size_t n, uint64_t *est)
+{
+    switch (c->depth) {
+    case 4:
+        bk_sketch_cms_add_estimate_mixed32_d(c, hs, counts, n, est, 4);
+        break;
+    case 5:
+        bk_sketch_cms_add_estimate_mixed32_d(c, hs, counts, n, est, 5);
+        break;
+    case 7:
+        bk_sketch_cms_add_estimate_mixed32_d(c, hs, counts, n, est, 7);
+        break;
+    default:
+        bk_sketch_cms_add_estimate_mixed32_d(c, hs, counts, n, est, c->depth);
+        break;
     }
 }
 

@@ -57,10 +57,6 @@ BK_INLINE int bk_topk_less(const bk_topk *t, uint32_t a, uint32_t b)
     return x->est < y->est || (x->est == y->est && x->tick < y->tick);
 }
 
-BK_INLINE uint32_t bk_topk_home(const bk_topk *t, uint64_t h)
-{
-    return (uint32_t)(h >> 32) & t->index_mask;
-}
 
 /* ---- Begin logic for the heap ----------------------------------------- */
 
@@ -113,19 +109,6 @@ static void bk_topk_fix(bk_topk *t, uint32_t s)
 /* ---- End logic for the heap ------------------------------------------- */
 
 /* ---- Begin logic for the index ---------------------------------------- */
-
-int64_t bk_topk_find(const bk_topk *t, uint64_t h)
-{
-    uint32_t i = bk_topk_home(t, h);
-    for (;;) {
-        int32_t s = t->index[i];
-        if (s < 0)
-            return -1;
-        if (t->slots[s].h == h)
-            return s;
-        i = (i + 1) & t->index_mask;
-    }
-}
 
 static void bk_topk_index_put(bk_topk *t, uint32_t s)
 {
@@ -253,13 +236,6 @@ uint64_t bk_topk_nbytes(const bk_topk *t)
 int64_t bk_topk_min(const bk_topk *t)
 {
     return t->len > 0 ? (int64_t)t->heap[0] : -1;
-}
-
-int bk_topk_admits(const bk_topk *t, uint64_t h, uint64_t est)
-{
-    if (t->len < t->k || est > t->slots[t->heap[0]].est)
-        return 1;
-    return bk_topk_find(t, h) >= 0;
 }
 
 int bk_topk_offer(bk_topk *t, uint64_t h, uint64_t est, void *obj, void **evicted)

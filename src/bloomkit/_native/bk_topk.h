@@ -44,12 +44,38 @@ void bk_topk_free(bk_topk *t);
 /* Bytes allocated. */
 uint64_t bk_topk_nbytes(const bk_topk *t);
 
+/* Inline (called once per distinct key of each chunk by TopK.update,
+ * py_topk.c, whose estimates are mostly below the minimum): the index
+ * cell where h's probe starts. */
+BK_INLINE uint32_t bk_topk_home(const bk_topk *t, uint64_t h)
+{
+    return (uint32_t)(h >> 32) & t->index_mask;
+}
+
 /* The slot of h, or -1. */
-int64_t bk_topk_find(const bk_topk *t, uint64_t h);
+BK_INLINE int64_t bk_topk_find(const bk_topk *t, uint64_t h)
+{
+    uint32_t i = bk_topk_home(t, h);
+    for (;;) {
+        int32_t s = t->index[i];
+        if (s < 0)
+            return -1;
+        if (t->slots[s].h == h)
+            return s;
+        i = (i + 1) & t->index_mask;
+    }
+}
 
 /* Would bk_topk_offer(h, est) keep h (tracked, room, or est above the
- * minimum)?  Lets a caller build the key object only when it is needed. */
-int bk_topk_admits(const bk_topk *t, uint64_t h, uint64_t est);
+ * minimum)?  Lets a caller build the key object only when it is needed.
+ * (A tracked key's estimate can fall below the minimum only after the
+ * sketch was cleared; the probe answers that case.) */
+BK_INLINE int bk_topk_admits(const bk_topk *t, uint64_t h, uint64_t est)
+{
+    if (t->len < t->k || est > t->slots[t->heap[0]].est)
+        return 1;
+    return bk_topk_find(t, h) >= 0;
+}
 
 /* Offer key h with estimate est (its estimate right after its add).  On
  * INSERTED/REPLACED the slot's obj becomes obj and, for REPLACED, the old

@@ -215,6 +215,24 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
                         bkpy_batch_info *info);
 
+/* For a caller that borrows the keys of a list or tuple by index (TopK,
+ * py_topk.c: its chunk function keeps `offset + j` instead of a reference
+ * to the key of hs[j]).  Called, with the GIL and the hashes so far
+ * already handed to fn, just before a key that takes the slow path is
+ * hashed: that may run Python code that changes the list, so the caller
+ * takes references to what it borrowed now.  `key` is items[index], held
+ * by the loop until its hash is done (take a reference to keep it).
+ * Returns 0, or -1 with an exception set (the batch stops). */
+typedef int (*bkpy_hold_fn)(void *ctx, PyObject *key, size_t index);
+
+/* bkpy_for_each_chunk with the GIL held throughout, calling hold before
+ * each slow-path key of a list or tuple (see bkpy_hold_fn).  Between two
+ * such calls no Python code runs in the loop itself (fn may run some: the
+ * loop reads the list again after every fn). */
+int bkpy_for_each_chunk_hold(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                             bkpy_chunk_fn fn, bkpy_hold_fn hold, void *ctx,
+                             bkpy_batch_info *info);
+
 /* bloomkit._core.ByteKeys (py_bytekeys.c): variable-length byte keys in
  * Arrow's offsets + data layout, hashed like bytes objects.  check: is
  * `o` one; len: its number of keys; hash: keys start..start+n-1 into out,

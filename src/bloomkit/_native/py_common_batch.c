@@ -48,6 +48,7 @@ typedef struct {
     int nogil;
     bkpy_state *pin;        /* pinned while the GIL is released (or NULL) */
     bkpy_batch_info *info;
+    bkpy_hold_fn hold;      /* lists and tuples: before a slow key (or NULL) */
 } bkpy_batch;
 
 /* Release the GIL for a GIL-free loop: the pin is the last thing before
@@ -197,8 +198,28 @@ static int bkpy_chunks_sequence(const bkpy_batch *b, PyObject *keys)
             }
         }
         if (i < end) {
-            key = items[i];
-            Py_INCREF(key); /* the list may drop it meanwhile */
+            if (b->hold != NULL) {
+                /* A borrowing caller: the hashes so far go first (fn may
+                 * run Python code: read the list again), then it takes
+                 * its references before the slow key runs any. */
+                if (fill > 0) {
+                    b->fn(b->ctx, hbuf, fill, offset);
+                    offset += fill;
+                    fill = 0;
+                    if (i >= PySequence_Fast_GET_SIZE(keys))
+                        break;
+                }
+                key = PySequence_Fast_ITEMS(keys)[i];
+                Py_INCREF(key);
+                if (b->hold(b->ctx, key, (size_t)i) < 0) {
+                    Py_DECREF(key);
+                    b->info->count = i;
+                    return -1;
+                }
+            } else {
+                key = items[i];
+                Py_INCREF(key); /* the list may drop it meanwhile */
+            }
             rc = bkpy_hash_key_slow(key, b->keyfunc, b->hs, &hbuf[fill]);
             Py_DECREF(key);
             if (rc < 0) {
@@ -253,9 +274,9 @@ fail:
 
 static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                        bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
-                       bkpy_state *pin, bkpy_batch_info *info)
+                       bkpy_state *pin, bkpy_batch_info *info, bkpy_hold_fn hold)
 {
-    bkpy_batch b = {keyfunc, hs, fn, size_fn, ctx, nogil, pin, info};
+    bkpy_batch b = {keyfunc, hs, fn, size_fn, ctx, nogil, pin, info, hold};
     info->count = 0;
     info->from_buffer = 0;
     if (bkpy_is_single_key(keys)) {
@@ -278,14 +299,22 @@ int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
                         bkpy_batch_info *info)
 {
-    return bkpy_chunks(keys, keyfunc, hs, fn, size_fn, ctx, nogil, NULL, info);
+    return bkpy_chunks(keys, keyfunc, hs, fn, size_fn, ctx, nogil, NULL, info, NULL);
+}
+
+int bkpy_for_each_chunk_hold(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
+                             bkpy_chunk_fn fn, bkpy_hold_fn hold, void *ctx,
+                             bkpy_batch_info *info)
+{
+    return bkpy_chunks(keys, keyfunc, hs, fn, NULL, ctx, 0, NULL, info, hold);
 }
 
 int bkpy_for_each_chunk_pinned(bkpy_state *st, PyObject *keys, bkpy_chunk_fn fn,
                                bkpy_size_fn size_fn, void *ctx, int nogil,
                                bkpy_batch_info *info)
 {
-    return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info);
+    return bkpy_chunks(keys, st->keyfunc, &st->hasher, fn, size_fn, ctx, nogil, st, info,
+                       NULL);
 }
 
 /* Called with the GIL held before the chunks (and, for iterators, as they

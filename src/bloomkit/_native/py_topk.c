@@ -14,8 +14,9 @@
  * event in the sketch's 7 rows; most events of a skewed stream repeat a
  * key seen a moment ago.  So update() cuts the batch into chunks of at
  * most BKTOPK_AGG_MAX (65,536) consecutive events and, per chunk, first
- * sums the repeats of each key in a table by its 64-bit hash (the count
- * and the first key object seen), then adds each distinct key once with
+ * sums the repeats of each key in a table by its 64-bit hash (its count
+ * and its first event, whose key object a list lends: see bktopk_batch),
+ * then adds each distinct key once with
  * its count (bk_sketch_cms_add_estimate_counts) in order of first
  * occurrence and offers it once with its estimate right after that add.
  * (Zipf 1.0 over 10^6 keys, benchmarks/topk.py: about 26,300 distinct
@@ -231,7 +232,7 @@ static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t narg
 
 /* Events a batch collects before it counts them: a power of two.  At
  * 2^16 a Zipf(1.0) stream over 10^6 keys has 0.4 distinct keys an event;
- * the table (2^17 cells of 16 bytes, 2 MiB) and the entries (48 bytes
+ * the table (2^17 cells of 16 bytes, 2 MiB) and the entries (44 bytes
  * each) sit in L3; 2^15 and 2^17 measured within the noise.  Smaller
  * batches take a table sized to their length (at least BKPY_CHUNK). */
 #ifndef BKTOPK_AGG_MAX
@@ -242,35 +243,69 @@ static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t narg
  * BKPY_CHUNK) into a table of distinct keys, up to `cap` events, then
  * counted (bktopk_flush): each distinct key added once to the sketch with
  * its count, in order of first occurrence, and offered once with its
- * estimate right after that add. */
-/* A table cell: one cache access per event (h and count together;
- * 16 bytes, 2^17 cells = 2 MiB for the largest chunk, prefetched
- * BKTOPK_AGG_AHEAD events ahead).  count == 0: empty. */
+ * estimate right after that add.
+ *
+ * A table cell: 16 bytes, one cache access per event (2^17 cells = 2 MiB
+ * for the largest chunk, prefetched BKTOPK_AGG_AHEAD events ahead).  A
+ * cell belongs to the current chunk when its gen is the batch's: the next
+ * chunk starts with one increment.  (Before, the flush read each used
+ * cell back for its count and cleared it: a random access into the 2 MiB
+ * table per distinct key, 580,000 simulated L2 misses per 10^6 Zipf
+ * events; the count now lives in the entry, read in order.) */
 typedef struct {
     uint64_t h;
-    uint64_t count; /* a u32 would do; the cell is 16 bytes either way */
+    uint32_t e;   /* its entry */
+    uint32_t gen; /* the chunk that filled it (0: none yet) */
 } bktopk_cell;
 
 /* Events ahead whose cells the collect loop prefetches. */
 #define BKTOPK_AGG_AHEAD 8
 
+/* Entries [0, held) own a reference to their key object objs[e]; the
+ * others are found by their event's index at[e] in the source: a buffer
+ * (an element made only for a key that enters), or, for a list or tuple
+ * without key= (`borrow`), items[at[e]] borrowed from it.  Borrowing is
+ * sound because no Python code runs between hashing those items and
+ * counting them: the list loop (bkpy_for_each_chunk_hold) calls
+ * bktopk_hold, which takes references, before any key that may run some,
+ * and bktopk_collect counts its entries before it returns whenever the
+ * next input chunk might not fit (so the flush of a full chunk, which
+ * releases objects, never runs while an entry is borrowed).  That saves
+ * an INCREF at the first occurrence and a DECREF at the flush (a write to
+ * a key object long out of cache: 260,000 simulated L2 misses per 10^6
+ * Zipf events). */
 typedef struct {
     BKTopK *self;
-    PyObject *source;     /* buffer input: indexed for the keys that enter */
+    PyObject *source;     /* indexed for the keys that enter */
     int failed;           /* counting failed (exception set): stop counting */
+    int borrow;           /* source is a list or tuple, entries borrow from it */
     size_t cap;           /* events per collected chunk at most, >= BKPY_CHUNK */
     size_t events;        /* events collected so far in this chunk */
     size_t ndistinct;     /* entries used */
+    size_t held;          /* entries [0, held) own objs[e] */
     uint32_t mask;        /* table cells - 1 (2 cap cells: at most half full) */
+    uint32_t gen;         /* the current chunk's cells, >= 1 */
     bktopk_cell *cells;   /* open addressing by h, linear probing */
-    uint32_t *cell_of;    /* entry: its cell (first-occurrence order) */
-    uint64_t *hs;         /* entry: the key's hash (filled by the flush) */
-    uint32_t *counts;     /* entry: its events in this chunk (ditto) */
-    PyObject **objs;      /* entry: first key object seen (a reference), or NULL */
-    size_t *at;           /* entry: index of its first event (buffer input) */
+    uint64_t *hs;         /* entry: the key's hash */
+    uint32_t *counts;     /* entry: its events in this chunk */
+    PyObject **objs;      /* entry < held: its key object (a reference) */
+    size_t *at;           /* entry: index of its first event in the source */
     uint64_t *est;        /* entry: estimate after its add */
     PyObject **evicted;   /* up to cap evicted key objects of one flush */
+    PyObject *slow;       /* borrow: the last slow-path key (a reference) */
+    size_t slow_at;       /* its index (SIZE_MAX: none) */
 } bktopk_batch;
+
+/* A new reference to the key of event `index` of the source (batches
+ * without key objects): the slow key bktopk_hold keeps, or the element. */
+static PyObject *bktopk_source_key(bktopk_batch *b, size_t index)
+{
+    if (index == b->slow_at) {
+        Py_INCREF(b->slow);
+        return b->slow;
+    }
+    return PySequence_GetItem(b->source, (Py_ssize_t)index);
+}
 
 /* The old per-event loop, for conservative sketches (whose counters
  * depend on the order of adds): hs[0..n) added one by one, each offered
@@ -302,8 +337,9 @@ static void bktopk_run_events(bktopk_batch *b, const uint64_t *hs, PyObject *con
         } else if (bk_topk_find(&self->t, hs[j]) >= 0) {
             rc = bktopk_offer(self, hs[j], b->est[j], NULL, &ev); /* an update */
         } else {
-            /* May run Python code (the collector): offer after it. */
-            key = PySequence_GetItem(b->source, (Py_ssize_t)(offset + j));
+            /* A buffer's element may run Python code (the collector):
+             * offer after it. */
+            key = bktopk_source_key(b, offset + j);
             if (key == NULL) {
                 rc = -1;
             } else {
@@ -324,25 +360,25 @@ static void bktopk_run_events(bktopk_batch *b, const uint64_t *hs, PyObject *con
 
 /* Count the collected events and offer each distinct key, then release
  * the entries.  Runs Python code (releasing objects, indexing a buffer
- * source) only after the sketch is counted, and never while an entry is
- * borrowed.  An exception already set (a bad key) is kept unless counting
+ * source) only after the sketch is counted and the borrowed entries are
+ * offered.  An exception already set (a bad key) is kept unless counting
  * itself fails, whose exception wins.  Returns 0, or -1 (b->failed). */
 static int bktopk_flush(bktopk_batch *b)
 {
     BKTopK *self = b->self;
     PyObject *type = NULL, *value = NULL, *tb = NULL;
-    size_t n = b->ndistinct, nevicted = 0;
+    PyObject **items = NULL;
+    size_t n = b->ndistinct, held = b->held, nevicted = 0, nitems = 0;
     int pending = PyErr_Occurred() != NULL, failed_before = b->failed;
     if (n == 0)
         return b->failed ? -1 : 0;
     if (pending)
         PyErr_Fetch(&type, &value, &tb);
     b->ndistinct = 0;
-    for (size_t e = 0; e < n; e++) {
-        bktopk_cell *cell = &b->cells[b->cell_of[e]];
-        b->hs[e] = cell->h;
-        b->counts[e] = (uint32_t)cell->count;
-        cell->count = 0;
+    b->held = 0;
+    if (++b->gen == 0) { /* 2^32 - 1 chunks later: start the cells again */
+        memset(b->cells, 0, ((size_t)b->mask + 1) * sizeof(bktopk_cell));
+        b->gen = 1;
     }
     if (!b->failed) {
         bkpy_state *st = bksketch_cms_state(self->sketch);
@@ -357,13 +393,25 @@ static int bktopk_flush(bktopk_batch *b)
         }
     }
     b->events = 0;
+    if (b->borrow) {
+        items = PySequence_Fast_ITEMS(b->source);
+        nitems = (size_t)PySequence_Fast_GET_SIZE(b->source);
+    }
     for (size_t e = 0; e < n && !b->failed; e++) {
         PyObject *key, *ev = NULL;
         int rc;
         if (!bk_topk_admits(&self->t, b->hs[e], b->est[e]))
             continue;
-        if (b->objs[e] != NULL) {
+        if (e < held) {
             rc = bktopk_offer(self, b->hs[e], b->est[e], b->objs[e], &ev);
+        } else if (b->borrow) {
+            /* Borrowed: nothing ran Python code since it was hashed. */
+            if (BK_UNLIKELY(b->at[e] >= nitems)) {
+                PyErr_SetString(PyExc_RuntimeError, "the list changed size during update()");
+                rc = -1;
+            } else {
+                rc = bktopk_offer(self, b->hs[e], b->est[e], items[b->at[e]], &ev);
+            }
         } else if (bk_topk_find(&self->t, b->hs[e]) >= 0) {
             rc = bktopk_offer(self, b->hs[e], b->est[e], NULL, &ev); /* an update */
         } else {
@@ -383,8 +431,8 @@ static int bktopk_flush(bktopk_batch *b)
     }
     for (size_t j = 0; j < nevicted; j++)
         Py_DECREF(b->evicted[j]);
-    for (size_t e = 0; e < n; e++)
-        Py_XDECREF(b->objs[e]);
+    for (size_t e = 0; e < held; e++)
+        Py_DECREF(b->objs[e]);
     if (pending) {
         if (b->failed && !failed_before) { /* counting's own error wins */
             Py_XDECREF(type);
@@ -397,17 +445,20 @@ static int bktopk_flush(bktopk_batch *b)
     return b->failed ? -1 : 0;
 }
 
-/* Collect hs[0..n) (n <= BKPY_CHUNK), their key objects when the caller
- * has them (borrowed: the entry takes its own reference) or NULL for a
- * buffer whose elements offset.. they are.  A flush (Python code), if
- * the chunk would not fit, comes before objs is read; callers that borrow
- * objs from a list (bktopk_update_seq) make room first, so it never runs
- * while they hold borrowed keys. */
+/* Collect hs[0..n) (n <= BKPY_CHUNK), the keys of events offset.. of the
+ * source, with their key objects when the caller has them (borrowed: the
+ * entry takes its own reference) or NULL (a buffer, or a list the entries
+ * borrow from).  Counts the chunk before returning when another input
+ * chunk might not fit, so that a borrowing batch never flushes (Python
+ * code) before it has counted what it borrowed. */
 static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
                            size_t n, size_t offset)
 {
-    const uint32_t mask = b->mask;
+    const uint32_t mask = b->mask, gen = b->gen;
     bktopk_cell *cells = b->cells;
+    uint64_t *ehs = b->hs;
+    uint32_t *counts = b->counts;
+    size_t nd;
     if (b->failed || n == 0)
         return;
     if (BK_UNLIKELY(bksketch_cms_core(b->self->sketch)->conservative)) {
@@ -415,30 +466,49 @@ static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const 
             bktopk_run_events(b, hs, objs, n, offset);
         return;
     }
+    /* Never taken after a collect or a hold (both leave room for a full
+     * input chunk); kept for any other caller. */
     if (b->events + n > b->cap && bktopk_flush(b) < 0)
         return;
     b->events += n;
+    nd = b->ndistinct;
     for (size_t j = 0; j < n; j++) {
         uint64_t h = hs[j];
-        uint32_t i = (uint32_t)(h >> 32) & mask, e;
+        uint32_t i = (uint32_t)(h >> 32) & mask;
         if (j + BKTOPK_AGG_AHEAD < n)
             bk_prefetch_w(&cells[(uint32_t)(hs[j + BKTOPK_AGG_AHEAD] >> 32) & mask]);
-        while (cells[i].count != 0) {
-            if (cells[i].h == h) {
-                cells[i].count++;
-                goto next;
+        for (;;) {
+            bktopk_cell *c = &cells[i];
+            if (c->gen != gen) {
+                c->h = h;
+                c->e = (uint32_t)nd;
+                c->gen = gen;
+                ehs[nd] = h;
+                counts[nd] = 1;
+                b->at[nd] = offset + j;
+                if (objs != NULL) {
+                    Py_INCREF(objs[j]);
+                    b->objs[nd] = objs[j];
+                    b->held = nd + 1; /* every entry holds one */
+                } else if (BK_UNLIKELY(offset + j == b->slow_at)) {
+                    /* The slow key is the first entry after bktopk_hold. */
+                    Py_INCREF(b->slow);
+                    b->objs[nd] = b->slow;
+                    b->held = nd + 1;
+                }
+                nd++;
+                break;
+            }
+            if (c->h == h) {
+                counts[c->e]++;
+                break;
             }
             i = (i + 1) & mask;
         }
-        e = (uint32_t)b->ndistinct++;
-        cells[i].h = h;
-        cells[i].count = 1;
-        b->cell_of[e] = i;
-        b->at[e] = offset + j;
-        b->objs[e] = objs != NULL ? objs[j] : NULL;
-        Py_XINCREF(b->objs[e]);
-    next:;
     }
+    b->ndistinct = nd;
+    if (b->events + BKPY_CHUNK > b->cap)
+        bktopk_flush(b);
 }
 
 /* A batch for about `hint` events (0: unknown): its arrays in one block. */
@@ -452,7 +522,7 @@ static bktopk_batch *bktopk_batch_new(BKTopK *self, PyObject *source, Py_ssize_t
     cells = 2 * cap;
     size = sizeof *b + cells * sizeof(bktopk_cell) +
            cap * (sizeof(uint64_t) * 2 + sizeof(PyObject *) * 2 + sizeof(size_t) +
-                  sizeof(uint32_t) * 2);
+                  sizeof(uint32_t));
     b = (bktopk_batch *)PyMem_Malloc(size);
     if (b == NULL)
         return NULL;
@@ -470,16 +540,19 @@ static bktopk_batch *bktopk_batch_new(BKTopK *self, PyObject *source, Py_ssize_t
     b->at = (size_t *)(void *)p;
     p += cap * sizeof(size_t);
     b->counts = (uint32_t *)(void *)p;
-    p += cap * sizeof(uint32_t);
-    b->cell_of = (uint32_t *)(void *)p;
     memset(b->cells, 0, cells * sizeof(bktopk_cell));
     b->self = self;
     b->source = source;
     b->failed = 0;
+    b->borrow = 0;
     b->cap = cap;
     b->events = 0;
     b->ndistinct = 0;
+    b->held = 0;
     b->mask = (uint32_t)(cells - 1);
+    b->gen = 1;
+    b->slow = NULL;
+    b->slow_at = SIZE_MAX;
     return b;
 }
 
@@ -488,66 +561,31 @@ static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t 
     bktopk_collect((bktopk_batch *)ctx, hs, NULL, n, offset);
 }
 
-/* Keys of a list or tuple whose objects the loop prefetches ahead (as
- * py_common.c's batch loop does: 16 keys, ~200 ns). */
-#define BKTOPK_LIST_AHEAD 16
-
-/* A list or tuple without key=: the keys hashed inline (exact str, int,
- * bytes) run no Python code, so the chunk borrows them from the list until
- * bktopk_collect has taken its references, with room made (a flush, which
- * may run Python code) before any is read; a key that needs the slow hash
- * (which may run Python code that changes the list) goes alone, held by a
- * reference.  Returns 0, or -1 with an exception set. */
-static int bktopk_update_seq(bktopk_batch *b, PyObject *keys)
+/* bkpy_hold_fn of a list or tuple: key (items[index]) takes the slow
+ * path, which may run Python code that changes the list, so every entry
+ * borrowed so far takes its reference now, and the key is kept (its entry
+ * takes it, bktopk_collect).  The chunks before it are all collected. */
+static int bktopk_hold(void *ctx, PyObject *key, size_t index)
 {
-    uint64_t hs[BKPY_CHUNK];
-    PyObject *objs[BKPY_CHUNK];
-    const bk_hasher *hasher = &bksketch_cms_state(b->self->sketch)->hasher;
-    Py_ssize_t i = 0;
-    for (;;) {
-        Py_ssize_t n, end;
-        PyObject **items;
-        size_t fill = 0;
-        PyObject *key;
-        uint64_t h;
-        if (b->events + BKPY_CHUNK > b->cap && bktopk_flush(b) < 0)
-            return -1;
-        /* Read again after anything that may have run Python code. */
-        n = PySequence_Fast_GET_SIZE(keys);
-        items = PySequence_Fast_ITEMS(keys);
-        if (i >= n)
-            return 0;
-        end = n - i < (Py_ssize_t)BKPY_CHUNK ? n : i + (Py_ssize_t)BKPY_CHUNK;
-        for (; i < end; i++) {
-            if (i + BKTOPK_LIST_AHEAD < n)
-                bk_prefetch_r((const char *)items[i + BKTOPK_LIST_AHEAD]);
-            if (!bkpy_hash_key_fast(items[i], hasher, &hs[fill]))
-                break;
-            objs[fill++] = items[i];
-        }
-        bktopk_collect(b, hs, objs, fill, 0);
-        if (b->failed)
-            return -1;
-        if (i == end)
-            continue;
-        /* items[i] takes the slow path (or the list changed meanwhile). */
-        if (i >= PySequence_Fast_GET_SIZE(keys))
-            return 0;
-        key = PySequence_Fast_ITEMS(keys)[i];
-        Py_INCREF(key);
-        if (bkpy_hash_key(key, NULL, hasher, &h) < 0) {
-            Py_DECREF(key);
-            return -1; /* the keys before it are counted by the last flush */
-        }
-        bktopk_collect(b, &h, &key, 1, 0);
-        Py_DECREF(key);
-        if (b->failed)
-            return -1;
-        i++;
+    bktopk_batch *b = (bktopk_batch *)ctx;
+    PyObject **items = PySequence_Fast_ITEMS(b->source);
+    PyObject *old = b->slow;
+    if (b->failed)
+        return -1;
+    for (size_t e = b->held; e < b->ndistinct; e++) {
+        b->objs[e] = items[b->at[e]];
+        Py_INCREF(b->objs[e]);
     }
+    b->held = b->ndistinct;
+    Py_INCREF(key);
+    b->slow = key;
+    b->slow_at = index;
+    Py_XDECREF(old); /* may run Python code: nothing is borrowed now */
+    return 0;
 }
 
-/* Lists, tuples and other iterables: up to BKPY_CHUNK keys hashed, each
+/* Lists, tuples and other iterables under key=, and any other iterable:
+ * up to BKPY_CHUNK keys hashed, each
  * held by a reference (a key= function or an iterator may run Python code
  * that changes the list), then collected.  A key that fails to hash or an
  * iterator that raises stops the batch with the keys before it collected
@@ -648,7 +686,12 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
         rc = bkpy_for_each_chunk(keys, NULL, &st->hasher, bktopk_buffer_chunk, NULL, b, 0,
                                  &info);
     } else if (st->keyfunc == NULL && (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))) {
-        rc = bktopk_update_seq(b, keys);
+        /* The shared list loop (inline keys, prefetched objects); the
+         * entries borrow the keys (bktopk_hold). */
+        bkpy_batch_info info;
+        b->borrow = 1;
+        rc = bkpy_for_each_chunk_hold(keys, NULL, &st->hasher, bktopk_buffer_chunk, bktopk_hold,
+                                      b, &info);
     } else {
         rc = bktopk_update_objects(b, keys);
     }
@@ -656,6 +699,7 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
      * exception already set is kept). */
     if (bktopk_flush(b) < 0)
         rc = -1;
+    Py_XDECREF(b->slow);
     PyMem_Free(b);
     Py_DECREF(self);
     if (rc < 0)
