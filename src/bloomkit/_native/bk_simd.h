@@ -45,4 +45,13 @@ int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k);
 uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
                                        uint32_t version, const uint64_t *hs, size_t n);
 
+/* The counting filter's blocked layout with 4-bit counters
+ * (bk_counting.h): 1 if the k (1..24) nibbles of the 64-byte block blk
+ * that key hash h selects are all nonzero (==
+ * bk_counting_blocked4_contains).  The batch form prefetches ahead over
+ * a payload of num_blocks blocks: out[i] = contains(hs[i]). */
+int bk_simd_counting4_contains_avx2(const uint8_t *blk, uint64_t h, uint32_t k);
+void bk_simd_counting4_contains_many_avx2(const uint8_t *bytes, uint64_t num_blocks, uint32_t k,
+                                          const uint64_t *hs, size_t n, uint8_t *out);
+
 #endif /* BK_SIMD_H */
