@@ -64,7 +64,10 @@ int bk_simd_avx2 = 0;
 /* clang-cl's <immintrin.h> (clang 14 at least) declares the AVX and AVX2
  * intrinsics only when the whole file is built for AVX2; cl.exe always
  * does.  Their own headers, after <immintrin.h>, declare them for the
- * target("avx2") functions below without -mavx2. */
+ * target("avx2") functions below without -mavx2.  The same holds for the
+ * SSSE3 and SSE4.1 ones of the counting query (pshufb, pblendvb). */
+#include <tmmintrin.h>
+#include <smmintrin.h>
 #include <avxintrin.h>
 #include <avx2intrin.h>
 #endif
