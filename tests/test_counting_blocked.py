@@ -272,3 +272,41 @@ class HostileInputTests:
         assert struct.unpack_from("<I", blocked, 76)[0] == 0x10004
         classic = CountingBloomFilter(40, 0.1, layout="classic").to_bytes()
         assert struct.unpack_from("<I", classic, 76)[0] == 4
+
+
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 23, 24])
+def test_vector_query_reads_the_nibbles_the_positions_name(k: int, rng: random.Random) -> None:
+    # The AVX2 query of the 4-bit blocked layout (bk_simd.c) takes the
+    # nibbles 8 at a time (4 per stream word), picking the byte with pshufb
+    # and the nibble by the position's low bit.  For every k around those
+    # boundaries, on counters of every value (adds repeated up to saturation
+    # in both nibbles, removes back to zero), `in`, list and numpy batches
+    # must say "all k counters nonzero" exactly as the counters in the
+    # payload do, on the vector and the scalar path.
+    simd_before = bloomkit._core.BloomBase._simd()
+    m = 128 * 37
+    f = bloomkit._core.CountingBase.__new__(CountingBloomFilter, m, k, 4, 1000, 0.01,
+                                            seed=rng.randrange(2**64), layout=1)
+    keys = [rng.randrange(2**64) for _ in range(40 * 32 // k + 5)]
+    for i, key in enumerate(keys):
+        for _ in range(1 + i % 17):  # counts 1..17: saturates some at 15
+            f.add(key)
+    for key in keys[::3]:
+        f.remove(key)
+    payload = f.to_bytes()[HEADER:]
+
+    def counter(p: int) -> int:
+        return (payload[p // 2] >> (4 * (p % 2))) & 15
+
+    probes = keys + [rng.randrange(2**64) for _ in range(3000)]
+    want = [all(counter(p) for p in f._counter_positions(q)) for q in probes]
+    assert any(want) and not all(want)
+    arr = np.array(probes, dtype=np.uint64)
+    try:
+        for simd in (False, True):
+            bloomkit._core.BloomBase._simd(simd)
+            assert [q in f for q in probes] == want, simd
+            assert list(f.contains_many(probes)) == want, simd
+            assert list(f.contains_many(arr)) == want, simd
+    finally:
+        bloomkit._core.BloomBase._simd(simd_before)

@@ -305,6 +305,36 @@ class ChainProbeTests:
         g.add_many(keys)
         assert g == f  # the batch add stores exactly the per-item add's bits
 
+    @pytest.mark.parametrize("p", [0.3, 0.01, 1e-4])
+    @pytest.mark.parametrize("version", [0, 1])
+    def test_vector_chain_paths_match_the_scalar_ones(self, rng: random.Random, p: float,
+                                                      version: int) -> None:
+        # The AVX2 chain paths of version-1 blocked chains (bk_simd.c: each
+        # key's stream words once for every link; links k from 1 up to ~20,
+        # so 1, 2 and 3 groups of 8 probes) store the bytes and give the
+        # answers of the scalar link-by-link paths; version 0 keeps those.
+        keys = [rng.getrandbits(40) for _ in range(3000)]
+        keys += keys[:300]  # present keys re-added: answered, nothing written
+        probes = keys[::5] + [rng.getrandbits(40) for _ in range(3000)]
+        before = bloomkit._core.BloomBase._simd()
+        seen = []
+        try:
+            for simd in (False, True):
+                bloomkit._core.BloomBase._simd(simd)
+                f = ScalableBloomFilter(40, p, layout="blocked", layout_version=version)
+                new = [f.add(key) for key in keys]
+                g = ScalableBloomFilter(40, p, layout="blocked", layout_version=version)
+                added = g.add_many(keys)
+                seen.append((f.to_bytes(), g.to_bytes(), new, added, [k in f for k in probes],
+                             list(f.contains_many(probes)),
+                             list(f.contains_many(np.array(probes, dtype=np.uint64)))))
+        finally:
+            bloomkit._core.BloomBase._simd(before)
+        assert seen[0] == seen[1]
+        state, batch_state, new, added, *answers = seen[1]
+        assert state == batch_state and added == sum(new) and answers[0] == answers[1] == answers[2]
+        assert f.num_links >= 5 and all(answers[0][:len(keys[::5])])
+
 
 class ConcurrencyTests:
     def test_growth_waits_for_gil_free_queries(self) -> None:

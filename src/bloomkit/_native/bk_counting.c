@@ -272,6 +272,11 @@ uint64_t bk_counting_add_many(bk_counting *c, const uint64_t *hs, size_t n, int 
 void bk_counting_contains_many(const bk_counting *c, const uint64_t *hs, size_t n, uint8_t *out)
 {
     size_t i, ahead = BK_COUNTING_AHEAD_OF(c);
+    if (c->layout == BK_COUNTING_LAYOUT_BLOCKED && c->bits == 4 && bk_simd_avx2) {
+        /* the default shape: the vector probe, inlined in its own loop */
+        bk_simd_counting4_contains_many_avx2(c->bytes, c->num_blocks, c->k, hs, n, out);
+        return;
+    }
     for (i = 0; i < n && i < ahead; i++)
         bk_counting_prefetch(c, hs[i]);
     for (i = 0; i < n; i++) {

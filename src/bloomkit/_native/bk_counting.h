@@ -12,6 +12,7 @@
 #include "bk_endian.h"
 #include "bk_format.h"
 #include "bk_hash.h"
+#include "bk_simd.h"
 
 /* Parameter block (offsets from the params area at byte 64). */
 #define BK_COUNTING_P_NUM_COUNTERS 0   /* u64 m */
@@ -249,8 +250,12 @@ BK_INLINE int bk_counting_contains(const bk_counting *c, uint64_t h)
     uint32_t k = c->k;
     if (c->layout == BK_COUNTING_LAYOUT_BLOCKED) {
         int all = 1;
-        if (c->bits == 4)
+        if (c->bits == 4) {
+            if (BK_LIKELY(bk_simd_avx2)) /* the same nibbles, 8 at a time (bk_simd.c) */
+                return bk_simd_counting4_contains_avx2(
+                    bytes + bk_counting_block(c, h) * BK_COUNTING_BLOCK_BYTES, h, k);
             return bk_counting_blocked4_contains(c, h);
+        }
         BK_COUNTING_PROBES(c, h, pos, { all &= bk_counting_get(c, pos) != 0; });
         return all;
     }

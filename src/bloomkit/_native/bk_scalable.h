@@ -139,6 +139,7 @@ typedef struct {
     const uint64_t *w[BK_SCALABLE_MAX_LINKS];
     uint32_t k[BK_SCALABLE_MAX_LINKS];
     uint32_t round;  /* r: BK_SCALABLE_ROUND_LONG or _SHORT (<= every link's k), or 0 */
+    uint64_t nb[BK_SCALABLE_MAX_LINKS];  /* blocked: num_blocks (bk_simd_chain1_*) */
 } bk_scalable_soa;
 
 BK_INLINE void bk_scalable_soa_attach(bk_scalable_soa *s, const bk_bloom *links, uint32_t n)
@@ -148,6 +149,7 @@ BK_INLINE void bk_scalable_soa_attach(bk_scalable_soa *s, const bk_bloom *links,
         s->m[l] = links[l].num_bits;
         s->w[l] = links[l].words;
         s->k[l] = links[l].k;
+        s->nb[l] = links[l].num_blocks;
         if (links[l].k < min_k)
             min_k = links[l].k;
     }
@@ -287,10 +289,15 @@ BK_INLINE int bk_scalable_classic_contains(const bk_bloom *links, const bk_scala
  * lines of a 10^6-key chain are L2 hits; on the AMD guest (512 KiB L2,
  * 7 links after 100x growth, counting_scalable.py) it is what keeps `in`
  * of absent keys near the add's cost (docs/scalable.md). */
-BK_INLINE int bk_scalable_blocked_contains(const bk_bloom *links, uint32_t n, uint64_t h)
+BK_INLINE int bk_scalable_blocked_contains(const bk_bloom *links, const bk_scalable_soa *s,
+                                           uint32_t n, uint64_t h)
 {
     for (uint32_t l = n; l-- > 0;)
         bk_prefetch_r(bk_bloom_block(&links[l], h));
+    /* version 1 (every chain written since it exists): the key's stream
+     * words once for all links (bk_simd.c) */
+    if (BK_LIKELY(bk_simd_avx2) && links[0].version == BK_BLOOM_VERSION_STREAM)
+        return bk_simd_chain1_contains_avx2(s->w, s->nb, s->k, n, h);
     for (uint32_t l = n; l-- > 0;)
         if (bk_bloom_contains(&links[l], h))
             return 1;
@@ -303,7 +310,7 @@ BK_INLINE int bk_scalable_contains(const bk_bloom *links, const bk_scalable_soa 
                                    uint64_t h)
 {
     if (links[0].blocked)
-        return bk_scalable_blocked_contains(links, n, h);
+        return bk_scalable_blocked_contains(links, s, n, h);
     return bk_scalable_classic_contains(links, s, n, h);
 }
 
@@ -321,6 +328,8 @@ BK_INLINE int bk_scalable_add_newest(bk_bloom *links, const bk_scalable_soa *s, 
     if (nb->blocked) {
         for (uint32_t l = 0; l < n; l++)
             bk_prefetch_r(bk_bloom_block(&links[l], h));
+        if (BK_LIKELY(bk_simd_avx2) && nb->version == BK_BLOOM_VERSION_STREAM)
+            return bk_simd_chain1_add_avx2(s->w, s->nb, s->k, n, nb->words, h);
         for (uint32_t l = n - 1; l-- > 0;)
             if (bk_bloom_contains(&links[l], h))
                 return 0;

@@ -45,4 +45,32 @@ int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k);
 uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
                                        uint32_t version, const uint64_t *hs, size_t n);
 
+/* The counting filter's blocked layout with 4-bit counters
+ * (bk_counting.h): 1 if the k (1..24) nibbles of the 64-byte block blk
+ * that key hash h selects are all nonzero (==
+ * bk_counting_blocked4_contains).  The batch form prefetches ahead over
+ * a payload of num_blocks blocks: out[i] = contains(hs[i]). */
+int bk_simd_counting4_contains_avx2(const uint8_t *blk, uint64_t h, uint32_t k);
+void bk_simd_counting4_contains_many_avx2(const uint8_t *bytes, uint64_t num_blocks, uint32_t k,
+                                          const uint64_t *hs, size_t n, uint8_t *out);
+
+/* A scalable chain of nlinks blocked links of layout version 1 (link l:
+ * words[l], num_blocks[l], k[l] <= 24): out[i] = 1 if some link holds
+ * hs[i] (== bk_bloom_contains on every link, OR'ed).  Each key's stream
+ * words are derived once, then the links are visited one after the other
+ * over a group of keys, prefetching ahead. */
+void bk_simd_chain1_contains_many_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
+                                       const uint32_t *k, uint32_t nlinks, const uint64_t *hs,
+                                       size_t n, uint8_t *out);
+
+/* Per key, on the same chains: contains (links newest first, the first
+ * holder ends it; the caller prefetched every link's line), and the
+ * private add to the newest link, words[nlinks - 1] == newest: 0 when some
+ * link holds h (nothing written), else its k bits set in the newest link
+ * and 1 (== bk_scalable_add_newest). */
+int bk_simd_chain1_contains_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
+                                 const uint32_t *k, uint32_t nlinks, uint64_t h);
+int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
+                            const uint32_t *k, uint32_t nlinks, uint64_t *newest, uint64_t h);
+
 #endif /* BK_SIMD_H */

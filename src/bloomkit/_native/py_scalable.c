@@ -388,6 +388,18 @@ static void bkscalable_probe(const void *view, const uint64_t *hs, size_t n, uin
          * per link, so testing every key in every link is cheap, and 2-3x
          * faster than the per-key chain walk below. */
         uint8_t tmp[BKPY_CHUNK];
+        if (bk_simd_avx2 && self->links[0].version == BK_BLOOM_VERSION_STREAM) {
+            /* the same passes, each key's positions derived once for all
+             * links (bk_simd.c) */
+            const uint64_t *words[BK_SCALABLE_MAX_LINKS];
+            uint64_t nb[BK_SCALABLE_MAX_LINKS];
+            for (uint32_t l = 0; l < self->n; l++) {
+                words[l] = self->links[l].words;
+                nb[l] = self->links[l].num_blocks;
+            }
+            bk_simd_chain1_contains_many_avx2(words, nb, self->soa.k, self->n, hs, n, out);
+            return;
+        }
         bk_bloom_contains_many(&self->links[self->n - 1], hs, n, out);
         for (uint32_t l = self->n - 1; l-- > 0;) {
             bk_bloom_contains_many(&self->links[l], hs, n, tmp);
