@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import machine
 import scale
 
 
@@ -36,7 +37,8 @@ def main() -> int:
     keys, absent = work / f"keys-{n}.npy", work / f"absent-{n}.npy"
     built = work / f"cli-{n}.bkf"
     trees = dict(t.split("=", 1) for t in args.tree)
-    out: dict[str, list[dict[str, Any]]] = {}
+    info = machine.announce()
+    out: dict[str, Any] = {"machine": info}
     for rnd in range(args.rounds):
         for name, tree in trees.items():
             os.environ["PYTHONPATH"] = str(Path(tree).resolve())
