@@ -34,9 +34,10 @@ KIND_SLIDING_BLOOM: int = _core.KINDS["SlidingBloomFilter"]
 MAX_GENERATIONS = 32
 """Largest l the sizing picks.  More generations cost fewer bits a key
 (the window's slack, capacity / l, shrinks and the slices' fill evens out)
-but a query probes about (k + l) / k slices: at 1e-2, l = 16 costs 20.9 bits
-a key, l = 32 19.9, l = 64 19.6 (docs/sliding.md); 32 keeps an absent
-key's query near 5 probes."""
+but a query probes at least (k + l) / k slices: at 1e-2, l = 16 costs 20.9
+bits a key, l = 32 19.9, l = 64 19.6 (docs/sliding.md); at 32 an absent
+key's query makes about 9 probes (measured at 1e-2: the checkpoints and the
+neighbours of the set ones)."""
 
 MIN_ERROR_RATE = 1e-9
 MAX_ERROR_RATE = 0.5

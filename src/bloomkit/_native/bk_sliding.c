@@ -52,8 +52,9 @@
  * "checkpoint" ages skip + k - 1, skip + 2k - 1, ...: the query probes
  * those, and only around a set checkpoint probes its neighbours; after an
  * unset age b the next checkpoint is b + k.  An absent key costs about
- * S / k + 2 probes (each a cache miss for a large filter), a present key
- * up to k + a few.
+ * 9 probes at 1% (measured on a full filter, k = 9, S = 41: the S / k
+ * checkpoints and the neighbours of the set ones, old slices being half
+ * full; each a cache miss for a large filter), a present key k + a few.
  *
  * Invariants: a slice's bits only go 0 -> 1 between the shifts that clear
  * it; the ring position is g mod S; c <= G (shifts are lazy: the add that
