@@ -4,6 +4,7 @@
     PYTHONPATH=src python benchmarks/sliding.py                  capacity 10^6
     PYTHONPATH=src python benchmarks/sliding.py --smoke          capacity 10^4
     PYTHONPATH=src python benchmarks/sliding.py --timing         add rough timings
+    PYTHONPATH=src python benchmarks/sliding.py --ratios         issue #18's speed ratios only
 
 For rates 1e-2 and 1e-3: a stream of 20 x capacity distinct int64 keys in
 generation-sized batches; at checkpoints (full generations, the worst
@@ -18,7 +19,13 @@ capacity / 3 keys each at the target rate), on a shorter stream (it runs
 at ~20 us a key).  probabilistic-rs' ExpiringBloomFilter is a Rust crate
 with no pip package: not measured here (docs/sliding.md quotes its
 published figure).  No timing is asserted anywhere; --timing prints rough
-per-key figures (a shared machine makes them indicative only).
+per-key figures (a shared machine makes them indicative only).  --ratios
+prints issue #18's five speed cells at capacity 10^6, 1% (random int64 keys,
+10^6 a cell) as ratios to BlockedBloomFilter(10^6, 0.01) measured in the same
+process with the CPU clock (time.process_time), the two classes alternated,
+median of 5: numpy add_many, numpy contains_many (absent keys), a bound
+`add(k)` loop (fresh keys), `f.add(k)` (the same keys again: present keys
+refreshed) and `k in f` (absent keys).
 """
 
 from __future__ import annotations
@@ -107,13 +114,61 @@ def timing(capacity: int, rate: float) -> None:
               f"`in` {t_in * 1e9:7.1f} ns/key (indicative only)")
 
 
+def ratios(reps: int = 5, n: int = 10**6) -> None:
+    """Issue #18's five speed cells, as ratios to BlockedBloomFilter (see the docstring)."""
+    import statistics
+
+    rng = np.random.default_rng(7)
+    keys = rng.integers(-2**62, 2**62, n, dtype=np.int64)
+    absent = rng.integers(-2**62, 2**62, n, dtype=np.int64)
+    lk, la = keys.tolist(), absent.tolist()
+    clock = time.process_time
+    res: dict[tuple[str, str], list[float]] = {}
+    for _ in range(reps):
+        for cls in (bloomkit.BlockedBloomFilter, SlidingBloomFilter):
+            f: Any = cls(n, 0.01)
+            t = clock()
+            f.add_many(keys)
+            t1 = clock() - t
+            t = clock()
+            f.contains_many(absent)
+            t2 = clock() - t
+            f = cls(n, 0.01)
+            add = f.add
+            t = clock()
+            for k in lk:
+                add(k)
+            t3 = clock() - t
+            t = clock()
+            for k in la:
+                k in f  # noqa: B015
+            t4 = clock() - t
+            t = clock()
+            for k in lk:
+                f.add(k)
+            t5 = clock() - t
+            for cell, v in (("numpy add_many", t1), ("numpy contains_many", t2),
+                            ("bound add(k)", t3), ("f.add(k) (present)", t5),
+                            ("k in f (absent)", t4)):
+                res.setdefault((cls.__name__, cell), []).append(v / n * 1e9)
+    for cell in ("numpy add_many", "numpy contains_many", "bound add(k)", "f.add(k) (present)",
+                 "k in f (absent)"):
+        b = statistics.median(res[("BlockedBloomFilter", cell)])
+        s = statistics.median(res[("SlidingBloomFilter", cell)])
+        print(f"  {cell:20s} blocked {b:6.1f} sliding {s:6.1f} ns/key (CPU)  ratio {s / b:5.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="capacity 10^4, short peer runs")
     ap.add_argument("--capacity", type=int, default=None)
     ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--ratios", action="store_true", help="only issue #18's speed ratios")
     args = ap.parse_args()
     machine.announce()
+    if args.ratios:
+        ratios()
+        return
     capacity = args.capacity or (10**4 if args.smoke else 10**6)
     factor, probes = (5, 20_000) if args.smoke else (20, 200_000)
     peer_capacity = 2000 if args.smoke else 100_000

@@ -67,13 +67,10 @@ def base_twin(f: Any) -> Any:
     return base.from_bytes(f.to_bytes())  # type: ignore[attr-defined]
 
 
-# Known exceptions, kept exact so they cannot grow silently.  SlidingBloomFilter's
-# facade holds per-instance Python state (the injectable clock, the "early shift"
-# warning flag) and overrides its writers in Python to raise SlidingWindowWarning
-# after an early shift: its add pays a Python frame (moving the clock and the
-# warning into py_sliding.c is the fix, issue #21 item 1).
-FACADE_SLOTS: dict[str, tuple[str, ...]] = {"SlidingBloomFilter": ("_clock", "_warned_early")}
-PY_OVERRIDES: dict[str, set[str]] = {"SlidingBloomFilter": {"add", "add_many", "update", "copy"}}
+# Known exceptions, kept exact so they cannot grow silently: none since SlidingBloomFilter's
+# clock, early-shift flag and SlidingWindowWarning moved into py_sliding.c (issue #21 item 1).
+FACADE_SLOTS: dict[str, tuple[str, ...]] = {}
+PY_OVERRIDES: dict[str, set[str]] = {}
 
 
 def test_every_public_structure_class_is_covered() -> None:
@@ -176,7 +173,7 @@ HOT: dict[str, tuple[str, str]] = {  # class -> (method, arguments): one per cal
     "CuckooFilter": ("count", "k"), "QuotientFilter": ("count", "k"),
     "CountMinSketch": ("add", "k, 1"), "TinyLFU": ("admit", "k, k"),
     "BinaryFuseFilter": ("copy", ""), "TopK": ("add", "k"),
-    "SlidingBloomFilter": ("estimate_error_rate", ""),  # its add is Python (PY_OVERRIDES)
+    "SlidingBloomFilter": ("add", "k"),
 }
 
 

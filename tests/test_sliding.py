@@ -5,6 +5,7 @@ processes, hostile input of kind 11 and the sizing against a Bloom filter."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import pickle
@@ -13,7 +14,9 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,7 +24,7 @@ import numpy as np
 import pytest
 
 import bloomkit
-from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning
+from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning, _core
 from bloomkit.sliding import MAX_GENERATIONS, sliding_design
 from hostile_helpers import load_clean, reseal
 
@@ -257,6 +260,56 @@ class TimeModeTests:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             f.add_many(range(10_000, 13_000))  # warned once per object
+
+    @pytest.mark.parametrize("method", ["add", "add_many", "update"])
+    def test_early_shift_warning_comes_from_c_at_the_callers_line(self, method: str) -> None:
+        """py_sliding.c raises SlidingWindowWarning itself (issue #21 item 1: no Python-level
+        writer); the text is the facade's of before, word for word, and the warning points at
+        the line that called the writer (update included)."""
+        f = SlidingBloomFilter(1000, 0.01, window=60, clock=Clock(5000.0))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            if method == "add":
+                for i in range(3000):
+                    f.add(i)  # the line the warning names
+                line = sys._getframe().f_lineno - 1
+            else:
+                getattr(f, method)(range(3000))
+                line = sys._getframe().f_lineno - 1
+        assert [x.category for x in w] == [SlidingWindowWarning]
+        assert str(w[0].message) == (
+            "SlidingBloomFilter shifted early: more than 32 adds (capacity / l) arrived within "
+            "1.875 s (window / l); keys are now kept for 0 s instead of 60 s.  Fix: a larger "
+            "capacity (at least the adds of one window at the peak rate).")
+        assert (w[0].filename, w[0].lineno) == (__file__, line)
+        assert bloomkit.SlidingWindowWarning is bloomkit.sliding.SlidingWindowWarning
+
+    def test_early_shift_warning_as_error_keeps_the_keys(self) -> None:
+        f = SlidingBloomFilter(1000, 0.01, window=60, clock=Clock(5000.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SlidingWindowWarning)
+            with pytest.raises(SlidingWindowWarning):
+                f.add_many(range(3000))
+            f.add_many(range(3000, 6000))  # once per object: no second warning
+        assert all(f.contains_many(range(5000, 6000)))
+        g = f.copy()  # a copy warns afresh, with the same clock
+        assert g.clock is f.clock
+        with pytest.warns(SlidingWindowWarning):
+            g.add_many(range(9000, 12000))
+
+    def test_the_clock_lives_in_the_c_object(self) -> None:
+        f = SlidingBloomFilter(100, 0.01, window=60)
+        assert f.clock is time.time and _core.SlidingBase.clock.__get__(f) is time.time
+        with pytest.raises(TypeError, match="clock must be a callable"):
+            f.clock = 3  # type: ignore[assignment]
+        with pytest.raises(AttributeError):
+            del f.clock
+        # a clock that refers back to its filter: a cycle the collector frees
+        f.clock = lambda f=f: 1e9
+        ref = weakref.ref(f)
+        del f
+        gc.collect()
+        assert ref() is None
 
     def test_steady_rate_keeps_the_full_window(self) -> None:
         clock = Clock(0.0)

@@ -16,6 +16,10 @@ of these (or a plain ValueError/TypeError for bad arguments):
   filters whose layout, size, number of hashes, seed or hashing differ.
 - :class:`CapacityError`: a structure that cannot take another key (cuckoo
   and quotient filters when full); the structure is left unchanged.
+
+One warning lives here too, :class:`SlidingWindowWarning` (re-exported by
+bloomkit and bloomkit.sliding), so that the C core can raise it (py_sliding.c
+imports it at module init like the exceptions above).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ __all__ = [
     "FormatError",
     "IncompatibleFiltersError",
     "SizeLimitError",
+    "SlidingWindowWarning",
     "UncleanFileError",
     "UnsupportedFormatError",
 ]
@@ -75,3 +80,9 @@ class IncompatibleFiltersError(BloomkitError, ValueError):
 
 class CapacityError(BloomkitError, RuntimeError):
     """The structure is full; it was left exactly as it was."""
+
+
+class SlidingWindowWarning(UserWarning):
+    """A time-mode filter shifted early: more than capacity / l adds arrived
+    within one generation (window / l seconds), so keys are kept for less
+    than ``window`` seconds."""

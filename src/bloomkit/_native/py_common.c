@@ -600,7 +600,7 @@ PyObject *bkpy_obj_copy_of(PyObject *self)
 {
     const bkpy_desc *d = bkpy_desc_of(Py_TYPE(self));
     PyObject *c = bkpy_obj_copy(Py_TYPE(self), BKPY_ST(self));
-    if (c != NULL && d->attach(c) < 0)
+    if (c != NULL && (d->attach(c) < 0 || (d->copied != NULL && d->copied(c, self) < 0)))
         Py_CLEAR(c);
     return c;
 }

@@ -668,6 +668,10 @@ typedef struct bkpy_desc {
     bkpy_query_mode query;
     PyObject *(*add_many)(PyObject *self, PyObject *keys);
     int (*remove)(PyObject *self, PyObject *key);
+    /* Optional: after copy() made `copy` of `self` (state copied and
+     * attached), carry over per-object fields that are not state (the
+     * sliding filter's clock); 0 or -1 with an exception set. */
+    int (*copied)(PyObject *copy, PyObject *self);
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);

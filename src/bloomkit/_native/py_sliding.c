@@ -8,13 +8,20 @@
  * per-key and batch paths, the clock, statistics and getters.  The facade
  * bloomkit.SlidingBloomFilter (sliding.py) does the sizing.
  *
- * The clock.  In time mode every operation needs "now": the facade keeps
- * its clock in a `_clock` slot (default time.time, injectable for tests);
- * the C methods read it with the GIL held, before touching the state
- * (R31: no Python code between reading the state and using it), and
- * convert its seconds to integer microseconds, floor(t * 10^6).  An object
- * without a `_clock` (a bare base, a copy, a loaded file) uses time.time.
- * Count mode never calls it.
+ * The clock.  In time mode every operation needs "now": the object holds
+ * its clock (the `clock` attribute; NULL means time.time, injectable for
+ * tests, kept by copy(), not by pickling or files); the C methods call it
+ * with the GIL held, before touching the state (R31: no Python code
+ * between reading the state and using it), and convert its seconds to
+ * integer microseconds, floor(t * 10^6).  Count mode never calls it.
+ *
+ * The early-shift warning.  When an add or add_many of a time-mode filter
+ * forces an early shift (more than G adds in one generation), the object
+ * warns once with bloomkit.SlidingWindowWarning (errors.py), from here: the
+ * public class then needs no Python-level writer (issue #21 item 1: a
+ * Python add cost a frame on every call; tests/test_percall.py).  The
+ * warning is issued after the state is updated (a filter "error" makes the
+ * call raise, the keys stay added, as before).
  *
  * Writers: add and add_many shift generations (clear a slice, move the
  * generation counter), so writes use plain stores; a GIL-free add_many over
@@ -34,11 +41,13 @@ typedef struct {
     bkpy_state st;
     bk_sliding sl;
     PyObject *weakreflist;
+    PyObject *clock;   /* time mode's clock; NULL: time.time */
+    int warned_early;  /* SlidingWindowWarning issued once per object */
 } BKSliding;
 
 static PyTypeObject BKSliding_Type;
 static PyObject *bksliding_time_time;    /* time.time, the default clock */
-static PyObject *bksliding_str_clock;    /* "_clock" */
+static PyObject *bksliding_Warning;      /* bloomkit.errors.SlidingWindowWarning */
 
 #define BKSLIDING_PARAM64(self, off) bk_load_u64le((self)->sl.params + (off))
 #define BKSLIDING_TIMED(self) (BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US) != 0)
@@ -86,13 +95,8 @@ static int bksliding_now(BKSliding *self, int64_t *now)
     *now = 0;
     if (!BKSLIDING_TIMED(self))
         return 0;
-    clock = PyObject_GetAttr((PyObject *)self, bksliding_str_clock);
-    if (clock == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-        clock = Py_NewRef(bksliding_time_time);
-    }
+    /* a strong reference for the call: the clock may replace itself */
+    clock = Py_NewRef(self->clock != NULL ? self->clock : bksliding_time_time);
     t = PyObject_CallNoArgs(clock);
     Py_DECREF(clock);
     if (t == NULL)
@@ -102,7 +106,85 @@ static int bksliding_now(BKSliding *self, int64_t *now)
     return rc;
 }
 
+static PyObject *bksliding_get_clock(BKSliding *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(self->clock != NULL ? self->clock : bksliding_time_time);
+}
+
+static int bksliding_set_clock(BKSliding *self, PyObject *value, void *c)
+{
+    (void)c;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "the clock cannot be deleted (set time.time)");
+        return -1;
+    }
+    if (!PyCallable_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "clock must be a callable, not %.50s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    Py_XSETREF(self->clock, Py_NewRef(value));
+    return 0;
+}
+
 /* ---- End logic for the clock ------------------------------------------ */
+
+/* ---- Begin logic for the early-shift warning -------------------------- */
+
+/* Format x as Python's f"{x:g}" does (the same routine). */
+static PyObject *bksliding_fmt_g(double x)
+{
+    char *s = PyOS_double_to_string(x, 'g', 6, 0, NULL);
+    PyObject *o;
+    if (s == NULL)
+        return NULL;
+    o = PyUnicode_FromString(s);
+    PyMem_Free(s);
+    return o;
+}
+
+/* After an add or add_many at now: warn once per object if it shifted
+ * early (early_shifts moved past `before`).  0, or -1 when the warning
+ * was turned into an exception (or formatting failed). */
+static int bksliding_warn_early(BKSliding *self, uint64_t before, int64_t now)
+{
+    uint64_t early = BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS);
+    uint64_t window_us = BKSLIDING_PARAM64(self, BK_SLIDING_P_WINDOW_US);
+    double window, guaranteed;
+    PyObject *gen_s, *kept_s, *win_s, *msg;
+    int rc;
+    if (BK_LIKELY(early == before) || window_us == 0 || early < before || self->warned_early)
+        return 0;
+    self->warned_early = 1;
+    /* stats()["guaranteed_window"]: the adds since the birth of the slice
+     * of age l are all present */
+    window = (double)window_us / 1e6;
+    guaranteed = (double)bk_sliding_lookback_us(&self->sl, now) / 1e6;
+    if (guaranteed > window)
+        guaranteed = window;
+    gen_s = bksliding_fmt_g((double)window_us / (double)self->sl.l / 1e6);
+    kept_s = bksliding_fmt_g(guaranteed);
+    win_s = bksliding_fmt_g(window);
+    msg = gen_s && kept_s && win_s
+              ? PyUnicode_FromFormat(
+                    "SlidingBloomFilter shifted early: more than %llu adds (capacity / l) arrived "
+                    "within %U s (window / l); keys are now kept for %U s instead of %U s.  Fix: "
+                    "a larger capacity (at least the adds of one window at the peak rate).",
+                    (unsigned long long)BKSLIDING_PARAM64(self, BK_SLIDING_P_GEN_LENGTH), gen_s,
+                    kept_s, win_s)
+              : NULL;
+    Py_XDECREF(gen_s);
+    Py_XDECREF(kept_s);
+    Py_XDECREF(win_s);
+    if (msg == NULL)
+        return -1;
+    rc = PyErr_WarnEx(bksliding_Warning, PyUnicode_AsUTF8(msg), 1);
+    Py_DECREF(msg);
+    return rc;
+}
+
+/* ---- End logic for the early-shift warning ---------------------------- */
 
 /* SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None,
  *             *, seed=0, secret=None, key=None) */
@@ -144,16 +226,20 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
 
 static PyObject *bksliding_add(BKSliding *self, PyObject *key)
 {
-    uint64_t h;
+    uint64_t h, early;
     int64_t now;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
-        return NULL;
-    if (bkpy_hash_key(key, self->st.keyfunc, &self->st.hasher, &h) < 0)
+    int was_absent;
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
     if (bksliding_now(self, &now) < 0)
         return NULL;
     bkpy_state_wait_batches(&self->st); /* a GIL-free add_many holds the filter */
-    return PyBool_FromLong(bk_sliding_add(&self->sl, h, now));
+    early = BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS);
+    was_absent = bk_sliding_add(&self->sl, h, now);
+    if (BK_UNLIKELY(BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS) != early) &&
+        bksliding_warn_early(self, early, now) < 0)
+        return NULL;
+    return PyBool_FromLong(was_absent);
 }
 
 static int bksliding_contains(BKSliding *self, PyObject *key)
@@ -190,11 +276,15 @@ static PyObject *bksliding_add_many(BKSliding *self, PyObject *keys)
 {
     bksliding_add_ctx ctx = {{&self->st, 0}, &self->sl, 0, 0};
     bkpy_batch_info info;
+    uint64_t early;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     if (bksliding_now(self, &ctx.now) < 0) /* one "now" for the whole batch */
         return NULL;
-    if (bkpy_for_each_chunk_writer(&ctx.w, keys, bksliding_add_chunk, NULL, &info) < 0)
+    early = BKSLIDING_PARAM64(self, BK_SLIDING_P_EARLY_SHIFTS);
+    /* a failing key: its exception, no warning (the next add warns) */
+    if (bkpy_for_each_chunk_writer(&ctx.w, keys, bksliding_add_chunk, NULL, &info) < 0 ||
+        bksliding_warn_early(self, early, ctx.now) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);
 }
@@ -352,6 +442,32 @@ static PyObject *bksliding_model_rate(PyObject *cls, PyObject *args)
     return PyFloat_FromDouble(bk_sliding_model_rate(k, l, r));
 }
 
+/* copy() keeps the clock (the warning flag starts afresh). */
+static int bksliding_copied(PyObject *copy, PyObject *self)
+{
+    Py_XSETREF(((BKSliding *)copy)->clock, Py_XNewRef(((BKSliding *)self)->clock));
+    return 0;
+}
+
+static int bksliding_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((BKSliding *)self)->clock);
+    return bkpy_obj_traverse(self, visit, arg);
+}
+
+static int bksliding_clear_refs(PyObject *self)
+{
+    Py_CLEAR(((BKSliding *)self)->clock);
+    return bkpy_obj_clear(self);
+}
+
+static void bksliding_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(((BKSliding *)self)->clock);
+    bkpy_obj_dealloc(self);
+}
+
 BKPY_ATTACH(bksliding, BKSliding, sl, bk_sliding_attach)
 
 /* What a closed mapped filter keeps: k = l = 1, one 512-bit slice each. */
@@ -399,6 +515,9 @@ static PyGetSetDef bksliding_getset[] = {
     BKPY_PARAM(u64, "window_us", BK_SLIDING_P_WINDOW_US,
                "Time mode: the window in microseconds (0 in count mode)."),
     BKPY_PAYLOAD_NBYTES("Bytes of the payload."),
+    {"clock", (getter)bksliding_get_clock, (setter)bksliding_set_clock,
+     "The clock of time mode: a callable returning seconds since the epoch (default "
+     "time.time); settable, kept by copy().", NULL},
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -436,7 +555,18 @@ BKPY_SEQUENCE(bksliding);
 static PyTypeObject BKSliding_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit._core.SlidingBase",
-    BKPY_OBJ_SLOTS(bksliding, BKSliding),
+    /* BKPY_OBJ_SLOTS, with the clock in the GC slots */
+    .tp_methods = bksliding_methods,
+    .tp_getset = bksliding_getset,
+    .tp_new = bksliding_new,
+    .tp_basicsize = sizeof(BKSliding),
+    .tp_dealloc = (destructor)bksliding_dealloc,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)bksliding_traverse,
+    .tp_clear = (inquiry)bksliding_clear_refs,
+    .tp_richcompare = bkpy_obj_richcompare,
+    .tp_weaklistoffset = offsetof(BKSliding, weakreflist),
     .tp_as_sequence = &bksliding_as_sequence,
     .tp_doc = "SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None, *, "
               "seed=0, secret=None, key=None)\n--\n\nC core of SlidingBloomFilter.",
@@ -450,14 +580,19 @@ static const bkpy_desc bksliding_desc = {
     .empty = bksliding_empty,
     .equal = bksliding_equal,
     .add_many = (PyObject *(*)(PyObject *, PyObject *))bksliding_add_many,
+    .copied = bksliding_copied,
 };
 
 int bksliding_init(PyObject *m)
 {
-    PyObject *time_mod;
-    if (bksliding_str_clock == NULL) {
-        bksliding_str_clock = PyUnicode_InternFromString("_clock");
-        if (bksliding_str_clock == NULL)
+    PyObject *time_mod, *errors;
+    if (bksliding_Warning == NULL) {
+        errors = PyImport_ImportModule("bloomkit.errors");
+        if (errors == NULL)
+            return -1;
+        bksliding_Warning = PyObject_GetAttrString(errors, "SlidingWindowWarning");
+        Py_DECREF(errors);
+        if (bksliding_Warning == NULL)
             return -1;
     }
     if (bksliding_time_time == NULL) {
