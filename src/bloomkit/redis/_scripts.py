@@ -541,11 +541,13 @@ local function run_at(bit, skip)
 end
 """
 
-# add: ARGV[1..9] as above, ARGV[10] = hg, the generation of the client's
-# hints (-1: none), ARGV[11] = the hints, per key k + 3 numbers, each two
-# spaces and 10 decimal digits (leading zeros, dropped by the pattern): the key's Redis offsets in the slices of ages 0 .. k-1
-# at generation hg, its offset in the slice of age S-1 at hg (the youngest at
-# hg + 1), then c0 and c1, the answer of the frozen slices (below).
+# add (generated for the filter's k: _sliding_add_script): ARGV[1..9] as
+# above, ARGV[10] = hg, the generation of the client's hints (-1: none),
+# ARGV[11] = the hints, per key k + 2 numbers, each written as two spaces and
+# 10 decimal digits (the pattern drops the leading zeros, which Redis's
+# string2ll refuses): the key's Redis offsets in the slices of ages 0 .. k-1
+# at generation hg and in the slice of age S-1 at hg (the youngest at hg + 1),
+# then 100 c0 + c1, the answers of the frozen slices (below).
 #
 # Why hints.  An add owes "was the key absent", a query over all S slices;
 # probing the older ones from here costs a Redis call per bit (about 3,400
@@ -594,18 +596,9 @@ for a = 2 * k - 1, S - 1, k do
   cps[#cps + 1] = a
   at[a] = k + #cps
 end
--- the hinted BITFIELDs: k SETs (generation hg), k SETs and a GET (hg + 1)
 local hg = tonumber(ARGV[10])
 local hit
-local fa, fb = {}, {}
-if hg >= 0 then
-  hit = string.gmatch(ARGV[11], string.rep(' +0*(%d+)', k + 3))
-  for a = 0, k - 1 do
-    fa[4 * a + 1] = 'SET'; fa[4 * a + 2] = 'u1'; fa[4 * a + 4] = '1'
-    fb[4 * a + 1] = 'SET'; fb[4 * a + 2] = 'u1'; fb[4 * a + 4] = '1'
-  end
-  fb[4 * k + 1] = 'GET'; fb[4 * k + 2] = 'u1'
-end
+if hg >= 0 then hit = string.gmatch(ARGV[11], '@PATTERN@') end
 -- ph[a] = the record index of the physical slice of age a at generation g
 local ph = {}
 local function template()
@@ -654,31 +647,27 @@ for j = 1, nkeys do
       shift_by(1, 0, 0)
     end
   end
-  local h
-  if hit then h = {hit()} end
   local d = g - hg
   local was
   local t = 0
-  if h and d == 0 then
-    for a = 0, k - 1 do fa[4 * a + 3] = h[a + 1] end
-    old = redis.call('BITFIELD', K, unpack(fa))
+  local @LOCALS@, cc
+  if hit then @LOCALS@, cc = hit() end
+  if hit and d == 0 then
+    old = redis.call('BITFIELD', K, @SET0@)
     for a = k, 1, -1 do
       if old[a] == 0 then break end
       t = t + 1
     end
-    was = t + tonumber(h[k + 2]) >= k
+    -- cc = 100 c0 + c1 (c1 < 100): t + c0 >= k iff 100 t + cc >= 100 k
+    was = 100 * t + tonumber(cc) >= 100 * k
     hinted0 = hinted0 + 1
-  elseif h and d == 1 then
-    fb[3] = h[k + 1]
-    for a = 1, k - 1 do fb[4 * a + 3] = h[a] end
-    fb[4 * k + 3] = h[k]
-    old = redis.call('BITFIELD', K, unpack(fb))
+  elseif hit and d == 1 then
+    old = redis.call('BITFIELD', K, @SET1@)
     for a = k, 1, -1 do
       if old[a] == 0 then break end
       t = t + 1
     end
-    local c1 = tonumber(h[k + 3])
-    hinted1 = hinted1 + 1
+    local c1 = tonumber(cc) % 100
     if c1 >= k then
       was = true
     elseif old[k + 1] == 1 then
@@ -686,6 +675,7 @@ for j = 1, nkeys do
     else
       was = t >= k
     end
+    hinted1 = hinted1 + 1
   else
     v = {struct.unpack(fmtS, rec, (j - 1) * 4 * S + 1)}
     for a = 0, k - 1 do args[4 * a + 3] = v[ph[a]] end
@@ -739,7 +729,30 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
 return 1
 """
 
-_SLIDING_ADD = _Script(_LUA_SLIDING_ADD)
 _SLIDING_CONTAINS = _Script(_LUA_SLIDING_CONTAINS)
 _SLIDING_INIT = _Script(_LUA_SLIDING_INIT)
-_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT)})
+_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_CONTAINS, _SLIDING_INIT)})
+_SLIDING_ADD_SCRIPTS: dict[int, _Script] = {}
+
+
+def _sliding_add_body(k: int) -> str:
+    """The add script of a k-slice filter: the hinted paths take the key's
+    k + 2 numbers into locals and pass them straight to one BITFIELD (no
+    argument table, no unpack; as for _bloom_script)."""
+    names = [f"o{a}" for a in range(k + 1)]  # ages 0 .. k-1 at hg, then age S-1
+    set0 = ", ".join(f"'SET', 'u1', o{a}, '1'" for a in range(k))
+    set1 = ", ".join([f"'SET', 'u1', o{k}, '1'"]
+                     + [f"'SET', 'u1', o{a - 1}, '1'" for a in range(1, k)]
+                     + [f"'GET', 'u1', o{k - 1}"])
+    return (_LUA_SLIDING_ADD.replace("@PATTERN@", " +0*(%d+)" * (k + 2))
+            .replace("@LOCALS@", ", ".join(names)).replace("@SET0@", set0)
+            .replace("@SET1@", set1))
+
+
+def _sliding_add_script(k: int) -> _Script:
+    """The cached add script for k slices a key (registered for NOSCRIPT)."""
+    script = _SLIDING_ADD_SCRIPTS.get(k)
+    if script is None:
+        script = _SLIDING_ADD_SCRIPTS[k] = _Script(_sliding_add_body(k))
+        _SCRIPTS[script.sha] = script.body
+    return script

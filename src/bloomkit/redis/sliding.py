@@ -54,7 +54,13 @@ from ._layout import (
     _shard_keys,
     _text,
 )
-from ._scripts import _CLAIM, _SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT, _Script
+from ._scripts import (
+    _CLAIM,
+    _SLIDING_CONTAINS,
+    _SLIDING_INIT,
+    _Script,
+    _sliding_add_script,
+)
 from ._wire import _chunks, _map_response_error, _wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
@@ -172,6 +178,7 @@ class RedisSlidingBloomFilter:
             self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
             self._bases_np = _np.array(self._bases, dtype=_np.uint64)
         d = -(-self.window_us // self.generations) if self.window_us else 0
+        self._add_script = _sliding_add_script(self.num_hashes)
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
                            self.generation_length, self.window_us, d]
         #: early shifts the server reported (time mode), for the warning
@@ -393,7 +400,7 @@ class RedisSlidingBloomFilter:
 
     def _hints(self, off: Any, hg: int) -> bytes:
         """Per key: its offsets in the slices of ages 0 .. k-1 and S-1 at
-        generation hg, then c0 and c1 (_scripts.py, "Why hints"), as text."""
+        generation hg, then 100 c0 + c1 (_scripts.py, "Why hints"), as text."""
         assert _np is not None and self._fz is not None
         np = _np
         S, k, l = self.num_slices, self.num_hashes, self.generations
@@ -413,15 +420,14 @@ class RedisSlidingBloomFilter:
         c0 = np.where(f0, k, np.minimum(lead, k - 1))
         c1 = np.where(f1, k, np.minimum(np.minimum(lead, l - 1), k - 1))
         young = off[:, [(hg - a) % S for a in range(k)] + [(hg + 1) % S]]
-        tokens = np.concatenate([young, c0[:, None].astype(np.uint64),
-                                 c1[:, None].astype(np.uint64)], axis=1)
-        return _decimal_fields(tokens)
+        codes = (c0 * 100 + c1).astype(np.uint64)
+        return _decimal_fields(np.concatenate([young, codes[:, None]], axis=1))
 
     def _hint_generation(self, nkeys: int) -> int:
         """The generation this client can send hints for (reading the frozen
         slices it lacks when ``nkeys`` more keys pay for them), or -1."""
         S, k = self.num_slices, self.num_hashes
-        if _np is None or k + 3 > 32 or self.generations > 56:
+        if _np is None or k + 2 > 32 or self.generations > 56:
             return -1  # Lua 5.1 patterns take 32 captures; _hints packs l bits in a u64
         self._fz_budget = min(self._fz_budget + nkeys * self.hint_bytes_per_key,
                               2 * self.payload_len)
@@ -526,7 +532,7 @@ class RedisSlidingBloomFilter:
     def add(self, key: object) -> bool:
         """Insert ``key`` (refreshing it); True if it was absent from the window.
         One atomic script call (it also makes any shift that is due)."""
-        (new, early, g, _, _), = self._run_many(_SLIDING_ADD, [self._add_argv([key], -1)], "add",
+        (new, early, g, _, _), = self._run_many(self._add_script, [self._add_argv([key], -1)], "add",
                                           0)
         self._g_seen = int(g)
         self._check_early(int(early))
@@ -558,7 +564,7 @@ class RedisSlidingBloomFilter:
                 break
             n = sum(len(c) for c in trip)
             hg = self._hint_generation(n)
-            res = self._run_many(_SLIDING_ADD, [self._add_argv(c, hg) for c in trip],
+            res = self._run_many(self._add_script, [self._add_argv(c, hg) for c in trip],
                                  "add_many", done)
             for new, e, _, h0, h1 in res:
                 absent += new.count(b"1")
