@@ -340,6 +340,10 @@ class BadInputTests:
         with pytest.raises(FilterMismatchError, match="differs"):
             RedisSlidingBloomFilter.open_or_create(client, name, 2000, secret=SECRET)
         RedisSlidingBloomFilter.open_or_create(client, name, 1000, secret=SECRET)
+        # a later bloomkit's layout: named as such (one meta check for every structure)
+        client.hset(f"{{{name}}}:meta", "format", "bloomkit-redis/9")
+        with pytest.raises(FilterMismatchError, match="uses Redis layout 'bloomkit-redis/9'"):
+            RedisSlidingBloomFilter.open(client, name, secret=SECRET)
 
     def test_a_bloom_filter_is_not_a_sliding_one(self, client: Any, name: str) -> None:
         RedisBloomFilter.create(client, name, 1000)

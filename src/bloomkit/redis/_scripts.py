@@ -573,10 +573,11 @@ end
 # the bits, and the frozen ones are the bits the client read.
 #
 # Returns {'1' per key that was absent (add's value), or '0'; early shifts
-# so far; g; the keys the hints answered at hg, at hg + 1}.  Full query: one BITFIELD SETs the k youngest slices' bits and
-# returns their old values (ages 0 .. k-1 before the insert) with the aligned
-# checkpoint ages 2k-1, 3k-1, ...; the query before the insert probes older
-# ages with GETBIT only when those k are not all set.
+# so far; g; the keys the hints answered at hg, at hg + 1}.  Full query: one
+# BITFIELD SETs the k youngest slices' bits and returns their old values
+# (ages 0 .. k-1 before the insert) with the aligned checkpoint ages 2k-1,
+# 3k-1, ...; the query before the insert probes older ages with GETBIT only
+# when those k are not all set.
 _LUA_SLIDING_ADD = _LUA_SLIDING_HEAD + _LUA_SLIDING_RUN + """
 local function fmt(x) return string.format('%d', x) end
 local K = KEYS[1]

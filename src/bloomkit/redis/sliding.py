@@ -50,6 +50,7 @@ from ._layout import (
     _check_name,
     _is_cluster,
     _meta_key,
+    _MetaHandle,
     _read_meta,
     _shard_keys,
     _text,
@@ -115,7 +116,7 @@ def _births_len(slices: int) -> int:
     return (slices * _BIRTH_LEN + 63) & ~63
 
 
-class RedisSlidingBloomFilter:
+class RedisSlidingBloomFilter(_MetaHandle):
     """Membership over a sliding window (the last ``capacity`` adds, or the
     last ``window`` seconds of the server's clock), shared through Redis.
 
@@ -126,10 +127,6 @@ class RedisSlidingBloomFilter:
     "Sliding window".
     """
 
-    #: keys per script call in add_many / contains_many
-    chunk_size: int = 500
-    #: script calls per pipeline round trip
-    pipeline_depth: int = 8
     #: contains_many reads the whole filter (one MULTI) and answers locally
     #: when its slices are at most this many bytes per key of the call
     snapshot_bytes_per_key: int = 256
@@ -141,21 +138,13 @@ class RedisSlidingBloomFilter:
     def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
                  key: Any) -> None:
         """Use :meth:`create` or :meth:`open`."""
-        self.client = client
-        self.name = name
+        super().__init__(client, name, meta, secret, key)
         self.num_hashes = int(meta["k"])
         self.generations = int(meta["l"])
         self.slice_bits = int(meta["slice_bits"])
         self.capacity = int(meta["capacity"])
         self.error_rate = float.fromhex(meta["error_rate"])
         self.window_us = int(meta["window_us"])
-        self.seed = int(meta["seed"])
-        self.keyed = meta["keyed"] == "1"
-        self._key_check = int(meta["key_check"])
-        self.payload_len = int(meta["payload_len"])
-        self._gen = meta["gen"]
-        self._secret = secret
-        self._keyfunc = key
         self.num_slices = self.num_hashes + self.generations
         self.generation_length = -(-self.capacity // self.generations)
         if self.payload_len != self.num_slices * self.slice_bits // 8:
@@ -403,7 +392,7 @@ class RedisSlidingBloomFilter:
         generation hg, then 100 c0 + c1 (_scripts.py, "Why hints"), as text."""
         assert _np is not None and self._fz is not None
         np = _np
-        S, k, l = self.num_slices, self.num_hashes, self.generations
+        S, k, l = self.num_slices, self.num_hashes, self.generations  # noqa: E741
         o = off[:, [(hg - a) % S for a in range(k, S)]]  # ages k .. S-1 at hg
         fz = np.frombuffer(self._fz, dtype=np.uint8)
         bits = (fz[o >> np.uint64(3)] >> (7 - (o & np.uint64(7))).astype(np.uint8)) & 1
@@ -532,8 +521,8 @@ class RedisSlidingBloomFilter:
     def add(self, key: object) -> bool:
         """Insert ``key`` (refreshing it); True if it was absent from the window.
         One atomic script call (it also makes any shift that is due)."""
-        (new, early, g, _, _), = self._run_many(self._add_script, [self._add_argv([key], -1)], "add",
-                                          0)
+        (new, early, g, _, _), = self._run_many(self._add_script,
+                                                [self._add_argv([key], -1)], "add", 0)
         self._g_seen = int(g)
         self._check_early(int(early))
         return bool(new == b"1")
@@ -768,7 +757,7 @@ def _decimal_fields(values: Any) -> bytes:
     hi = x // 100_000_000
     rest = x - hi * 100_000_000
     mid = rest // 10_000
-    out = np.empty(values.shape + (3,), dtype=np.uint32)
+    out = np.empty((*values.shape, 3), dtype=np.uint32)
     out[..., 0] = _SPACE2_DIGITS2[hi]
     out[..., 1] = _DIGITS4[mid]
     out[..., 2] = _DIGITS4[rest - mid * 10_000]
