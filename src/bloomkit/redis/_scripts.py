@@ -653,41 +653,35 @@ for j = 1, nkeys do
   local t = 0
   local @LOCALS@, cc
   if hit then @LOCALS@, cc = hit() end
+  local path = 2  -- 0, 1: the hints of generation hg, hg + 1; 2: the full query
   if hit and d == 0 then
+    path = 0
     old = redis.call('BITFIELD', K, @SET0@)
-    for a = k, 1, -1 do
-      if old[a] == 0 then break end
-      t = t + 1
-    end
-    -- cc = 100 c0 + c1 (c1 < 100): t + c0 >= k iff 100 t + cc >= 100 k
-    was = 100 * t + tonumber(cc) >= 100 * k
-    hinted0 = hinted0 + 1
   elseif hit and d == 1 then
+    path = 1
     old = redis.call('BITFIELD', K, @SET1@)
-    for a = k, 1, -1 do
-      if old[a] == 0 then break end
-      t = t + 1
-    end
-    local c1 = tonumber(cc) % 100
-    if c1 >= k then
-      was = true
-    elseif old[k + 1] == 1 then
-      was = t + 1 + c1 >= k
-    else
-      was = t >= k
-    end
-    hinted1 = hinted1 + 1
   else
     v = {struct.unpack(fmtS, rec, (j - 1) * 4 * S + 1)}
     for a = 0, k - 1 do args[4 * a + 3] = v[ph[a]] end
     for i = 1, #cps do args[4 * k + 3 * i] = v[ph[cps[i]]] end
     old = redis.call('BITFIELD', K, unpack(args))
-    for a = k, 1, -1 do
-      if old[a] == 0 then break end
-      t = t + 1
-    end
-    was = t == k or run_at(bit, 0)  -- the query before the insert
   end
+  for a = k, 1, -1 do  -- t: the set old bits from age k-1 down
+    if old[a] == 0 then break end
+    t = t + 1
+  end
+  if t == k then
+    was = true
+  elseif path == 0 then
+    -- cc = 100 c0 + c1 (c1 < 100): t + c0 >= k iff 100 t + cc >= 100 k
+    was = 100 * t + tonumber(cc) >= 100 * k
+  elseif path == 1 then
+    local c1 = tonumber(cc) % 100  -- old[k + 1]: the bit of age k
+    was = c1 >= k or (old[k + 1] == 1 and t + 1 + c1 >= k)
+  else
+    was = run_at(bit, 0)  -- the query before the insert
+  end
+  if path == 0 then hinted0 = hinted0 + 1 elseif path == 1 then hinted1 = hinted1 + 1 end
   if t < k then  -- a young bit was 0: a new insertion
     c = c + 1
     ins = ins + 1
