@@ -24,11 +24,11 @@ answers like the server:
   k and older: no add writes them again) and sends, per key, what they say
   of its query at the generation it expects, so the script sets the k bits
   in one BITFIELD and answers "was absent" without probing (_scripts.py,
-  "Why hints"); a key in another generation takes the full query.  ``contains_many`` reads an atomic snapshot of
-  the whole filter (slices, state, ``TIME`` in one MULTI) and answers with
-  the local C code when the filter is small next to the batch (about
-  ``snapshot_bytes_per_key`` bytes a key), else one read-only script call
-  per chunk.
+  "Why hints"); a key in another generation takes the full query.
+  ``contains_many`` reads an atomic snapshot of the whole filter (slices,
+  state, ``TIME`` in one MULTI) and answers with the local C code when the
+  filter is small next to the batch (about ``snapshot_bytes_per_key`` bytes
+  a key), else one read-only script call per chunk.
 """
 
 from __future__ import annotations
