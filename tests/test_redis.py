@@ -195,6 +195,11 @@ class LifecycleTests:
         client.hset(f"{{{name}}}:meta", "format", "something-else")
         with pytest.raises(FilterMismatchError, match="does not hold"):
             RedisBloomFilter.open(client, name)
+        client.hset(f"{{{name}}}:meta", mapping={"format": "bloomkit-redis/9",
+                                                 "structure": "bloom"})
+        with pytest.raises(FilterMismatchError, match="this bloomkit reads 'bloomkit-redis/1' "
+                                                      "and 'bloomkit-redis/2'"):
+            RedisBloomFilter.open(client, name)
         client.delete(f"{{{name}}}:meta")
         client.set(f"{{{name}}}:meta", b"x")
         with pytest.raises(FilterMismatchError):

@@ -93,6 +93,44 @@ class SameAsLocalTests:
         assert [k in f for k in probe[:200]] == want[:200]
         assert len(f) == len(local)
 
+    @pytest.mark.parametrize("rate,secret", [(0.01, None), (0.001, SECRET)])
+    def test_hinted_adds_answer_like_the_local_filter(
+            self, client: Any, name: str, rng: Any, rate: float, secret: bytes | None) -> None:
+        """add_many's hints (the client's copy of the frozen slices answers
+        their part of "was absent") give the local answers, batch by batch,
+        at the hints' generation, at the next one, and through the full
+        query when a second handle's adds leave them generations behind."""
+        if not hasattr(RedisSlidingBloomFilter, "hint_bytes_per_key"):
+            pytest.fail("no hinted adds")
+        a = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=11, secret=secret)
+        b = RedisSlidingBloomFilter.open(client, name, secret=secret)
+        local = SlidingBloomFilter(3000, rate, seed=11, secret=secret)
+        a.chunk_size = b.chunk_size = 60  # G = 94: shifts inside most trips
+        # repeats within the window, so keys are present through every path:
+        # young bits, runs across young and frozen slices, frozen runs alone
+        pool = [f"p{i}" for i in range(2500)]
+        total = 0
+        for step in range(60):
+            batch = [rng.choice(pool) for _ in range(rng.randrange(20, 400))]
+            f = b if step % 5 == 4 else a  # b: hints stale by many generations
+            assert f.add_many(batch) == local.add_many(batch), step
+            total += len(batch)
+        assert a.to_local().to_bytes() == local.to_bytes()
+        assert a._hinted[0] > 1000 and a._hinted[1] > 100  # both hinted generations
+        assert sum(a._hinted) + sum(b._hinted) < total - 100  # and the full query too
+        probe = pool + [f"absent{i}" for i in range(2000)]
+        assert _answers(a, probe, "script") == [bool(x) for x in local.contains_many(probe)]
+
+    def test_hint_numbers_reach_the_script_as_written(self, client: Any, name: str) -> None:
+        from bloomkit.redis.sliding import _decimal_fields
+
+        np = pytest.importorskip("numpy")
+        values = [0, 1, 9, 10, 99, 100, 9999, 10_000, 10**8 - 1, 10**8, 2**32 - 1, 10**10 - 1]
+        text = _decimal_fields(np.array(values, dtype=np.uint64))
+        got = client.eval("local t = {} for x in string.gmatch(ARGV[1], ' +0*(%d+)') do "
+                          "t[#t + 1] = x end return t", 0, text)
+        assert got == [str(v).encode() for v in values]
+
     def test_batch_positions_are_the_local_derivation(self, client: Any, name: str,
                                                       rng: Any) -> None:
         f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET)
@@ -302,6 +340,10 @@ class BadInputTests:
         with pytest.raises(FilterMismatchError, match="differs"):
             RedisSlidingBloomFilter.open_or_create(client, name, 2000, secret=SECRET)
         RedisSlidingBloomFilter.open_or_create(client, name, 1000, secret=SECRET)
+        # a later bloomkit's layout: named as such (one meta check for every structure)
+        client.hset(f"{{{name}}}:meta", "format", "bloomkit-redis/9")
+        with pytest.raises(FilterMismatchError, match="uses Redis layout 'bloomkit-redis/9'"):
+            RedisSlidingBloomFilter.open(client, name, secret=SECRET)
 
     def test_a_bloom_filter_is_not_a_sliding_one(self, client: Any, name: str) -> None:
         RedisBloomFilter.create(client, name, 1000)

@@ -168,9 +168,12 @@ def _expect(
 
 
 def _read_meta(client: Any, name: str, structure: str, owner: str,
-               secret: bytes | None) -> dict[str, str]:
+               secret: bytes | None, *, formats: tuple[str, ...] = (REDIS_FORMAT,),
+               noun: str | None = None) -> dict[str, str]:
     """The meta hash of the ready ``structure`` called ``name``, checked
-    (format, structure, creation finished, secret given iff keyed)."""
+    (one of ``formats``, structure, creation finished, secret given iff
+    keyed).  ``noun`` names the structure in messages (default: its name)."""
+    noun = noun or structure
     _check_client(client)
     name = _check_name(name)
     meta_key = _meta_key(name)
@@ -182,14 +185,19 @@ def _read_meta(client: Any, name: str, structure: str, owner: str,
         raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
                                   f"({exc})") from exc
     if not raw:
-        raise FilterNotFoundError(f"no bloomkit {structure} {name!r} in Redis (key "
+        raise FilterNotFoundError(f"no bloomkit {noun} {name!r} in Redis (key "
                                   f"{meta_key!r} does not exist)")
     meta = {_text(k): _text(v) for k, v in raw.items()}
     fmt = meta.get("format", "")
-    if fmt != REDIS_FORMAT or meta.get("structure") != structure:
+    if not fmt.startswith("bloomkit-redis/") or meta.get("structure") != structure:
         raise FilterMismatchError(
-            f"Redis key {meta_key!r} does not hold a bloomkit {structure} of "
-            f"{REDIS_FORMAT!r} (format={fmt!r}, structure={meta.get('structure')!r})"
+            f"Redis key {meta_key!r} does not hold a bloomkit {noun} "
+            f"(format={fmt!r}, structure={meta.get('structure')!r})"
+        )
+    if fmt not in formats:
+        raise FilterMismatchError(
+            f"{name!r} uses Redis layout {fmt!r}; this bloomkit reads "
+            + " and ".join(repr(f) for f in formats)
         )
     if meta.get("state") != "ready":
         raise RedisFilterError(
@@ -203,3 +211,27 @@ def _read_meta(client: Any, name: str, structure: str, owner: str,
                "without a secret: do not pass secret=")
         )
     return meta
+
+
+class _MetaHandle:
+    """What the handles of the unsharded structures (counters, sliding) read
+    from their meta hash alike: name, hashing (seed, keyed, key_check, the
+    secret and key function given to open), payload length, creation id;
+    and the batch settings they share."""
+
+    #: keys per script call in the batch calls
+    chunk_size: int = 500
+    #: script calls per pipeline round trip
+    pipeline_depth: int = 8
+
+    def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
+                 key: Any) -> None:
+        self.client = client
+        self.name = name
+        self.seed = int(meta["seed"])
+        self.keyed = meta["keyed"] == "1"
+        self._key_check = int(meta["key_check"])
+        self.payload_len = int(meta["payload_len"])
+        self._gen = meta["gen"]
+        self._secret = secret
+        self._keyfunc = key

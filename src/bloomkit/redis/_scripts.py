@@ -541,10 +541,42 @@ local function run_at(bit, skip)
 end
 """
 
-# add: ARGV as above.  Returns {'1' per key that was absent (add's value), or
-# '0'; early shifts so far}.  Per key: one BITFIELD SETs the k youngest
-# slices' bits and returns their old values (ages 0 .. k-1 before the
-# insert); the query before the insert probes older ages with GETBIT only
+# add (generated for the filter's k: _sliding_add_script): ARGV[1..9] as
+# above, ARGV[10] = hg, the generation of the client's hints (-1: none),
+# ARGV[11] = the hints, per key k + 2 numbers, each written as two spaces and
+# 10 decimal digits (the pattern drops the leading zeros, which Redis's
+# string2ll refuses): the key's Redis offsets in the slices of ages 0 .. k-1
+# at generation hg and in the slice of age S-1 at hg (the youngest at hg + 1),
+# then 100 c0 + c1, the answers of the frozen slices (below).
+#
+# Why hints.  An add owes "was the key absent", a query over all S slices;
+# probing the older ones from here costs a Redis call per bit (about 3,400
+# server instructions a GETBIT, 2,500 a BITFIELD op, and 4,200 more per
+# argument sent as a Lua number: Redis formats it with %.17g), several per
+# absent key.  But slices of age >= k are frozen: adds set bits in the k
+# youngest only, a shift clears the oldest and makes it the youngest, so a
+# slice's bits are final once it is k generations old, until it is cleared.
+# A client that holds the frozen slices of generation hg (read once, then
+# one slice a generation) answers their part of the query itself:
+#   c0 = k if ages k .. S-1 at hg hold k consecutive set bits of the key,
+#        else the number of consecutive set bits from age k up;
+#   c1 = the same for generation hg + 1, whose ages k+1 .. S-1 are ages
+#        k .. S-2 at hg (c0, c1 < k but for the k flag).
+# At generation hg the script sets the k young bits (one BITFIELD, offsets as
+# the strings the client sent) and, with t = the consecutive set old bits
+# from age k-1 down, the key was present iff t + c0 >= k (t = k: the k
+# youngest all set).  At hg + 1 the slice of age k (age k-1 at hg, the one
+# the hints do not cover) is read in the same BITFIELD: present iff c1 = k
+# or t + (bit_k = 1 ? 1 + c1 : 0) >= k.  Any other generation (a shift the
+# client has not seen yet, or no hints) takes the full query below, on the
+# binary records.  The same answer either way: the query is a function of
+# the bits, and the frozen ones are the bits the client read.
+#
+# Returns {'1' per key that was absent (add's value), or '0'; early shifts
+# so far; g; the keys the hints answered at hg, at hg + 1}.  Full query: one
+# BITFIELD SETs the k youngest slices' bits and returns their old values
+# (ages 0 .. k-1 before the insert) with the aligned checkpoint ages 2k-1,
+# 3k-1, ...; the query before the insert probes older ages with GETBIT only
 # when those k are not all set.
 _LUA_SLIDING_ADD = _LUA_SLIDING_HEAD + _LUA_SLIDING_RUN + """
 local function fmt(x) return string.format('%d', x) end
@@ -565,6 +597,9 @@ for a = 2 * k - 1, S - 1, k do
   cps[#cps + 1] = a
   at[a] = k + #cps
 end
+local hg = tonumber(ARGV[10])
+local hit
+if hg >= 0 then hit = string.gmatch(ARGV[11], '@PATTERN@') end
 -- ph[a] = the record index of the physical slice of age a at generation g
 local ph = {}
 local function template()
@@ -595,16 +630,15 @@ if pending > 0 then
   start = start + pending * D
 end
 local out = {}
-local j = 0
-local pos = 1
-local len = #rec
+local nkeys = #rec / (4 * S)
+local hinted0, hinted1 = 0, 0
 local v, old
 local function bit(a)
   local i = at[a]
   if i then return old[i] end
   return redis.call('GETBIT', K, v[ph[a]])
 end
-while pos <= len do
+for j = 1, nkeys do
   if c >= G then  -- the generation is full: shift (time mode: early)
     if W > 0 then
       shift_by(1, now, 0)
@@ -614,27 +648,49 @@ while pos <= len do
       shift_by(1, 0, 0)
     end
   end
-  v = {struct.unpack(fmtS, rec, pos)}
-  pos = v[S + 1]
-  for a = 0, k - 1 do args[4 * a + 3] = v[ph[a]] end
-  for i = 1, #cps do args[4 * k + 3 * i] = v[ph[cps[i]]] end
-  old = redis.call('BITFIELD', K, unpack(args))
-  local miss = false
-  for a = 1, k do
-    if old[a] == 0 then miss = true; break end
+  local d = g - hg
+  local was
+  local t = 0
+  local @LOCALS@, cc
+  if hit then @LOCALS@, cc = hit() end
+  local path = 2  -- 0, 1: the hints of generation hg, hg + 1; 2: the full query
+  if hit and d == 0 then
+    path = 0
+    old = redis.call('BITFIELD', K, @SET0@)
+  elseif hit and d == 1 then
+    path = 1
+    old = redis.call('BITFIELD', K, @SET1@)
+  else
+    v = {struct.unpack(fmtS, rec, (j - 1) * 4 * S + 1)}
+    for a = 0, k - 1 do args[4 * a + 3] = v[ph[a]] end
+    for i = 1, #cps do args[4 * k + 3 * i] = v[ph[cps[i]]] end
+    old = redis.call('BITFIELD', K, unpack(args))
   end
-  local was = true
-  if miss then
+  for a = k, 1, -1 do  -- t: the set old bits from age k-1 down
+    if old[a] == 0 then break end
+    t = t + 1
+  end
+  if t == k then
+    was = true
+  elseif path == 0 then
+    -- cc = 100 c0 + c1 (c1 < 100): t + c0 >= k iff 100 t + cc >= 100 k
+    was = 100 * t + tonumber(cc) >= 100 * k
+  elseif path == 1 then
+    local c1 = tonumber(cc) % 100  -- old[k + 1]: the bit of age k
+    was = c1 >= k or (old[k + 1] == 1 and t + 1 + c1 >= k)
+  else
     was = run_at(bit, 0)  -- the query before the insert
+  end
+  if path == 0 then hinted0 = hinted0 + 1 elseif path == 1 then hinted1 = hinted1 + 1 end
+  if t < k then  -- a young bit was 0: a new insertion
     c = c + 1
     ins = ins + 1
   end
-  j = j + 1
   if was then out[j] = '0' else out[j] = '1' end
 end
 redis.call('HSET', KEYS[2], 'g', fmt(g), 'r', fmt(g % S), 'c', fmt(c), 'inserted', fmt(ins),
            'start', fmt(start), 'early', fmt(early))
-return {table.concat(out), fmt(early)}
+return {table.concat(out), fmt(early), fmt(g), hinted0, hinted1}
 """
 
 # contains: ARGV as above; writes nothing.  The query at effective
@@ -668,7 +724,30 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
 return 1
 """
 
-_SLIDING_ADD = _Script(_LUA_SLIDING_ADD)
 _SLIDING_CONTAINS = _Script(_LUA_SLIDING_CONTAINS)
 _SLIDING_INIT = _Script(_LUA_SLIDING_INIT)
-_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT)})
+_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_CONTAINS, _SLIDING_INIT)})
+_SLIDING_ADD_SCRIPTS: dict[int, _Script] = {}
+
+
+def _sliding_add_body(k: int) -> str:
+    """The add script of a k-slice filter: the hinted paths take the key's
+    k + 2 numbers into locals and pass them straight to one BITFIELD (no
+    argument table, no unpack; as for _bloom_script)."""
+    names = [f"o{a}" for a in range(k + 1)]  # ages 0 .. k-1 at hg, then age S-1
+    set0 = ", ".join(f"'SET', 'u1', o{a}, '1'" for a in range(k))
+    set1 = ", ".join([f"'SET', 'u1', o{k}, '1'"]
+                     + [f"'SET', 'u1', o{a - 1}, '1'" for a in range(1, k)]
+                     + [f"'GET', 'u1', o{k - 1}"])
+    return (_LUA_SLIDING_ADD.replace("@PATTERN@", " +0*(%d+)" * (k + 2))
+            .replace("@LOCALS@", ", ".join(names)).replace("@SET0@", set0)
+            .replace("@SET1@", set1))
+
+
+def _sliding_add_script(k: int) -> _Script:
+    """The cached add script for k slices a key (registered for NOSCRIPT)."""
+    script = _SLIDING_ADD_SCRIPTS.get(k)
+    if script is None:
+        script = _SLIDING_ADD_SCRIPTS[k] = _Script(_sliding_add_body(k))
+        _SCRIPTS[script.sha] = script.body
+    return script

@@ -52,6 +52,7 @@ from ._layout import (
     _header,
     _is_cluster,
     _meta_key,
+    _read_meta,
     _shard_keys,
     _text,
     _union_count,
@@ -308,36 +309,10 @@ class RedisBloomFilter:
         are checked against what is stored (:class:`FilterMismatchError`);
         ``secret`` must be the one the filter was created with.
         """
-        _check_client(client)
+        meta = _read_meta(client, name, "bloom", cls.__name__, secret,
+                          formats=(REDIS_FORMAT, REDIS_FORMAT_BLOCKED_V1), noun="filter")
         name = _check_name(name)
-        meta_key = _meta_key(name)
-        try:
-            raw = client.hgetall(meta_key)
-        except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})") from exc
-        except ResponseError as exc:
-            raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit filter "
-                                      f"({exc})") from exc
-        if not raw:
-            raise FilterNotFoundError(f"no bloomkit filter {name!r} in Redis (key "
-                                      f"{meta_key!r} does not exist)")
-        meta = {_text(k): _text(v) for k, v in raw.items()}
-        fmt = meta.get("format", "")
-        if not fmt.startswith("bloomkit-redis/") or meta.get("structure") != "bloom":
-            raise FilterMismatchError(
-                f"Redis key {meta_key!r} does not hold a bloomkit Bloom filter "
-                f"(format={fmt!r}, structure={meta.get('structure')!r})"
-            )
-        if fmt not in (REDIS_FORMAT, REDIS_FORMAT_BLOCKED_V1):
-            raise FilterMismatchError(
-                f"filter {name!r} uses Redis layout {fmt!r}; this bloomkit reads {REDIS_FORMAT!r} "
-                f"and {REDIS_FORMAT_BLOCKED_V1!r}"
-            )
-        if meta.get("state") != "ready":
-            raise RedisFilterError(
-                f"filter {name!r} is being created or its creation was interrupted; "
-                f"RedisBloomFilter.delete_named(client, {name!r}) removes it"
-            )
+        fmt = meta["format"]
         try:
             if meta["layout"] not in cls._layouts:
                 raise ValueError(meta["layout"])
@@ -354,12 +329,6 @@ class RedisBloomFilter:
                 raise ValueError(f"layout_version {meta.get('layout_version')!r} with {fmt!r}")
         except (KeyError, ValueError) as exc:
             raise FilterMismatchError(f"filter {name!r} has damaged metadata ({exc!r})") from exc
-        if (meta["keyed"] == "1") != (secret is not None):
-            raise FilterMismatchError(
-                f"filter {name!r} was created "
-                + ("with a secret: pass secret=" if meta["keyed"] == "1" else
-                   "without a secret: do not pass secret=")
-            )
         _expect(name, meta, capacity, error_rate, layout, seed, shards)
         obj = cls(client, name, meta, secret, key)
         if secret is not None:

@@ -40,6 +40,7 @@ from ._layout import (
     _check_client,
     _check_name,
     _meta_key,
+    _MetaHandle,
     _read_meta,
     _text,
     _union_count,
@@ -69,29 +70,18 @@ def _swap_counters(data: bytes | bytearray | memoryview, width: int) -> bytes:
     return bytes(out)
 
 
-class _RedisCounters:
+class _RedisCounters(_MetaHandle):
     """Shared machinery of RedisCountingBloomFilter and RedisCountMinSketch."""
 
     _structure: ClassVar[str] = ""
     _local_cls: ClassVar[type[Any]]
     _hash_fields: ClassVar[tuple[str, ...]] = ()
-    #: keys per script call in the batch calls
     chunk_size: int = 1000
-    #: script calls per pipeline round trip
-    pipeline_depth: int = 8
 
     def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
                  key: Any) -> None:
         """Use :meth:`create` or :meth:`open`."""
-        self.client = client
-        self.name = name
-        self.seed = int(meta["seed"])
-        self.keyed = meta["keyed"] == "1"
-        self._key_check = int(meta["key_check"])
-        self.payload_len = int(meta["payload_len"])
-        self._gen = meta["gen"]
-        self._secret = secret
-        self._keyfunc = key
+        super().__init__(client, name, meta, secret, key)
         self._meta = meta
         self._proto: Any = self._make_proto(meta, secret, key)
         self._ctr_key = f"{{{name}}}:ctr"

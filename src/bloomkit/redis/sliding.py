@@ -20,11 +20,15 @@ answers like the server:
   know ``g``, another client may shift at any moment) and sends them as
   S little-endian u32 Redis offsets per key; the script picks the k
   youngest.  ``add_many`` is one script call per chunk, pipelined: a chunk
-  is atomic on the server.  ``contains_many`` reads an atomic snapshot of
-  the whole filter (slices, state, ``TIME`` in one MULTI) and answers with
-  the local C code when the filter is small next to the batch (about
-  ``snapshot_bytes_per_key`` bytes a key), else one read-only script call
-  per chunk.
+  is atomic on the server.  It also keeps a copy of the frozen slices (age
+  k and older: no add writes them again) and sends, per key, what they say
+  of its query at the generation it expects, so the script sets the k bits
+  in one BITFIELD and answers "was absent" without probing (_scripts.py,
+  "Why hints"); a key in another generation takes the full query.
+  ``contains_many`` reads an atomic snapshot of the whole filter (slices,
+  state, ``TIME`` in one MULTI) and answers with the local C code when the
+  filter is small next to the batch (about ``snapshot_bytes_per_key`` bytes
+  a key), else one read-only script call per chunk.
 """
 
 from __future__ import annotations
@@ -50,11 +54,18 @@ from ._layout import (
     _check_name,
     _is_cluster,
     _meta_key,
+    _MetaHandle,
     _read_meta,
     _shard_keys,
     _text,
 )
-from ._scripts import _CLAIM, _SLIDING_ADD, _SLIDING_CONTAINS, _SLIDING_INIT, _Script
+from ._scripts import (
+    _CLAIM,
+    _SLIDING_CONTAINS,
+    _SLIDING_INIT,
+    _Script,
+    _sliding_add_script,
+)
 from ._wire import _chunks, _map_response_error, _wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
@@ -72,6 +83,11 @@ try:  # the batch positions are computed with numpy when it is installed
     import numpy
 
     _np = numpy
+    # b"0000" .. b"9999" and b"  00" .. b"  99", 4 bytes as one uint32 (_decimal_fields)
+    _DIGITS4 = numpy.frombuffer(b"".join(b"%04d" % i for i in range(10_000)),
+                                dtype=numpy.uint32)
+    _SPACE2_DIGITS2 = numpy.frombuffer(b"".join(b"  %02d" % i for i in range(100)),
+                                       dtype=numpy.uint32)
 except ImportError:  # pragma: no cover - numpy is optional
     _np = None
 
@@ -104,7 +120,7 @@ def _births_len(slices: int) -> int:
     return (slices * _BIRTH_LEN + 63) & ~63
 
 
-class RedisSlidingBloomFilter:
+class RedisSlidingBloomFilter(_MetaHandle):
     """Membership over a sliding window (the last ``capacity`` adds, or the
     last ``window`` seconds of the server's clock), shared through Redis.
 
@@ -115,32 +131,24 @@ class RedisSlidingBloomFilter:
     "Sliding window".
     """
 
-    #: keys per script call in add_many / contains_many
-    chunk_size: int = 500
-    #: script calls per pipeline round trip
-    pipeline_depth: int = 8
     #: contains_many reads the whole filter (one MULTI) and answers locally
     #: when its slices are at most this many bytes per key of the call
     snapshot_bytes_per_key: int = 256
+    #: add_many reads the frozen slices it lacks (to answer "was absent"
+    #: itself: docs/redis.md, "Sliding window") while they cost at most this
+    #: many bytes a key added through this handle; 0: never
+    hint_bytes_per_key: int = 256
 
     def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
                  key: Any) -> None:
         """Use :meth:`create` or :meth:`open`."""
-        self.client = client
-        self.name = name
+        super().__init__(client, name, meta, secret, key)
         self.num_hashes = int(meta["k"])
         self.generations = int(meta["l"])
         self.slice_bits = int(meta["slice_bits"])
         self.capacity = int(meta["capacity"])
         self.error_rate = float.fromhex(meta["error_rate"])
         self.window_us = int(meta["window_us"])
-        self.seed = int(meta["seed"])
-        self.keyed = meta["keyed"] == "1"
-        self._key_check = int(meta["key_check"])
-        self.payload_len = int(meta["payload_len"])
-        self._gen = meta["gen"]
-        self._secret = secret
-        self._keyfunc = key
         self.num_slices = self.num_hashes + self.generations
         self.generation_length = -(-self.capacity // self.generations)
         if self.payload_len != self.num_slices * self.slice_bits // 8:
@@ -163,10 +171,22 @@ class RedisSlidingBloomFilter:
             self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
             self._bases_np = _np.array(self._bases, dtype=_np.uint64)
         d = -(-self.window_us // self.generations) if self.window_us else 0
+        self._add_script = _sliding_add_script(self.num_hashes)
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
                            self.generation_length, self.window_us, d]
         #: early shifts the server reported (time mode), for the warning
         self._early_seen = 0
+        # add_many's hints (_scripts.py, "Why hints"): this client's copy of
+        # the frozen slices (the Redis string's bytes; only slices of age >= k
+        # at some generation are filled), the generation each copy was born
+        # at (None: not held), the last generation the server reported, and
+        # the bytes of reads the keys added so far pay for
+        # (hint_bytes_per_key).
+        self._fz: bytearray | None = None
+        self._fz_birth: list[int | None] = [None] * self.num_slices
+        self._g_seen: int | None = None
+        self._fz_budget = 0
+        self._hinted = [0, 0]  # keys the hints answered at hg, hg + 1 (tests look)
 
     # ---- creation, opening, deletion ------------------------------------------
 
@@ -340,6 +360,11 @@ class RedisSlidingBloomFilter:
         (numpy wraps mod 2^64 like C); mulhi by m < 2^32 from 32-bit halves:
         (x m) >> 64 = ((x_hi m) + ((x_lo m) >> 32)) >> 32, no term overflows.
         tests/test_redis_sliding.py holds it to _slice_positions."""
+        data: bytes = self._offsets_numpy(keys).astype("<u4").tobytes()
+        return data
+
+    def _offsets_numpy(self, keys: list[object]) -> Any:
+        """The (len(keys), S) uint64 array of the Redis offsets _records packs."""
         assert _np is not None
         np = _np
         kh = self._proto._key_hash
@@ -353,12 +378,105 @@ class RedisSlidingBloomFilter:
         m = np.uint64(self.slice_bits)
         lo32 = np.uint64(0xFFFFFFFF)
         pos = ((x >> np.uint64(32)) * m + (((x & lo32) * m) >> np.uint64(32))) >> np.uint64(32)
-        out = (pos + self._bases_np[None, :]) ^ np.uint64(7)
-        data: bytes = out.astype("<u4").tobytes()
-        return data
+        return (pos + self._bases_np[None, :]) ^ np.uint64(7)
 
     def _argv(self, keys: list[object]) -> list[Any]:
         return [*self._argv_head, self._records(keys)]
+
+    def _add_argv(self, keys: list[object], hg: int) -> list[Any]:
+        """The add script's arguments: the records, and the hints of
+        generation ``hg`` when this client holds its frozen slices (hg >= 0)."""
+        if hg < 0 or _np is None or len(keys) < 16:
+            return [*self._argv_head, self._records(keys), -1, b""]
+        off = self._offsets_numpy(keys)
+        return [*self._argv_head, off.astype("<u4").tobytes(), hg, self._hints(off, hg)]
+
+    def _hints(self, off: Any, hg: int) -> bytes:
+        """Per key: its offsets in the slices of ages 0 .. k-1 and S-1 at
+        generation hg, then 100 c0 + c1 (_scripts.py, "Why hints"), as text."""
+        assert _np is not None and self._fz is not None
+        np = _np
+        S, k, l = self.num_slices, self.num_hashes, self.generations  # noqa: E741
+        o = off[:, [(hg - a) % S for a in range(k, S)]]  # ages k .. S-1 at hg
+        fz = np.frombuffer(self._fz, dtype=np.uint8)
+        bits = (fz[o >> np.uint64(3)] >> (7 - (o & np.uint64(7))).astype(np.uint8)) & 1
+        # bit j of x: the key's bit at age k + j; bit j of y: ages k+j .. 2k-1+j all set
+        x = np.packbits(bits, axis=1, bitorder="little")
+        x = np.concatenate([x, np.zeros((len(x), 8 - x.shape[1]), np.uint8)], axis=1)
+        x = x.view("<u8").ravel()
+        y = x.copy()
+        for i in range(1, k):
+            y &= x >> np.uint64(i)
+        f0 = y != 0
+        f1 = (y & np.uint64((1 << max(0, l - k)) - 1)) != 0  # runs inside ages k .. S-2
+        lead = np.log2(~x & (x + np.uint64(1))).astype(np.int64)  # trailing ones of x
+        c0 = np.where(f0, k, np.minimum(lead, k - 1))
+        c1 = np.where(f1, k, np.minimum(np.minimum(lead, l - 1), k - 1))
+        young = off[:, [(hg - a) % S for a in range(k)] + [(hg + 1) % S]]
+        codes = (c0 * 100 + c1).astype(np.uint64)
+        return _decimal_fields(np.concatenate([young, codes[:, None]], axis=1))
+
+    def _hint_generation(self, nkeys: int) -> int:
+        """The generation this client can send hints for (reading the frozen
+        slices it lacks when ``nkeys`` more keys pay for them), or -1."""
+        S, k = self.num_slices, self.num_hashes
+        if _np is None or k + 2 > 32 or self.generations > 56:
+            return -1  # Lua 5.1 patterns take 32 captures; _hints packs l bits in a u64
+        self._fz_budget = min(self._fz_budget + nkeys * self.hint_bytes_per_key,
+                              2 * self.payload_len)
+        g = self._g_seen
+        for _ in range(3):  # the server moves on while we read: try again
+            if g is None:
+                need = list(range(S))
+            else:
+                need = [p for p, b in (((g - a) % S, g - a) for a in range(k, S))
+                        if self._fz_birth[p] != b]
+                if not need:
+                    return g
+            cost = len(need) * (self.slice_bits // 8)
+            if cost > self._fz_budget:
+                return -1
+            self._fz_budget -= cost
+            g = self._read_slices(need)
+        return -1
+
+    def _read_slices(self, slices: list[int]) -> int:
+        """Copy physical ``slices`` into the client's copy (one MULTI with
+        the generation counter); those of age >= k then are final.  Returns
+        the server's generation."""
+        if self._fz is None:
+            self._fz = bytearray(self.payload_len)
+        size = self.slice_bits // 8
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hmget(self._hash_key, "gen", "g")
+        spans = []
+        for p in slices:
+            for off in range(p * size, (p + 1) * size, _PIECE):
+                end = min(off + _PIECE, (p + 1) * size)
+                pipe.getrange(self._bits_key, off, end - 1)
+                spans.append((off, end))
+        try:
+            res = pipe.execute()
+        except (_RedisConnectionError, _RedisTimeoutError) as exc:
+            raise _wrap_connection_error(exc, "add_many") from exc
+        gen, g_text = res[0]
+        if gen is None or _text(gen) != self._gen or g_text is None:
+            raise FilterNotFoundError(
+                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
+                "open; open it again"
+            )
+        for (off, end), piece in zip(spans, res[1:], strict=True):
+            if len(piece) != end - off:
+                raise FilterNotFoundError(f"Redis filter {self.name!r} was deleted or "
+                                          "replaced while this handle was open; open it again")
+            self._fz[off:end] = piece
+        g = int(g_text)
+        S, k = self.num_slices, self.num_hashes
+        for p in slices:
+            age = (g - p) % S
+            self._fz_birth[p] = g - age if age >= k else None
+        self._g_seen = g
+        return g
 
     def _run_many(self, script: _Script, argvs: list[list[Any]], what: str,
                   confirmed: int | None) -> list[Any]:
@@ -407,7 +525,9 @@ class RedisSlidingBloomFilter:
     def add(self, key: object) -> bool:
         """Insert ``key`` (refreshing it); True if it was absent from the window.
         One atomic script call (it also makes any shift that is due)."""
-        (new, early), = self._run_many(_SLIDING_ADD, [self._argv([key])], "add", 0)
+        (new, early, g, _, _), = self._run_many(self._add_script,
+                                                [self._add_argv([key], -1)], "add", 0)
+        self._g_seen = int(g)
         self._check_early(int(early))
         return bool(new == b"1")
 
@@ -418,9 +538,35 @@ class RedisSlidingBloomFilter:
         chunk happen there, between its keys, as in the local filter."""
         absent = 0
         early = self._early_seen
-        for new, e in self._batched(_SLIDING_ADD, keys, "add_many", True):
-            absent += new.count(b"1")
-            early = max(early, int(e))
+        size = max(1, self.chunk_size)
+        depth = max(1, self.pipeline_depth)
+        if _np is not None:
+            # hints cover the generation they were made for and the next
+            # one: a trip of at most about G keys crosses at most one shift
+            depth = min(depth, max(1, self.generation_length // size))
+        done = 0
+        trip: list[list[object]] = []
+        chunks = _chunks(keys, size)
+        while True:
+            chunk = next(chunks, None)
+            if chunk is not None:
+                trip.append(chunk)
+                if len(trip) < depth:
+                    continue
+            if not trip:
+                break
+            n = sum(len(c) for c in trip)
+            hg = self._hint_generation(n)
+            res = self._run_many(self._add_script, [self._add_argv(c, hg) for c in trip],
+                                 "add_many", done)
+            for new, e, _, h0, h1 in res:
+                absent += new.count(b"1")
+                early = max(early, int(e))
+                self._hinted[0] += h0
+                self._hinted[1] += h1
+            self._g_seen = int(res[-1][2])
+            done += n
+            trip = []
         self._check_early(early)
         return absent
 
@@ -601,6 +747,26 @@ class RedisSlidingBloomFilter:
             f"generations={self.generations}, slice_bits={self.slice_bits}, seed={self.seed}"
             f"{', keyed' if self.keyed else ''})"
         )
+
+
+def _decimal_fields(values: Any) -> bytes:
+    """Numbers below 10^10 as text, 12 bytes each: two spaces, then 10
+    digits with leading zeros (the script's pattern `` +0*(%d+)`` drops
+    them: Redis reads offsets with string2ll, which refuses them).
+    Vectorised through tables of 4-byte groups read as uint32: a str() per
+    number costs the client more than the hints save the server."""
+    assert _np is not None
+    np = _np
+    x = values.astype(np.int64)
+    hi = x // 100_000_000
+    rest = x - hi * 100_000_000
+    mid = rest // 10_000
+    out = np.empty((*values.shape, 3), dtype=np.uint32)
+    out[..., 0] = _SPACE2_DIGITS2[hi]
+    out[..., 1] = _DIGITS4[mid]
+    out[..., 2] = _DIGITS4[rest - mid * 10_000]
+    data: bytes = out.tobytes()
+    return data
 
 
 def _frozen_clock(now_us: int) -> Callable[[], float]:
