@@ -507,8 +507,9 @@ end
 # among [skip, S) holds one of the "checkpoint" ages skip + k - 1,
 # skip + 2k - 1, ...; only around a set checkpoint are its neighbours probed,
 # and after an unset age b the next checkpoint is b + k.  An absent key
-# costs about S / k + 2 probes, a present one up to k + a few (GETBIT each,
-# one command per probe: far cheaper than reading all S bits of every key).
+# costs about 9 probes on a full 1% filter (k = 9, S = 41; measured, see
+# docs/sliding.md), a present one up to k + a few (GETBIT each, one command
+# per probe: far cheaper than reading all S bits of every key).
 # bit(a) is the bit of age a (0 or 1).
 _LUA_SLIDING_RUN = """
 local function run_at(bit, skip)
