@@ -262,11 +262,6 @@ BK_AVX2_BMI2 static inline int bk_simd_add1(uint64_t *blk, uint64_t h, uint32_t 
     return 1;
 }
 
-BK_AVX2_BMI2 int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k)
-{
-    return bk_simd_add1(blk, h, k);
-}
-
 BK_AVX2 int bk_simd_blocked1_contains_avx2(const uint64_t *blk, uint64_t h, uint32_t k)
 {
     return bk_simd_probe1(blk, h, k);
@@ -516,12 +511,6 @@ BK_AVX2_BMI2 int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uin
 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
 {
     (void)blk; (void)g; (void)k;
-    return -1;
-}
-
-int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k)
-{
-    (void)blk; (void)h; (void)k;
     return -1;
 }
 

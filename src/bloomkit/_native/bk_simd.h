@@ -34,12 +34,12 @@ void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_bloc
                                         uint32_t version, const uint64_t *hs, size_t n,
                                         uint8_t *out);
 
-/* Private (non-atomic) add of the k bits: returns 1 if some bit was
- * clear (== bk_bloom_blocked_add(..., atomic=0)); writes nothing when all
- * were set.  Version 0 takes the low 32 bits g of the hash, version 1 the
- * whole hash h. */
+/* Private (non-atomic) add of the k bits of version 0 (the low 32 bits g
+ * of the hash): returns 1 if some bit was clear (== bk_bloom_blocked_add(...,
+ * atomic=0)); writes nothing when all were set.  A version-1 single add
+ * takes bk_bloom_blocked_add's scalar loop (bk_bloom.h says why); the
+ * batch below keeps the vector test for both versions. */
 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k);
-int bk_simd_blocked1_add_avx2(uint64_t *blk, uint64_t h, uint32_t k);
 
 /* Batch private add, prefetching ahead: returns how many keys were new. */
 uint64_t bk_simd_blocked_add_many_avx2(uint64_t *words, uint64_t num_blocks, uint32_t k,
