@@ -463,10 +463,12 @@ BK_AVX2 static inline int bk_simd_chain1_holds(const uint64_t *blk, const uint64
     return ok;
 }
 
-BK_AVX2 int bk_simd_chain1_contains_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
-                                         const uint32_t *k, uint32_t nlinks, uint64_t h)
+/* Whether some link holds h, newest first (most present keys are there);
+ * fills sw with h's stream words for the largest k of the chain. */
+BK_AVX2 static inline int bk_simd_chain1_find(const uint64_t *const *words,
+                                              const uint64_t *num_blocks, const uint32_t *k,
+                                              uint32_t nlinks, uint64_t h, uint64_t *sw)
 {
-    uint64_t sw[BK_SIMD_CHAIN_WORDS];
     uint32_t kmax = 0;
     for (uint32_t l = 0; l < nlinks; l++)
         if (k[l] > kmax)
@@ -479,24 +481,24 @@ BK_AVX2 int bk_simd_chain1_contains_avx2(const uint64_t *const *words, const uin
     return 0;
 }
 
+BK_AVX2 int bk_simd_chain1_contains_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
+                                         const uint32_t *k, uint32_t nlinks, uint64_t h)
+{
+    uint64_t sw[BK_SIMD_CHAIN_WORDS];
+    return bk_simd_chain1_find(words, num_blocks, k, nlinks, h, sw);
+}
+
 BK_AVX2_BMI2 int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
                                          const uint32_t *k, uint32_t nlinks, uint64_t *newest,
                                          uint64_t h)
 {
     uint64_t sw[BK_SIMD_CHAIN_WORDS];
-    uint32_t pos[BK_BLOOM_MAX_K_BLOCKED], kmax = 0, kn = k[nlinks - 1];
+    uint32_t pos[BK_BLOOM_MAX_K_BLOCKED], kn = k[nlinks - 1];
     uint64_t *blk = newest + bk_mulhi64(h, num_blocks[nlinks - 1]) * BK_BLOCK_WORDS;
-    for (uint32_t l = 0; l < nlinks; l++)
-        if (k[l] > kmax)
-            kmax = k[l];
-    bk_simd_chain1_words(h, kmax, sw);
-    /* Newest first (most present keys are there): a key held anywhere
-     * writes nothing, and a key whose bits are all set in the newest link
-     * would set none -- the same result in every order. */
-    for (uint32_t l = nlinks; l-- > 0;)
-        if (bk_simd_chain1_holds(words[l] + bk_mulhi64(h, num_blocks[l]) * BK_BLOCK_WORDS, sw,
-                                 k[l]))
-            return 0;
+    /* A key held anywhere writes nothing, and a key whose bits are all set
+     * in the newest link would set none -- the same result in every order. */
+    if (bk_simd_chain1_find(words, num_blocks, k, nlinks, h, sw))
+        return 0;
     for (uint32_t t = 0; 8 * t < kn; t++)   /* kn <= 24: pos[8t..8t+8) exists */
         _mm256_storeu_si256((__m256i *)(void *)(pos + 8 * t),
                             bk_simd_pos1(sw[2 * t], sw[2 * t + 1]));
