@@ -21,7 +21,7 @@ from itertools import islice
 from typing import Any
 
 from redis.exceptions import ConnectionError as _RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .errors import FilterNotFoundError, RedisConnectionLost
@@ -246,3 +246,23 @@ def _raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
     finally:
         pool.release(conn)
 
+
+
+def _settle_replies(items: list[Any], res: list[Any], rerun: Callable[[Any], Any],
+                    name: str) -> list[Any]:
+    """The replies of a pipeline of EVALSHA calls: a NOSCRIPT one runs again
+    through ``rerun(item)`` (EVAL of the body), a Redis error becomes the
+    module's exception for filter ``name``, any other exception is raised."""
+    out = []
+    for item, r in zip(items, res, strict=True):
+        if isinstance(r, NoScriptError):
+            try:
+                r = rerun(item)
+            except ResponseError as exc:  # e.g. BKGONE on a fresh script cache
+                r = exc
+        if isinstance(r, ResponseError):
+            raise _map_response_error(r, name)
+        if isinstance(r, Exception):
+            raise r
+        out.append(r)
+    return out

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 from redis.exceptions import ConnectionError as _RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
@@ -65,6 +65,7 @@ from ._wire import (
     _raw_pipeline,
     _RawReader,
     _resp,
+    _settle_replies,
     _wrap_connection_error,
 )
 from .errors import (
@@ -458,20 +459,10 @@ class RedisBloomFilter:
             pipe.execute_command("EVALSHA", *args)
         try:
             res = pipe.execute(raise_on_error=False)
-            out: list[bytes] = []
-            for args, r in zip(calls, res, strict=True):
-                if isinstance(r, NoScriptError):
-                    body = _SCRIPTS[args[0]]
-                    try:
-                        r = self.client.execute_command("EVAL", body, *args[1:])
-                    except ResponseError as exc:  # e.g. BKGONE on a fresh script cache
-                        r = exc
-                if isinstance(r, ResponseError):
-                    raise _map_response_error(r, self.name)
-                if isinstance(r, Exception):
-                    raise r
-                out.append(r)
-            return out
+            return _settle_replies(
+                calls, res,
+                lambda args: self.client.execute_command("EVAL", _SCRIPTS[args[0]], *args[1:]),
+                self.name)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
             raise _wrap_connection_error(exc, what, confirmed) from exc
 

@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from redis.exceptions import ConnectionError as _RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
@@ -66,7 +65,7 @@ from ._scripts import (
     _Script,
     _sliding_add_script,
 )
-from ._wire import _chunks, _map_response_error, _wrap_connection_error
+from ._wire import _chunks, _settle_replies, _wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
 __all__ = ["RedisSlidingBloomFilter"]
@@ -487,20 +486,11 @@ class RedisSlidingBloomFilter(_MetaHandle):
             pipe.execute_command("EVALSHA", *script.args(keys, argv))
         try:
             res = pipe.execute(raise_on_error=False)
-            out = []
-            for argv, r in zip(argvs, res, strict=True):
-                if isinstance(r, NoScriptError):
-                    try:
-                        r = self.client.execute_command("EVAL", script.body, len(keys), *keys,
-                                                        *argv)
-                    except ResponseError as exc:
-                        r = exc
-                if isinstance(r, ResponseError):
-                    raise _map_response_error(r, self.name)
-                if isinstance(r, Exception):
-                    raise r
-                out.append(r)
-            return out
+            return _settle_replies(
+                argvs, res,
+                lambda argv: self.client.execute_command("EVAL", script.body, len(keys), *keys,
+                                                         *argv),
+                self.name)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
             raise _wrap_connection_error(exc, what, confirmed) from exc
 
