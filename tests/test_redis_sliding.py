@@ -288,6 +288,16 @@ class ServerClockTests:
 
 
 class BadInputTests:
+    def test_damaged_payload_is_refused_at_open(self, client: Any, name: str) -> None:
+        # the check _MetaHandle shares with the counter handles
+        for cls, attr in ((RedisSlidingBloomFilter, "_bits_key"),
+                          (bloomkit.redis.RedisCountingBloomFilter, "_ctr_key")):
+            f = cls.create(client, name + cls.__name__, 1000, 0.01)
+            client.set(getattr(f, attr), b"short")
+            with pytest.raises(FilterMismatchError, match=r"\(5 bytes, expected \d+\) or from "
+                                                          r"another creation: it is damaged"):
+                cls.open(client, name + cls.__name__)
+
     def test_bad_parameters(self, client: Any, name: str) -> None:
         with pytest.raises(TypeError):
             RedisSlidingBloomFilter.create(client, name, "1000")  # type: ignore[arg-type]

@@ -235,3 +235,12 @@ class _MetaHandle:
         self._gen = meta["gen"]
         self._secret = secret
         self._keyfunc = key
+
+    def _check_payload(self, data_key: str, length: Any, gen: Any) -> None:
+        """Refuse a handle whose payload key (``STRLEN`` ``length``) or
+        creation id (``gen`` from the meta hash) does not match the meta."""
+        if length != self.payload_len or gen is None or _text(gen) != self._gen:
+            raise FilterMismatchError(
+                f"{self.name!r}: {data_key!r} is missing, of the wrong size ({length} bytes, "
+                f"expected {self.payload_len}) or from another creation: it is damaged"
+            )

@@ -157,11 +157,7 @@ class _RedisCounters(_MetaHandle):
             gen = client.hget(obj._hash_key, "gen")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
             raise _wrap_connection_error(exc, f"open({name!r})") from exc
-        if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
-            raise FilterMismatchError(
-                f"{name!r}: {obj._ctr_key!r} is missing, of the wrong size ({length} bytes, "
-                f"expected {obj.payload_len}) or from another creation: it is damaged"
-            )
+        obj._check_payload(obj._ctr_key, length, gen)
         return obj
 
     @classmethod

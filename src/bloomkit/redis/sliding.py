@@ -283,11 +283,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             raise _wrap_connection_error(exc, f"open({name!r})") from exc
         # warn about early shifts made after this open, not before it
         obj._early_seen = int(early) if early is not None and early.isdigit() else 0
-        if length != obj.payload_len or gen is None or _text(gen) != obj._gen:
-            raise FilterMismatchError(
-                f"{name!r}: {obj._bits_key!r} is missing, of the wrong size ({length} bytes, "
-                f"expected {obj.payload_len}) or from another creation: it is damaged"
-            )
+        obj._check_payload(obj._bits_key, length, gen)
         return obj
 
     @classmethod
