@@ -20,6 +20,15 @@ ranges only name two independent locks):
                     increments (Bloom, counting Bloom, count-min), exclusive
                     by every other kind (cuckoo, quotient, TinyLFU, and any
                     future kind unless it declares ``_shared_writers``).
+                    A Bloom writer's large ``add_many`` batch converts its
+                    shared WRITERS to exclusive without waiting when it can
+                    (no other writer in, nobody waiting), ORs with plain
+                    stores, and converts back when the batch ends: a
+                    conversion, not a join or a leave, so GATE is not taken.
+  WAITING (byte 2)  held shared by a joiner of those kinds while WRITERS is
+                    exclusive (a batch holds the file alone): the batch
+                    looks for it every 2^18 keys and hands the file back
+                    (py_common.h, bkpy_state_hold_file).
 
 The invariant that makes every interleaving safe: **WRITERS is taken and
 released only while GATE is held exclusively.**  So a process holding GATE
@@ -71,6 +80,12 @@ from .errors import FileInUseError
 
 GATE = 0
 WRITERS = 1
+WAITING = 2
+
+# A joiner of an atomic-OR kind refused WRITERS is waiting for a batch
+# that holds the file alone, which hands it back within 2^18 keys of seeing
+# WAITING: such a joiner waits for that whatever its ``timeout``, up to this.
+_HANDOVER_MAX = 30.0
 
 # Polling a busy WRITERS lock: start at 2 ms, double up to 50 ms (a waiting
 # writer costs about 20 wake-ups a second and starts at most 50 ms late).
@@ -141,11 +156,11 @@ def _wait(fd: int, rng: int, mode: str) -> None:
 
 
 def _release_all(fd: int) -> None:
-    """Drop GATE and WRITERS in one call (atomically, like a crash would)."""
+    """Drop every lock in one call (atomically, like a crash would)."""
     if _fcntl is None:  # pragma: no cover
         return
     if HAVE_OFD:
-        _ofd(fd, _fcntl.F_OFD_SETLK, _fcntl.F_UNLCK, 0, 2)
+        _ofd(fd, _fcntl.F_OFD_SETLK, _fcntl.F_UNLCK, 0, 3)  # GATE, WRITERS, WAITING
     else:
         _fcntl.flock(fd, _fcntl.LOCK_UN)
 
@@ -208,8 +223,18 @@ def join(
     GATE.  Returns False, having taken nothing, when ``path`` no longer names
     the file (it was replaced while we waited): the caller reopens it.
     """
+    try:
+        return _join_loop(fd, path, exclusive, timeout, joined)
+    finally:
+        if HAVE_OFD and not exclusive:
+            _ofd(fd, _fcntl.F_OFD_SETLK, _fcntl.F_UNLCK, WAITING)
+
+
+def _join_loop(fd: int, path: str, exclusive: bool, timeout: float | None,
+               joined: Callable[[bool], None]) -> bool:
     mode = _EX if exclusive else _SH
-    deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+    start = time.monotonic()
+    deadline = None if timeout is None else start + max(0.0, timeout)
     pause = _POLL_MIN
     while True:
         _wait(fd, GATE, _EX)
@@ -232,12 +257,23 @@ def join(
                     _ofd(fd, _fcntl.F_OFD_SETLK, _fcntl.F_UNLCK, GATE)
             else:
                 _release_all(fd)  # WRITERS before (with) GATE, never after
-        if deadline is not None and time.monotonic() >= deadline:
+        # An atomic-OR kind's WRITERS is exclusive only while another
+        # process's batch holds the file alone: ask it back, and wait for
+        # the handover whatever the timeout.
+        handover = not exclusive and HAVE_OFD and _try(fd, WAITING, _SH)
+        now = time.monotonic()
+        if deadline is not None and now >= deadline and (
+                not handover or now - start >= _HANDOVER_MAX):
             what = "another process holds its writer lock"
-            if timeout:
+            if handover:
+                what += f" (waited {now - start:.3g} s for its batch to hand it back)"
+            elif timeout:
                 what += f" (waited {timeout:g} s)"
             raise in_use_error(path, what)
-        time.sleep(pause if deadline is None else min(pause, max(0.0, deadline - time.monotonic())))
+        if deadline is None or handover:
+            time.sleep(pause)
+        else:
+            time.sleep(min(pause, max(0.0, deadline - now)))
         pause = min(pause * 2, _POLL_MAX)
 
 

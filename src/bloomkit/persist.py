@@ -825,6 +825,7 @@ def _open_once(
                     mm.close()
                     os.close(fd)
                     return None
+                _hold_file(obj, fd, exclusive)
         except BaseException:
             if obj is not None:
                 obj._detach()
@@ -906,8 +907,18 @@ def create(
     except BaseException:
         os.close(fd)
         raise
+    _hold_file(obj, fd, exclusive)
     _register(obj, _Mapping(spath, "r+", fd, mm, exclusive))
     return obj
+
+
+def _hold_file(obj: Any, fd: int, exclusive: bool) -> None:
+    """Give a joined atomic-OR writer (Bloom) its lock descriptor, so that its
+    large batches may hold the file alone and OR with plain stores while no
+    other process writes it (bloomkit/_locking.py, WAITING)."""
+    hold = getattr(obj, "_hold_file", None)
+    if hold is not None and not exclusive and _locking.HAVE_OFD:
+        hold(fd)
 
 
 def flush(obj: Any) -> None:

@@ -23,6 +23,7 @@ typedef struct {
     bkpy_state st;
     bk_bloom bloom;
     PyObject *weakreflist;
+    uint64_t alone_batches; /* add_many batches that held their shared file alone */
 } BKBloom;
 
 static PyTypeObject BKBloom_Type;
@@ -178,6 +179,9 @@ typedef struct {
     bk_bloom *bloom;
     uint64_t added;
     bkbloom_stage stage;
+    int alone;       /* holds its shared file alone (bkpy_state_hold_file): plain ORs */
+    int held;        /* it did at the start (a joiner may have taken the file back) */
+    size_t check_at; /* keys done when it next looks for a process waiting to join */
 } bkbloom_add_ctx;
 
 /* Buffer input runs without the GIL holding the batch lock (bkpy_writer)
@@ -189,28 +193,52 @@ static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
         return -1;
     if (from_buffer && ctx->stage.hs == NULL)
         bkbloom_stage_open(&ctx->stage, ctx->bloom, n, 0);
+    /* A shared map's large GIL-free batch tries to hold its file alone:
+     * three fcntl calls a batch against a locked OR a word (py_common.h). */
+    if (from_buffer && ctx->w.nogil && !ctx->alone && n >= BKBLOOM_STAGE_MIN &&
+        bkpy_state_hold_file(ctx->w.st)) {
+        ctx->alone = ctx->held = 1;
+        ctx->check_at = BKPY_HOLD_CHECK_KEYS;
+    }
     return 0;
+}
+
+/* Whether the next keys (done: keys applied so far) must be ORed in
+ * atomically; hands the file back when a process waits to join. */
+static int bkbloom_add_atomic(bkbloom_add_ctx *ctx, size_t done)
+{
+    if (!ctx->w.st->shared)
+        return 0;
+    if (ctx->alone && done >= ctx->check_at) {
+        ctx->check_at = done + BKPY_HOLD_CHECK_KEYS;
+        if (bkpy_state_file_wanted(ctx->w.st)) {
+            bkpy_state_share_file(ctx->w.st);
+            ctx->alone = 0;
+        }
+    }
+    return !ctx->alone;
 }
 
 static void bkbloom_add_chunk(void *vctx, const uint64_t *hs, size_t n, size_t offset)
 {
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
     bkbloom_stage *sg = &ctx->stage;
-    int shared = ctx->w.st->shared;
     /* Plain ORs keep the prefetched lines in flight (a locked OR per word
      * serialises the memory pipeline): a GIL-free batch holds the batch
      * lock, and a GIL-held chunk first waits out any GIL-free batch.  Only
-     * a buffer shared with other processes needs atomics. */
+     * a buffer shared with other processes needs atomics, and not while
+     * the batch holds the file alone. */
     bkpy_writer_chunk(&ctx->w);
     if (sg->hs != NULL) {
         if (bkbloom_stage_put(sg, hs, n, offset)) {
-            ctx->added += bk_bloom_add_many_part(ctx->bloom, sg->hs, sg->fill, shared,
+            ctx->added += bk_bloom_add_many_part(ctx->bloom, sg->hs, sg->fill,
+                                                 bkbloom_add_atomic(ctx, sg->base),
                                                  sg->hs + sg->cap);
             sg->fill = 0;
         }
         return;
     }
-    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, shared);
+    ctx->added += bk_bloom_add_many(ctx->bloom, hs, n, bkbloom_add_atomic(ctx, offset));
 }
 
 static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
@@ -222,6 +250,9 @@ static PyObject *bkbloom_add_many(BKBloom *self, PyObject *keys)
         return NULL;
     rc = bkpy_for_each_chunk_writer(&ctx.w, keys, bkbloom_add_chunk, bkbloom_add_size, &info);
     bkbloom_stage_close(&ctx.stage);
+    if (ctx.alone)
+        bkpy_state_share_file(&self->st);
+    self->alone_batches += (uint64_t)ctx.held;
     bkbloom_add_count(self, ctx.added, self->st.shared);
     if (rc < 0)
         return NULL;
@@ -514,6 +545,36 @@ static PyObject *bkbloom_partition(PyObject *cls, PyObject *const *args, Py_ssiz
     return r < 0 ? NULL : PyBool_FromLong(bk_bloom_part_on);
 }
 
+/* _hold_file([fd]): the descriptor that holds this shared map's writer
+ * lock (persist.py, after joining the writers); None forgets it (so does
+ * _detach).  Returns the number of add_many batches that have started
+ * holding the file alone so far (the tests' evidence that the plain path
+ * ran). */
+static PyObject *bkbloom_hold_file(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *arg = nargs > 0 ? args[0] : NULL;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_hold_file takes at most one argument");
+        return NULL;
+    }
+    if (arg == NULL) {
+        /* only the count */
+    } else if (arg != Py_None) {
+        long fd = PyLong_AsLong(arg);
+        if (fd == -1 && PyErr_Occurred())
+            return NULL;
+        if (fd < 0 || fd >= INT_MAX || !self->st.shared) {
+            PyErr_SetString(PyExc_ValueError,
+                            "_hold_file needs a descriptor >= 0 and a shared map");
+            return NULL;
+        }
+        self->st.lock_fd1 = (int)fd + 1;
+    } else {
+        self->st.lock_fd1 = 0;
+    }
+    return PyLong_FromUnsignedLongLong(self->alone_batches);
+}
+
 static PyObject *bkbloom_estimate_count(BKBloom *self, PyObject *Py_UNUSED(ignored))
 {
     return PyFloat_FromDouble(bk_bloom_estimate_count(&self->bloom));
@@ -592,6 +653,10 @@ static PyMethodDef bkbloom_methods[] = {
     {"_recount", (PyCFunction)bkbloom_recount_meth, METH_NOARGS,
      "_recount($self, /)\n--\n\nSet the count to the estimate from the bits (as a union "
      "does), so that it no longer depends on the order of the adds."},
+    {"_hold_file", (PyCFunction)(void (*)(void))bkbloom_hold_file, METH_FASTCALL,
+     "_hold_file($self, fd=..., /)\n--\n\nThe descriptor holding this shared map's writer "
+     "lock (None: forget it), so that large add_many batches may hold the file alone; "
+     "returns how many batches have.  Set by bloomkit.open/create."},
     {"_partition", (PyCFunction)(void (*)(void))bkbloom_partition, METH_FASTCALL | METH_CLASS,
      "_partition(on=None, /)\n--\n\nWhether batches of buffer keys to blocked filters of 16 "
      "MiB or more are partitioned by block range; pass False to force the plain loops "

@@ -593,6 +593,7 @@ PyObject *bkpy_obj_detach(PyObject *self, PyObject *unused)
     }
     st->writable = 0;
     st->shared = 0;
+    st->lock_fd1 = 0; /* the descriptor is closed next */
     Py_RETURN_NONE;
 }
 

@@ -280,6 +280,8 @@ typedef struct {
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
     unsigned kind;        /* the kind validated at load (0: built here) */
+    int lock_fd1;         /* shared map: its writer-lock descriptor + 1 (0: none); see
+                           * bkpy_state_hold_file */
 } bkpy_state;
 
 /* True when writes must be atomic: the buffer is shared with other
@@ -389,6 +391,35 @@ static inline void bkpy_writer_chunk(bkpy_writer *w)
 }
 
 /* ---- End logic for GIL-free batches ----------------------------------- */
+
+/* ---- Begin logic for batches that hold a shared file alone -----------
+ *
+ * A shared map ("r+", create()) takes atomic ORs so that writers in other
+ * processes never lose bits; a locked OR costs a 10^8-key build into a
+ * file about twice the in-memory build (docs/scale.md).  When no other
+ * process writes the file, a large batch need not pay it: it converts its
+ * WRITERS lock (docs/FORMAT.md "Writers and the DIRTY flag") to exclusive
+ * without waiting, ORs with plain stores, and converts back to shared when
+ * it ends.  A process that wants to join meanwhile holds WAITING (byte 2)
+ * shared while it polls; the batch looks for it every
+ * BKPY_HOLD_CHECK_KEYS keys and hands the file back at once (the rest of
+ * the batch is atomic).  Within the process the batch lock already keeps
+ * every other writer of the object out, and another object of the same
+ * file has its own lock, so it shares WRITERS and the conversion fails.
+ * Linux (OFD locks) only; elsewhere every shared batch is atomic.  The
+ * descriptor is the object's (persist.py sets it with _hold_file after
+ * joining, _detach forgets it). */
+#define BKPY_HOLD_CHECK_KEYS ((size_t)1 << 18)
+
+/* 1 when this batch now holds the file alone (plain stores are safe),
+ * 0 otherwise (no descriptor, another writer in, a joiner waiting). */
+int bkpy_state_hold_file(bkpy_state *st);
+/* 1 when a process waits to join the file (holds WAITING). */
+int bkpy_state_file_wanted(const bkpy_state *st);
+/* Back to shared after bkpy_state_hold_file returned 1. */
+void bkpy_state_share_file(bkpy_state *st);
+
+/* ---- End logic for batches that hold a shared file alone ------------- */
 
 /* Allocate len zeroed bytes, 64-byte aligned.  MemoryError on failure.
  * bkpy_state_free frees an st->alloc (PyMem_RawCalloc'ed: seen by

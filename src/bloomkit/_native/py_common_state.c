@@ -11,6 +11,9 @@
 #endif
 
 #include <errno.h>
+#if defined(__linux__)
+#include <fcntl.h>
+#endif
 #ifdef _WIN32
 #include <io.h>
 #else
@@ -187,6 +190,74 @@ void bkpy_state_wait_pins_slow(bkpy_state *st)
     }
     PyThread_release_lock(st->pin_gate);
 }
+
+/* ---- Begin logic for batches that hold a shared file alone ----------- */
+
+/* The lock bytes of bloomkit/_locking.py. */
+#define BKPY_LOCK_WRITERS 1
+#define BKPY_LOCK_WAITING 2
+
+#if defined(__linux__) && defined(F_OFD_SETLK)
+static int bkpy_ofd(int fd, int cmd, short type, off_t at, short *held)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);   /* l_pid must be 0 for OFD locks */
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = at;
+    fl.l_len = 1;
+    if (fcntl(fd, cmd, &fl) != 0)
+        return -1;
+    if (held != NULL)
+        *held = fl.l_type;
+    return 0;
+}
+
+int bkpy_state_file_wanted(const bkpy_state *st)
+{
+    short held = F_UNLCK;
+    if (st->lock_fd1 <= 0)
+        return 0;
+    /* an error counts as "wanted": the batch then stays atomic */
+    if (bkpy_ofd(st->lock_fd1 - 1, F_OFD_GETLK, F_WRLCK, BKPY_LOCK_WAITING, &held) != 0)
+        return 1;
+    return held != F_UNLCK;
+}
+
+int bkpy_state_hold_file(bkpy_state *st)
+{
+    if (!st->shared || st->lock_fd1 <= 0 || bkpy_state_file_wanted(st))
+        return 0;
+    /* granted only when no other open file description holds WRITERS */
+    return bkpy_ofd(st->lock_fd1 - 1, F_OFD_SETLK, F_WRLCK, BKPY_LOCK_WRITERS, NULL) == 0;
+}
+
+void bkpy_state_share_file(bkpy_state *st)
+{
+    /* converting our own exclusive lock to shared is always granted */
+    if (st->lock_fd1 > 0)
+        (void)bkpy_ofd(st->lock_fd1 - 1, F_OFD_SETLK, F_RDLCK, BKPY_LOCK_WRITERS, NULL);
+}
+#else
+int bkpy_state_file_wanted(const bkpy_state *st)
+{
+    (void)st;
+    return 1;
+}
+
+int bkpy_state_hold_file(bkpy_state *st)
+{
+    (void)st;
+    return 0;
+}
+
+void bkpy_state_share_file(bkpy_state *st)
+{
+    (void)st;
+}
+#endif
+
+/* ---- End logic for batches that hold a shared file alone ------------- */
 
 void bkpy_state_release(bkpy_state *st)
 {

@@ -1,0 +1,148 @@
+"""Batches that hold a shared file alone (issue #19; py_common.h,
+bkpy_state_hold_file; bloomkit/_locking.py, WAITING).
+
+A Bloom writer of a shared map ("r+", create()) ORs its bits in with
+atomic instructions so that writers in other processes never lose bits.
+When no other process writes the file, a large add_many batch converts its
+WRITERS lock to exclusive and ORs with plain stores instead; a process that
+wants to join meanwhile asks for the file back (WAITING) and gets it within
+2^18 keys, whatever its timeout.  These tests assert: the plain path runs
+exactly when the batch is alone (``_hold_file()`` counts such batches), the
+bytes are those of an in-memory build, a joiner is let in while a long
+batch is still running, and two processes that overlap this way lose no
+bit (R31)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bloomkit
+from bloomkit import BlockedBloomFilter, BloomFilter, _locking
+
+np = pytest.importorskip("numpy")
+
+pytestmark = pytest.mark.skipif(not _locking.HAVE_OFD,
+                                reason="batches hold a file alone only with OFD locks (Linux)")
+
+BATCH_MIN = 4096  # BKBLOOM_STAGE_MIN (py_bloom.c): smaller batches stay atomic
+
+
+def _keys(rng: random.Random, n: int) -> Any:
+    return np.random.default_rng(rng.getrandbits(64)).integers(0, 2**63 - 1, n, dtype=np.int64)
+
+
+@pytest.mark.parametrize("kind", [BlockedBloomFilter, BloomFilter])
+def test_alone_only_when_sole_writer(tmp_path: Path, rng: random.Random, kind: type) -> None:
+    """A large numpy batch of the only writer runs alone; a small batch, a
+    list, or a batch while a second writer (another object, its own lock)
+    is in run atomically; the bytes equal an in-memory build."""
+    path = tmp_path / "f.bkf"
+    a, b, c, d = (_keys(rng, n) for n in (50_000, BATCH_MIN - 1, 20_000, 30_000))
+    f = bloomkit.create(path, 200_000, 0.01, kind=kind)
+    try:
+        assert f._hold_file() == 0
+        f.add_many(a)
+        assert f._hold_file() == 1
+        f.add_many(b)                   # below the threshold
+        f.add_many(c.tolist())          # not a buffer: hashed with the GIL
+        assert f._hold_file() == 1
+        g = bloomkit.open(path, "r+")
+        try:
+            f.add_many(d)               # another writer is in: atomic
+            g.add_many(d[::-1].copy())
+            assert (f._hold_file(), g._hold_file()) == (1, 0)
+        finally:
+            g.close()
+        f.add_many(d)                   # alone again
+        assert f._hold_file() == 2
+    finally:
+        f.close()
+    ref = kind(200_000, 0.01)
+    for keys in (a, b, c, d):
+        ref.add_many(keys)
+    got = bloomkit.load(path)
+    assert got == ref
+    assert got.contains_many(np.concatenate([a, b, c, d])).all()
+
+
+def test_not_alone_while_another_process_writes(tmp_path: Path, rng: random.Random) -> None:
+    path = tmp_path / "f.bkf"
+    bloomkit.create(path, 100_000, 0.01, kind=BlockedBloomFilter).close()
+    other = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent("""
+            import sys, bloomkit
+            m = bloomkit.open(sys.argv[1], "r+")
+            print("in", flush=True)
+            sys.stdin.readline()
+            m.close()
+        """), str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "in"
+        f = bloomkit.open(path, "r+")
+        try:
+            f.add_many(_keys(rng, 20_000))
+            assert f._hold_file() == 0
+        finally:
+            f.close()
+    finally:
+        other.communicate("\n", timeout=60)
+    assert other.returncode == 0
+
+
+def test_joiner_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random) -> None:
+    """Process A adds one long batch alone; this process opens the file
+    "r+" with timeout=0 while A's batch runs: it joins (A hands the file
+    back) before A's batch ends, then adds its own keys while A finishes
+    atomically.  The file ends with every bit of both builds."""
+    seed = rng.getrandbits(32)
+    n = 3 * 10**7
+    path = tmp_path / "shared.bkf"
+    bloomkit.create(path, n, 0.01, kind=BlockedBloomFilter).close()
+    script = textwrap.dedent("""
+        import sys, numpy as np, bloomkit
+        seed, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+        keys = np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n)
+        m = bloomkit.open(path, "r+")
+        print("start", flush=True)
+        m.add_many(keys)
+        print("end", m._hold_file(), flush=True)
+        m.close()
+    """)
+    a = subprocess.Popen([sys.executable, "-c", script, str(seed), str(n), str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mine = np.random.default_rng([seed, 1]).integers(0, 2**63 - 1, 200_000)
+    try:
+        assert a.stdout is not None and a.stdout.readline().strip() == "start"
+        time.sleep(0.05)  # let A's batch take the file
+        t0 = time.monotonic()
+        f = bloomkit.open(path, "r+", timeout=0)
+        waited = time.monotonic() - t0
+        try:
+            still_running = a.poll() is None
+            f.add_many(mine)
+            assert f._hold_file() == 0  # A is in: atomic
+        finally:
+            f.close()
+        out, err = a.communicate(timeout=600)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert a.returncode == 0, err[-2000:]
+    assert out.split() == ["end", "1"], out  # A's batch had held the file alone
+    print(f"joined after {waited:.3f} s; A still running then: {still_running}")
+    assert still_running, "the joiner was let in only after A's whole batch"
+    ref = BlockedBloomFilter(n, 0.01)
+    ref.add_many(np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n))
+    ref.add_many(mine)
+    got = bloomkit.load(path)
+    assert bytes(got.to_bytes())[128:] == bytes(ref.to_bytes())[128:]
+    assert got.contains_many(mine).all()
