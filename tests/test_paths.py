@@ -159,8 +159,11 @@ def test_blocked_paths_for_every_probe_group_shape(version: int, k: int,
             assert _bits_set(g) == want, (simd, batch)
             assert all(g.contains_many(keys)) and all(key in g for key in keys)
             others = _keys(rng, 300)
-            assert list(g.contains_many(others)) == [
-                set(g._bit_positions(o)) <= want for o in others]
+            expect = [set(g._bit_positions(o)) <= want for o in others]
+            assert list(g.contains_many(others)) == expect
+            # batches shorter and longer than the query's prefetch ring (32)
+            for m in (0, 1, 31, 32, 33, 65):
+                assert list(g.contains_many(others[:m])) == expect[:m], m
 
 
 class WritePathTests:

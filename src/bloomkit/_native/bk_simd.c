@@ -78,6 +78,14 @@ int bk_simd_avx2 = 0;
 /* How far ahead the batch query prefetches (keys).  Must be >= 1; 8..32 all
  * measured within noise of each other at 10^7 keys; see bk_bloom.c. */
 #define BK_SIMD_AHEAD 16
+/* The blocked filter's batch query looks further ahead: a 10^8-key filter
+ * (124 MB) misses DRAM and the TLB on every key, ~150-180 ns on the AMD
+ * guest, and its loop is ~9 ns of work a key, so 16 keys ahead leave the
+ * misses partly exposed.  At 10^8 keys, five alternated rounds (thread CPU
+ * time, ns a key): 16 ahead 15.5-17.4, 32 ahead 14.3-15.4, 48 and 64 no
+ * better than 32 (docs/scale.md).  A power of two: the block pointers wait
+ * in a ring of this size. */
+#define BK_SIMD_QUERY_AHEAD 32
 
 #if BK_SIMD_HAVE_AVX2 && defined(_MSC_VER)
 /* CPUID + XGETBV (see the top).  clang-cl needs the xsave target for
@@ -297,18 +305,55 @@ BK_AVX2 int bk_simd_blocked_contains_avx2(const uint64_t *blk, uint32_t g, uint3
     return bk_simd_probe(blk, g, k);
 }
 
+/* Version 1 with k <= 8 (error rates down to ~0.4%: the usual case): one
+ * group, its lane mask computed once a batch instead of once a key. */
+BK_AVX2 static inline int bk_simd_probe1_k8(const uint64_t *blk, uint64_t h, uint32_t k,
+                                            __m256i valid)
+{
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)blk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4));
+    __m256i pos = bk_simd_pos1(bk_bloom_stream_word(h, 0),
+                               k > 4 ? bk_bloom_stream_word(h, 1) : 0);
+    __m256i dw = _mm256_srli_epi32(pos, 5);
+    __m256i wlo = _mm256_permutevar8x32_epi32(lo, dw);
+    __m256i whi = _mm256_permutevar8x32_epi32(hi, dw);
+    __m256i w = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(wlo),
+                                                     _mm256_castsi256_ps(whi),
+                                                     _mm256_castsi256_ps(_mm256_slli_epi32(dw, 28))));
+    __m256i bit = _mm256_sllv_epi32(_mm256_set1_epi32(1),
+                                    _mm256_and_si256(pos, _mm256_set1_epi32(31)));
+    return _mm256_testc_si256(w, _mm256_and_si256(bit, valid));
+}
+
+/* The batch query: each key's block pointer is computed once, when it is
+ * prefetched, and waits in a ring until its probe; the layout version and
+ * the k <= 8 case are decided once a batch, not once a key (callgrind at
+ * 10^6 keys: 97 -> see docs/scale.md instructions a key in this loop). */
 BK_AVX2 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t num_blocks,
                                                 uint32_t k, uint32_t version, const uint64_t *hs,
                                                 size_t n, uint8_t *out)
 {
+    const uint64_t *ring[BK_SIMD_QUERY_AHEAD];
+    const size_t mask = BK_SIMD_QUERY_AHEAD - 1;
+    const int k8 = version == BK_BLOOM_VERSION_STREAM && k <= 8;
+    const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)k),
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     size_t i;
-    for (i = 0; i < n && i < BK_SIMD_AHEAD; i++)
-        bk_prefetch_r(words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS);
+    for (i = 0; i < n && i < BK_SIMD_QUERY_AHEAD; i++) {
+        ring[i] = words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS;
+        bk_prefetch_r(ring[i]);
+    }
     for (i = 0; i < n; i++) {
-        if (i + BK_SIMD_AHEAD < n)
-            bk_prefetch_r(words + bk_mulhi64(hs[i + BK_SIMD_AHEAD], num_blocks) * BK_BLOCK_WORDS);
-        const uint64_t *blk = words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS;
-        if (version == BK_BLOOM_VERSION_STREAM)
+        const uint64_t *blk = ring[i & mask];
+        if (i + BK_SIMD_QUERY_AHEAD < n) {
+            const uint64_t *next =
+                words + bk_mulhi64(hs[i + BK_SIMD_QUERY_AHEAD], num_blocks) * BK_BLOCK_WORDS;
+            bk_prefetch_r(next);
+            ring[i & mask] = next;
+        }
+        if (k8)
+            out[i] = (uint8_t)bk_simd_probe1_k8(blk, hs[i], k, valid);
+        else if (version == BK_BLOOM_VERSION_STREAM)
             out[i] = (uint8_t)bk_simd_probe1(blk, hs[i], k);
         else
             out[i] = (uint8_t)bk_simd_probe(blk, (uint32_t)hs[i], k);
