@@ -748,7 +748,10 @@ def open(
     ``mode="r"`` maps read-only (adds raise TypeError) and takes no lock.
     ``"r+"`` maps shared and writable and joins the file's writers: for
     Bloom, counting Bloom and count-min files (atomic in-place updates)
-    several processes may write at once; every other kind admits one writer
+    several processes may write at once (a Bloom writer's large ``add_many``
+    holds the file alone while no other process writes it, and hands it
+    back within 2^18 keys when one asks to join; docs/FORMAT.md); every
+    other kind admits one writer
     at a time, and a second one waits for the writer lock, up to
     ``timeout`` seconds (None: for ever; 0: not at all), then raises
     :class:`~bloomkit.FileInUseError`.  Opening costs O(1): the lengths are
