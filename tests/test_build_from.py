@@ -271,6 +271,92 @@ class ParquetKeysTests:
         assert (stats.keys, stats.nulls) == (0, 2)
 
 
+class _Recorder:
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def add_many(self, batch: Any) -> None:
+        self.seen.append(len(batch))
+
+
+class ReadAheadTests:
+    """Parquet and CSV batches are decoded in a reader thread, READ_AHEAD
+    batches ahead of the adds (sources._read_ahead): the same keys in the
+    same order, errors raised in the caller, no reader left behind."""
+
+    def _file(self, tmp_path: Path, rng: random.Random, fmt: str) -> tuple[Path, list[int]]:
+        keys = _ints(rng, 5000)
+        table = pa.table({"k": pa.array(keys, pa.int64()), "s": pa.array(map(str, keys))})
+        if fmt == "parquet":
+            pq.write_table(table, tmp_path / "k.parquet", row_group_size=700)
+            return tmp_path / "k.parquet", keys
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, tmp_path / "k.csv")
+        return tmp_path / "k.csv", keys
+
+    @pytest.mark.parametrize("fmt", ["parquet", "csv"])
+    def test_same_batches_in_the_same_order(self, tmp_path: Path, rng: random.Random,
+                                            monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+        monkeypatch.setattr(sources, "BATCH_ROWS", 300)
+        path, keys = self._file(tmp_path, rng, fmt)
+        for column in ("k", "s"):
+            (src,) = sources.open_sources(path, column=column)
+            assert src.read_ahead
+            serial = [(b.rows, b.nulls, b.position, list(b.keys)) for b in src.batches()]
+            ahead = [(b.rows, b.nulls, b.position, list(b.keys))
+                     for b in sources._read_ahead(src)]
+            assert ahead == serial and len(serial) > 10
+            rec = _Recorder()
+            stats = sources.add_from(rec, path, column=column)
+            assert rec.seen == [r[0] - r[1] for r in serial if r[0] > r[1]]
+            assert stats.keys == len(keys)
+        f = build_from(path, column="k")
+        g = BlockedBloomFilter(len(keys))
+        g.add_many(keys)
+        assert f == g
+
+    def test_an_add_that_raises_stops_the_reader(self, tmp_path: Path, rng: random.Random,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        import threading
+
+        monkeypatch.setattr(sources, "BATCH_ROWS", 100)
+        path, _ = self._file(tmp_path, rng, "parquet")
+
+        class Boom:
+            calls = 0
+
+            def add_many(self, batch: Any) -> None:
+                Boom.calls += 1
+                if Boom.calls == 3:
+                    raise RuntimeError("boom")
+
+        with pytest.raises(RuntimeError, match="boom"):
+            sources.add_from(Boom(), path, column="k")
+        assert Boom.calls == 3
+        assert [t for t in threading.enumerate() if t.name.startswith("bloomkit-read")] == []
+
+    def test_a_read_error_is_raised_in_the_caller(self, tmp_path: Path, rng: random.Random,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(sources, "BATCH_ROWS", 100)
+        path, _ = self._file(tmp_path, rng, "parquet")
+        (src,) = sources.open_sources(path, column="k")
+        real = src.batches
+
+        def failing(counting: bool = False) -> Any:
+            for i, b in enumerate(real(counting)):
+                if i == 4:
+                    raise ValueError(f"{src.name}: cannot read Parquet: injected")
+                yield b
+
+        monkeypatch.setattr(src, "batches", failing)
+        got = []
+        with pytest.raises(ValueError, match="cannot read Parquet: injected"):
+            for b in sources._read_ahead(src):
+                got.append(b.rows)
+        assert got == [100] * 4
+
+
 # ---- End logic for Parquet ------------------------------------------------------------
 
 # ---- Begin logic for CSV --------------------------------------------------------------
