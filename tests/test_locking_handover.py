@@ -14,6 +14,7 @@ bit (R31)."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -146,3 +147,42 @@ def test_joiner_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random
     got = bloomkit.load(path)
     assert bytes(got.to_bytes())[128:] == bytes(ref.to_bytes())[128:]
     assert got.contains_many(mine).all()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_makes_both_sides_atomic(tmp_path: Path, rng: random.Random) -> None:
+    """A forked child shares the parent's open file description, writer
+    lock included: neither side may hold the file alone afterwards (both
+    batches are atomic), and no bit of either is lost."""
+    path = tmp_path / "f.bkf"
+    a, b, c = (_keys(rng, 50_000) for _ in range(3))
+    f = bloomkit.create(path, 200_000, 0.01, kind=BlockedBloomFilter)
+    try:
+        f.add_many(a)
+        assert f._hold_file() == 1
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: add, report whether it held the file, exit
+            try:
+                os.close(r)
+                before = f._hold_file()
+                f.add_many(b)
+                os.write(w, b"%d" % (f._hold_file() - before))
+            finally:
+                os._exit(0)
+        os.close(w)
+        f.add_many(c)
+        with os.fdopen(r, "rb") as fh:
+            child_held = fh.read()
+        os.waitpid(pid, 0)
+        assert child_held == b"0"
+        assert f._hold_file() == 1  # the parent's batch after the fork was atomic
+    finally:
+        f.close()
+    got = bloomkit.load(path)
+    for keys in (a, b, c):
+        assert got.contains_many(keys).all()
+    ref = BlockedBloomFilter(200_000, 0.01)
+    for keys in (a, b, c):
+        ref.add_many(keys)
+    assert bytes(got.to_bytes())[128:] == bytes(ref.to_bytes())[128:]

@@ -915,6 +915,22 @@ def create(
     return obj
 
 
+def _forked() -> None:
+    """After a fork, in parent and child: the two share every open file
+    description, writer locks included, so neither could tell whether the
+    other writes a file it holds "alone": every Bloom writer forgets its
+    lock descriptor for good (its batches OR atomically from now on)."""
+    for rec in list(_OPEN.values()):
+        obj = rec.ref() if rec.ref is not None else None
+        hold = getattr(obj, "_hold_file", None)
+        if hold is not None and rec.mode == "r+":
+            hold(None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=_forked, after_in_child=_forked)
+
+
 def _hold_file(obj: Any, fd: int, exclusive: bool) -> None:
     """Give a joined atomic-OR writer (Bloom) its lock descriptor, so that its
     large batches may hold the file alone and OR with plain stores while no

@@ -546,8 +546,8 @@ static PyObject *bkbloom_partition(PyObject *cls, PyObject *const *args, Py_ssiz
 }
 
 /* _hold_file([fd]): the descriptor that holds this shared map's writer
- * lock (persist.py, after joining the writers); None forgets it (so does
- * _detach).  Returns the number of add_many batches that have started
+ * lock (persist.py, after joining the writers); None forgets it for good
+ * (persist.py's fork hook; _detach clears it).  Returns the number of add_many batches that have started
  * holding the file alone so far (the tests' evidence that the plain path
  * ran). */
 static PyObject *bkbloom_hold_file(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)
@@ -569,8 +569,10 @@ static PyObject *bkbloom_hold_file(BKBloom *self, PyObject *const *args, Py_ssiz
             return NULL;
         }
         self->st.lock_fd1 = (int)fd + 1;
-    } else {
-        self->st.lock_fd1 = 0;
+    } else if (self->st.lock_fd1 > 0) {
+        /* forgotten, not cleared: a batch holding the file alone now still
+         * needs the descriptor to hand it back */
+        self->st.lock_fd1 = -self->st.lock_fd1;
     }
     return PyLong_FromUnsignedLongLong(self->alone_batches);
 }

@@ -280,8 +280,8 @@ typedef struct {
     PyObject *keyfunc;    /* key= callable or NULL */
     bk_hasher hasher;
     unsigned kind;        /* the kind validated at load (0: built here) */
-    int lock_fd1;         /* shared map: its writer-lock descriptor + 1 (0: none); see
-                           * bkpy_state_hold_file */
+    int lock_fd1;         /* shared map: its writer-lock descriptor + 1 (0: none; negated:
+                           * forgotten after a fork); see bkpy_state_hold_file */
 } bkpy_state;
 
 /* True when writes must be atomic: the buffer is shared with other
@@ -408,7 +408,11 @@ static inline void bkpy_writer_chunk(bkpy_writer *w)
  * file has its own lock, so it shares WRITERS and the conversion fails.
  * Linux (OFD locks) only; elsewhere every shared batch is atomic.  The
  * descriptor is the object's (persist.py sets it with _hold_file after
- * joining, _detach forgets it). */
+ * joining, _detach forgets it).  A fork shares the open file description,
+ * lock included, with the child, so neither side could tell the other
+ * apart: persist.py's fork hook makes both forget the descriptor for good
+ * (lock_fd1 negated: every later batch is atomic, and a batch running in
+ * another thread of the parent hands the file back at its next check). */
 #define BKPY_HOLD_CHECK_KEYS ((size_t)1 << 18)
 
 /* 1 when this batch now holds the file alone (plain stores are safe),

@@ -220,8 +220,10 @@ static int bkpy_ofd(int fd, int cmd, short type, off_t at, short *held)
 int bkpy_state_file_wanted(const bkpy_state *st)
 {
     short held = F_UNLCK;
-    if (st->lock_fd1 <= 0)
+    if (st->lock_fd1 == 0)
         return 0;
+    if (st->lock_fd1 < 0)
+        return 1;   /* forgotten (a fork): hand the file back */
     /* an error counts as "wanted": the batch then stays atomic */
     if (bkpy_ofd(st->lock_fd1 - 1, F_OFD_GETLK, F_WRLCK, BKPY_LOCK_WAITING, &held) != 0)
         return 1;
@@ -239,8 +241,9 @@ int bkpy_state_hold_file(bkpy_state *st)
 void bkpy_state_share_file(bkpy_state *st)
 {
     /* converting our own exclusive lock to shared is always granted */
-    if (st->lock_fd1 > 0)
-        (void)bkpy_ofd(st->lock_fd1 - 1, F_OFD_SETLK, F_RDLCK, BKPY_LOCK_WRITERS, NULL);
+    int fd1 = st->lock_fd1 < 0 ? -st->lock_fd1 : st->lock_fd1;
+    if (fd1 > 0)
+        (void)bkpy_ofd(fd1 - 1, F_OFD_SETLK, F_RDLCK, BKPY_LOCK_WRITERS, NULL);
 }
 #else
 int bkpy_state_file_wanted(const bkpy_state *st)
