@@ -25,6 +25,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import dask.bag as db  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
@@ -69,7 +70,13 @@ class _SeededNanny(distributed.Nanny):  # type: ignore[misc]
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with distributed.LocalCluster(
+    # The active memory manager drops "extra" replicas of a key every 2 s,
+    # among them the broadcast filter's once no task waits for it:
+    # test_filter_is_broadcast_once_to_every_worker then found it on one
+    # worker of two in about one run of four (on main too).  The
+    # broadcast, not the manager's later cleanup, is what the tests check.
+    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}), \
+            distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
         processes=True,

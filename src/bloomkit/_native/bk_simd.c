@@ -148,11 +148,10 @@ BK_AVX2 static inline __m256i bk_simd_pos(__m256i gv, const uint32_t *salt)
     return _mm256_srli_epi32(_mm256_mullo_epi32(gv, s), 23);
 }
 
-/* 1 if the bits at the first `left` (>= 1) lanes of pos are all set in
- * the block held as 16 dwords in lo (0..7) and hi (8..15). */
-BK_AVX2 static inline int bk_simd_test(__m256i lo, __m256i hi, __m256i pos, int32_t left)
+/* 1 if the bits at the lanes of pos that `valid` selects (all ones) are
+ * all set in the block held as 16 dwords in lo (0..7) and hi (8..15). */
+BK_AVX2 static inline int bk_simd_test_lanes(__m256i lo, __m256i hi, __m256i pos, __m256i valid)
 {
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i dw = _mm256_srli_epi32(pos, 5);
     __m256i wlo = _mm256_permutevar8x32_epi32(lo, dw);
     __m256i whi = _mm256_permutevar8x32_epi32(hi, dw);
@@ -161,8 +160,19 @@ BK_AVX2 static inline int bk_simd_test(__m256i lo, __m256i hi, __m256i pos, int3
                                                      _mm256_castsi256_ps(_mm256_slli_epi32(dw, 28))));
     __m256i bit = _mm256_sllv_epi32(_mm256_set1_epi32(1),
                                     _mm256_and_si256(pos, _mm256_set1_epi32(31)));
-    bit = _mm256_and_si256(bit, _mm256_cmpgt_epi32(_mm256_set1_epi32(left), iota));
-    return _mm256_testc_si256(w, bit);
+    return _mm256_testc_si256(w, _mm256_and_si256(bit, valid));
+}
+
+/* The lanes 0..left-1 (left >= 1). */
+BK_AVX2 static inline __m256i bk_simd_first_lanes(int32_t left)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* 1 if the bits at the first `left` (>= 1) lanes of pos are all set. */
+BK_AVX2 static inline int bk_simd_test(__m256i lo, __m256i hi, __m256i pos, int32_t left)
+{
+    return bk_simd_test_lanes(lo, hi, pos, bk_simd_first_lanes(left));
 }
 
 /* Version 1: the eight positions of probes 8t..8t+7, the top 9 bits of the
@@ -314,15 +324,7 @@ BK_AVX2 static inline int bk_simd_probe1_k8(const uint64_t *blk, uint64_t h, uin
     __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4));
     __m256i pos = bk_simd_pos1(bk_bloom_stream_word(h, 0),
                                k > 4 ? bk_bloom_stream_word(h, 1) : 0);
-    __m256i dw = _mm256_srli_epi32(pos, 5);
-    __m256i wlo = _mm256_permutevar8x32_epi32(lo, dw);
-    __m256i whi = _mm256_permutevar8x32_epi32(hi, dw);
-    __m256i w = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(wlo),
-                                                     _mm256_castsi256_ps(whi),
-                                                     _mm256_castsi256_ps(_mm256_slli_epi32(dw, 28))));
-    __m256i bit = _mm256_sllv_epi32(_mm256_set1_epi32(1),
-                                    _mm256_and_si256(pos, _mm256_set1_epi32(31)));
-    return _mm256_testc_si256(w, _mm256_and_si256(bit, valid));
+    return bk_simd_test_lanes(lo, hi, pos, valid);
 }
 
 /* The batch query: each key's block pointer is computed once, when it is
@@ -337,8 +339,7 @@ BK_AVX2 void bk_simd_blocked_contains_many_avx2(const uint64_t *words, uint64_t 
     const uint64_t *ring[BK_SIMD_QUERY_AHEAD];
     const size_t mask = BK_SIMD_QUERY_AHEAD - 1;
     const int k8 = version == BK_BLOOM_VERSION_STREAM && k <= 8;
-    const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)k),
-                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i valid = bk_simd_first_lanes((int32_t)(k < 8 ? k : 8));
     size_t i;
     for (i = 0; i < n && i < BK_SIMD_QUERY_AHEAD; i++) {
         ring[i] = words + bk_mulhi64(hs[i], num_blocks) * BK_BLOCK_WORDS;
