@@ -478,6 +478,27 @@ class KeyInputTests:
             assert r.returncode == EXIT_ERROR
         assert bloomkit.verify(f)["flags"] == 0  # refused before opening for writing
 
+    def test_binary_data_files_are_not_read_as_lines(self, tmp_path: Path) -> None:
+        """`--from` reads text lines: a .npy array or a Parquet file (found by
+        its magic number, whatever its name) would become garbage keys, so
+        it is refused with a pointer to `bloomkit build`, before the filter
+        is touched."""
+        np = pytest.importorskip("numpy")
+        f = str(tmp_path / "f.bkf")
+        bloomkit.save(BlockedBloomFilter(1000), f)
+        before = Path(f).read_bytes()
+        np.save(tmp_path / "k.npy", np.arange(100, dtype=np.int64))
+        (tmp_path / "k.txt").write_bytes((tmp_path / "k.npy").read_bytes())  # any name
+        (tmp_path / "k.pq").write_bytes(b"PAR1" + b"\0" * 64)
+        cmds = [["add", f, "--from", str(tmp_path / "k.npy")],
+                ["add", f, "--from", str(tmp_path / "k.txt")],
+                ["query", f, "--from", str(tmp_path / "k.pq")]]
+        for r, what in zip(run_many(cmds), ("NumPy .npy", "NumPy .npy", "Parquet"), strict=True):
+            one_line_error(r)
+            assert r.returncode == EXIT_ERROR
+            assert what.encode() in r.stderr and b"bloomkit build" in r.stderr
+        assert Path(f).read_bytes() == before
+
 
 class OverfullTests:
     def test_overfull_add_warns(self, tmp_path: Path) -> None:

@@ -56,6 +56,20 @@ def chunks(keys: Iterable[bytes], size: int = CHUNK) -> Iterator[list[bytes]]:
         yield chunk
 
 
+# Binary data files that `--from` (text lines) would silently turn into
+# garbage keys: refused by their magic number, whatever their name.
+_DATA_MAGIC = ((b"\x93NUMPY", "a NumPy .npy array"), (b"PAR1", "a Parquet file"))
+
+
+def _data_file(name: str) -> str | None:
+    try:
+        with open(name, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None  # read_keys reports it
+    return next((what for magic, what in _DATA_MAGIC if head.startswith(magic)), None)
+
+
 def key_sources(literal: Sequence[str], files: Sequence[str]) -> Iterator[bytes]:
     """The keys of ``add``/``query``: the KEYS arguments (a lone ``-`` means
     stdin), then the lines of every ``--from`` file (``-`` is stdin).  The
@@ -72,6 +86,12 @@ def key_sources(literal: Sequence[str], files: Sequence[str]) -> Iterator[bytes]
     for name in names:
         if name != "-" and os.path.isdir(name):
             raise CliError(f"--from {name}: is a directory")
+        what = None if name == "-" else _data_file(name)
+        if what is not None:
+            raise CliError(
+                f"--from {name}: {what}, not text lines (one key per line): `bloomkit build` "
+                f"reads it as data (ints by value, a Parquet column); in Python, "
+                f"bloomkit.sources.add_from(f, {name!r}) adds it to an open filter")
     return itertools.chain((k.encode("utf-8", "surrogateescape") for k in given),
                            read_keys(names))
 
