@@ -13,6 +13,7 @@
 #include <errno.h>
 #if defined(__linux__)
 #include <fcntl.h>
+#include <sys/syscall.h>
 #endif
 #ifdef _WIN32
 #include <io.h>
@@ -202,6 +203,17 @@ void bkpy_state_wait_pins_slow(bkpy_state *st)
 #define BKPY_LOCK_WAITING 2
 
 #if defined(__linux__) && defined(F_OFD_SETLK)
+/* The fcntl system call itself: glibc 2.28 versioned its fcntl wrapper
+ * (fcntl64@GLIBC_2.28), and calling it would raise the wheel's floor from
+ * manylinux_2_17 to manylinux_2_28 (auditwheel, .ci/wheel.sh).  Where the
+ * kernel has fcntl64 (32-bit ABIs) it is the one that takes a struct flock
+ * with 64-bit offsets, which Python's _FILE_OFFSET_BITS=64 gives us. */
+#if defined(SYS_fcntl64)
+#define BKPY_SYS_FCNTL SYS_fcntl64
+#else
+#define BKPY_SYS_FCNTL SYS_fcntl
+#endif
+
 static int bkpy_ofd(int fd, int cmd, short type, off_t at, short *held)
 {
     struct flock fl;
@@ -210,7 +222,7 @@ static int bkpy_ofd(int fd, int cmd, short type, off_t at, short *held)
     fl.l_whence = SEEK_SET;
     fl.l_start = at;
     fl.l_len = 1;
-    if (fcntl(fd, cmd, &fl) != 0)
+    if (syscall(BKPY_SYS_FCNTL, fd, cmd, &fl) != 0)
         return -1;
     if (held != NULL)
         *held = fl.l_type;
