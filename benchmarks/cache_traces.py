@@ -92,13 +92,16 @@ def run_cachetools(cls: type) -> Callable[[list[int], int], int]:
 
 
 def main() -> None:
-    import cachetools
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--length", type=int, default=1_000_000, help="requests per Zipf trace")
     ap.add_argument("--sizes", type=str, default="1000,10000,100000")
     ap.add_argument("--no-lfu", action="store_true", help="skip the (slow) cachetools LFU")
     args = ap.parse_args()
+    try:
+        import cachetools
+    except ModuleNotFoundError:
+        raise SystemExit("benchmarks/cache_traces.py needs cachetools: "
+                         "pip install '.[bench]' (or pip install cachetools)") from None
     sizes = [int(x) for x in args.sizes.split(",")]
     info = machine.announce()
     rng = np.random.default_rng(SEED)
