@@ -99,6 +99,44 @@ def test_not_alone_while_another_process_writes(tmp_path: Path, rng: random.Rand
     assert other.returncode == 0
 
 
+_LONG_BATCH = textwrap.dedent("""
+    import sys, numpy as np, bloomkit
+    seed, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    keys = np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n)
+    m = bloomkit.open(path, "r+")
+    print("start", flush=True)
+    m.add_many(keys)
+    print("end", m._hold_file(), flush=True)
+    m.close()
+""")
+
+
+def _start_long_batch(path: Path, seed: int, n: int) -> subprocess.Popen[str]:
+    """Process A: one numpy batch of n keys into the shared file at path;
+    returns once A has printed "start" (its batch is about to begin)."""
+    bloomkit.create(path, n, 0.01, kind=BlockedBloomFilter).close()
+    a = subprocess.Popen([sys.executable, "-c", _LONG_BATCH, str(seed), str(n), str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert a.stdout is not None and a.stdout.readline().strip() == "start"
+    time.sleep(0.05)  # let A's batch take the file
+    return a
+
+
+def _check_both_builds(a: subprocess.Popen[str], path: Path, seed: int, n: int,
+                       mine: Any) -> None:
+    """A ended having held the file alone, and the file holds every bit of
+    A's keys and of ``mine`` (the joiner's), byte for byte."""
+    out, err = a.communicate(timeout=600)
+    assert a.returncode == 0, err[-2000:]
+    assert out.split() == ["end", "1"], out  # A's batch had held the file alone
+    ref = BlockedBloomFilter(n, 0.01)
+    ref.add_many(np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n))
+    ref.add_many(mine)
+    got = bloomkit.load(path)
+    assert bytes(got.to_bytes())[128:] == bytes(ref.to_bytes())[128:]
+    assert all(got.contains_many(mine))
+
+
 def test_joiner_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random) -> None:
     """Process A adds one long batch alone; this process opens the file
     "r+" with timeout=0 while A's batch runs: it joins (A hands the file
@@ -107,23 +145,9 @@ def test_joiner_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random
     seed = rng.getrandbits(32)
     n = 3 * 10**7
     path = tmp_path / "shared.bkf"
-    bloomkit.create(path, n, 0.01, kind=BlockedBloomFilter).close()
-    script = textwrap.dedent("""
-        import sys, numpy as np, bloomkit
-        seed, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-        keys = np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n)
-        m = bloomkit.open(path, "r+")
-        print("start", flush=True)
-        m.add_many(keys)
-        print("end", m._hold_file(), flush=True)
-        m.close()
-    """)
-    a = subprocess.Popen([sys.executable, "-c", script, str(seed), str(n), str(path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mine = np.random.default_rng([seed, 1]).integers(0, 2**63 - 1, 200_000)
+    a = _start_long_batch(path, seed, n)
     try:
-        assert a.stdout is not None and a.stdout.readline().strip() == "start"
-        time.sleep(0.05)  # let A's batch take the file
         t0 = time.monotonic()
         f = bloomkit.open(path, "r+", timeout=0)
         waited = time.monotonic() - t0
@@ -133,20 +157,40 @@ def test_joiner_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random
             assert f._hold_file() == 0  # A is in: atomic
         finally:
             f.close()
-        out, err = a.communicate(timeout=600)
+        print(f"joined after {waited:.3f} s; A still running then: {still_running}")
+        assert still_running, "the joiner was let in only after A's whole batch"
+        _check_both_builds(a, path, seed, n, mine)
     finally:
         if a.poll() is None:
             a.kill()
-    assert a.returncode == 0, err[-2000:]
-    assert out.split() == ["end", "1"], out  # A's batch had held the file alone
-    print(f"joined after {waited:.3f} s; A still running then: {still_running}")
-    assert still_running, "the joiner was let in only after A's whole batch"
-    ref = BlockedBloomFilter(n, 0.01)
-    ref.add_many(np.random.default_rng([seed, 0]).integers(0, 2**63 - 1, n))
-    ref.add_many(mine)
-    got = bloomkit.load(path)
-    assert bytes(got.to_bytes())[128:] == bytes(ref.to_bytes())[128:]
-    assert got.contains_many(mine).all()
+
+
+def test_cli_add_is_let_in_during_a_long_batch(tmp_path: Path, rng: random.Random) -> None:
+    """docs/cli.md's promise: `bloomkit add --wait 0` while a Python
+    writer's long batch holds the Bloom file alone asks for the file back
+    and adds its keys before that batch ends (no exit 5 for the wait)."""
+    seed = rng.getrandbits(32)
+    n = 6 * 10**7
+    path = tmp_path / "shared.bkf"
+    mine = [b"cli-key-%d" % i for i in range(1000)]
+    keyfile = tmp_path / "keys.txt"
+    keyfile.write_bytes(b"\n".join(mine) + b"\n")
+    a = _start_long_batch(path, seed, n)
+    try:
+        t0 = time.monotonic()
+        cli = subprocess.run([sys.executable, "-m", "bloomkit", "add", str(path), "--wait", "0",
+                              "--from", str(keyfile), "-v"],
+                             capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - t0
+        still_running = a.poll() is None
+        print(f"bloomkit add took {took:.3f} s; A still running after it: {still_running}")
+        assert cli.returncode == 0, cli.stderr
+        assert "1000 keys" in cli.stderr
+        assert still_running, "bloomkit add got in only after A's whole batch"
+        _check_both_builds(a, path, seed, n, mine)
+    finally:
+        if a.poll() is None:
+            a.kill()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
