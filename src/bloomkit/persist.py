@@ -751,10 +751,9 @@ def open(
     several processes may write at once (a Bloom writer's large ``add_many``
     holds the file alone while no other process writes it, and hands it
     back within 2^18 keys when one asks to join; docs/FORMAT.md); every
-    other kind admits one writer
-    at a time, and a second one waits for the writer lock, up to
-    ``timeout`` seconds (None: for ever; 0: not at all), then raises
-    :class:`~bloomkit.FileInUseError`.  Opening costs O(1): the lengths are
+    other kind admits one writer at a time, and a second one waits for the
+    writer lock, up to ``timeout`` seconds (None: for ever; 0: not at all),
+    then raises :class:`~bloomkit.FileInUseError`.  Opening costs O(1): the lengths are
     checked against the file size, the checksum is not read
     (``verify=True`` checks it and the structure first, or call
     :func:`verify` later).  A file left DIRTY by a killed writer opens; the

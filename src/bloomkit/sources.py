@@ -535,6 +535,8 @@ def _pick_column(names: Sequence[str], column: str | None, where: str) -> str:
 class ParquetSource(Source):
     """One Parquet column, read row group by row group in record batches."""
 
+    read_ahead = True
+
     def __init__(self, name: str, column: str | None, keyed: bool) -> None:
         pa = _arrow(f"{name}: reading Parquet")
         pq = importlib.import_module("pyarrow.parquet")
@@ -602,15 +604,14 @@ class ParquetSource(Source):
             yield Batch([], 0, 0, self.size)
 
 
-ParquetSource.read_ahead = True
-
-
 class CsvSource(Source):
     """One CSV column, streamed with ``pyarrow.csv.open_csv`` (the first line
     names the columns).  An empty unquoted cell is null; everything else is
     a value (``NA`` and ``null`` are keys too: a country code may be ``NA``).
     The column's type is inferred from the first block unless ``as_text``
     (then it is text: ``007`` stays ``"007"``)."""
+
+    read_ahead = True
 
     BLOCK = 1 << 20  # bytes pyarrow parses at a time (its default)
 
@@ -690,9 +691,6 @@ class CsvSource(Source):
 
 
 # ---- End logic for Arrow columns ------------------------------------------------------
-
-
-CsvSource.read_ahead = True
 
 
 def open_sources(

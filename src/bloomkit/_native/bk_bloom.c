@@ -69,7 +69,7 @@
  * shared mapping ORs bits in with plain stores: a locked OR per word
  * serialises the memory pipeline and cost a numpy batch about half its
  * time.  A shared mapping's large batch also takes plain stores while it
- * holds the file alone (the glue's bkpy_state_hold_file, py_common.h). 
+ * holds the file alone (the glue's bkpy_state_hold_file, py_common.h).
  *
  * Speed (see docs/performance.md for the measurements): a per-item query
  * is ~25 ns of interpreter work plus our hash (XXH3, inlined for short
