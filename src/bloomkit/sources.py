@@ -632,61 +632,98 @@ class CsvSource(Source):
             raise ValueError(f"the CSV delimiter must be one character, not {delimiter!r}")
         self._delimiter = delimiter
         try:
-            reader, raw = self._open(None)
-            with raw:
-                names = reader.schema.names
+            head = self._head()
+            names = self._probe(head, None).schema.names
             self.column = _pick_column(names, column, name)
-            reader, raw = self._open(self.column)
-            with raw:
-                self._type = reader.schema.field(self.column).type
+            self._type = self._probe(head, self.column).schema.field(self.column).type
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{name}: cannot read CSV: {exc}") from exc
         check_arrow_type(self._type, f"{name}: column {self.column!r}", keyed)
 
     def _open(self, column: str | None) -> tuple[Any, Any]:
-        """(a streaming reader, the raw file: its position is the bytes read)."""
+        """(a streaming reader of the file, the raw file: its position is
+        the bytes read).
+
+        Never close the raw file while its reader may live: pyarrow's
+        streaming reader reads blocks ahead on its I/O threads from the
+        moment it opens, and a read that has passed the file's closed-check
+        when we close it lands on whatever file is opened next under the
+        same descriptor number (seen in CI: the next open of the same CSV
+        lost its first 64-byte block, header and all).  Dropping our
+        references leaves the closing to the last owner, a pending read
+        included."""
+        raw = _arrow("reading CSV").OSFile(self.name)
+        return self._reader(self._decompressed(raw), column), raw
+
+    def _decompressed(self, raw: Any) -> Any:
+        low = self.name.lower()
+        codec = next((c for suffix, c in _CODECS.items() if low.endswith(suffix)), None)
+        return _arrow("reading CSV").CompressedInputStream(raw, codec) if codec else raw
+
+    def _reader(self, stream: Any, column: str | None) -> Any:
         pa = _arrow("reading CSV")
         convert = self._csv.ConvertOptions(
             include_columns=[column] if column is not None else None,
             column_types={column: pa.string()} if column is not None and self._as_text else None,
             null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
-        raw = pa.OSFile(self.name)
-        try:
-            low = self.name.lower()
-            codec = next((c for suffix, c in _CODECS.items() if low.endswith(suffix)), None)
-            stream = pa.CompressedInputStream(raw, codec) if codec else raw
-            reader = self._csv.open_csv(
-                stream, read_options=self._csv.ReadOptions(block_size=self.BLOCK),
-                parse_options=self._csv.ParseOptions(delimiter=self._delimiter),
-                convert_options=convert)
-        except BaseException:
-            raw.close()
-            raise
-        return reader, raw
+        return self._csv.open_csv(
+            stream, read_options=self._csv.ReadOptions(block_size=self.BLOCK),
+            parse_options=self._csv.ParseOptions(delimiter=self._delimiter),
+            convert_options=convert)
+
+    def _head(self) -> bytes | None:
+        """The whole lines of the (decompressed) file's first BLOCK bytes:
+        what pyarrow names the columns and infers their types from.  Read
+        here, in this thread, and parsed from memory, because a reader on
+        the file starts reading some 30 blocks ahead (30 MiB) for a look at
+        one: measured 60 MiB read a CSV by the two looks, for every file of
+        a glob.  None when those bytes hold no line end (a header longer
+        than a block: the file's own reader then says what it makes of it)."""
+        with _arrow("reading CSV").OSFile(self.name) as raw:
+            stream = self._decompressed(raw)
+            parts: list[bytes] = []
+            got = 0
+            while got < self.BLOCK:
+                part = stream.read(self.BLOCK - got)
+                if not part:
+                    return b"".join(parts)  # the whole file
+                parts.append(part)
+                got += len(part)
+        head = b"".join(parts)
+        cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
+        return head[: cut + 1] if cut >= 0 else None
+
+    def _probe(self, head: bytes | None, column: str | None) -> Any:
+        """A reader whose schema is the file's (from ``_head``'s lines)."""
+        if head is None:
+            return self._open(column)[0]
+        return self._reader(_arrow("reading CSV").BufferReader(head), column)
 
     def describe(self) -> str:
         return f"column {self.column!r}: {self._type}"
 
     def batches(self, counting: bool = False) -> Iterator[Batch]:
         pa = _arrow("reading CSV")
+        reader = raw = None
         try:
             reader, raw = self._open(self.column)
-            with raw:
-                for rb in reader:
-                    arr = rb.column(0)
-                    position = _tell(raw, 0)
-                    for start in range(0, len(arr), BATCH_ROWS):
-                        part = arr.slice(start, BATCH_ROWS)
-                        if counting:
-                            yield Batch([], len(part), int(part.null_count), position)
-                            continue
-                        keys, nulls = arrow_keys(part, self._keyed)
-                        yield Batch(keys, len(part), nulls, position)
+            for rb in reader:
+                arr = rb.column(0)
+                position = _tell(raw, 0)
+                for start in range(0, len(arr), BATCH_ROWS):
+                    part = arr.slice(start, BATCH_ROWS)
+                    if counting:
+                        yield Batch([], len(part), int(part.null_count), position)
+                        continue
+                    keys, nulls = arrow_keys(part, self._keyed)
+                    yield Batch(keys, len(part), nulls, position)
         except (pa.ArrowException, OSError) as exc:
             hint = "" if self._as_text else (
                 f" (the column's type, {self._type}, was inferred from the first block; "
                 "read it as text with as_text=True / --as-text)")
             raise ValueError(f"{self.name}: cannot read CSV: {exc}{hint}") from exc
+        finally:
+            reader = raw = None  # not closed: see _open (a traceback would keep them)
         yield Batch([], 0, 0, self.size)
 
 
