@@ -13,7 +13,6 @@ import gzip
 import io
 import os
 import random
-import re
 import subprocess
 import sys
 import time
@@ -489,8 +488,10 @@ class CsvKeysTests:
             want = pcsv.open_csv(
                 pa.BufferReader(data), read_options=pcsv.ReadOptions(block_size=64),
                 convert_options=pcsv.ConvertOptions(include_columns=["id"]))
-        except pa.ArrowInvalid as exc:  # a header past a block: pyarrow's own error
-            with pytest.raises(ValueError, match=re.escape(f"cannot read CSV: {exc}")):
+        except pa.ArrowInvalid as exc:  # a header past a block
+            assert "cannot infer number of columns" in str(exc)
+            with pytest.raises(ValueError, match=r"t\.csv(\.gz)?: cannot read CSV: no line end "
+                               r"in its first 64 bytes \(not text, or a header line longer"):
                 sources.open_sources(path, column="id")
             return
         src = sources.open_sources(path, column="id")[0]

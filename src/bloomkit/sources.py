@@ -633,6 +633,10 @@ class CsvSource(Source):
         self._delimiter = delimiter
         try:
             head = self._head()
+            if head is None:  # pyarrow: "Empty CSV file or block: cannot infer ..."
+                raise ValueError(
+                    f"{name}: cannot read CSV: no line end in its first {self.BLOCK:,} bytes "
+                    "(not text, or a header line longer than a block)")
             names = self._probe(head, None).schema.names
             self.column = _pick_column(names, column, name)
             self._type = self._probe(head, self.column).schema.field(self.column).type
@@ -677,8 +681,7 @@ class CsvSource(Source):
         here, in this thread, and parsed from memory, because a reader on
         the file starts reading some 30 blocks ahead (30 MiB) for a look at
         one: measured 60 MiB read a CSV by the two looks, for every file of
-        a glob.  None when those bytes hold no line end (a header longer
-        than a block: the file's own reader then says what it makes of it)."""
+        a glob.  None when those bytes hold no line end."""
         with _arrow("reading CSV").OSFile(self.name) as raw:
             stream = self._decompressed(raw)
             parts: list[bytes] = []
@@ -693,10 +696,8 @@ class CsvSource(Source):
         cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
         return head[: cut + 1] if cut >= 0 else None
 
-    def _probe(self, head: bytes | None, column: str | None) -> Any:
+    def _probe(self, head: bytes, column: str | None) -> Any:
         """A reader whose schema is the file's (from ``_head``'s lines)."""
-        if head is None:
-            return self._open(column)[0]
         return self._reader(_arrow("reading CSV").BufferReader(head), column)
 
     def describe(self) -> str:
