@@ -453,7 +453,7 @@ class CsvKeysTests:
         next(gen)
         gen.close()  # left early
         assert sum(isinstance(r, Tracked) for r in read) >= 3
-        assert not any(f is r for f in closed for r in read)
+        assert not any(c is r for c in closed for r in read)
         read.clear()  # the test's own references
 
         def held() -> int:

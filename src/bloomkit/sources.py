@@ -679,9 +679,9 @@ class CsvSource(Source):
         """The whole lines of the (decompressed) file's first BLOCK bytes:
         what pyarrow names the columns and infers their types from.  Read
         here, in this thread, and parsed from memory, because a reader on
-        the file starts reading some 30 blocks ahead (30 MiB) for a look at
-        one: measured 60 MiB read a CSV by the two looks, for every file of
-        a glob.  None when those bytes hold no line end."""
+        the file starts reading some 30 blocks (30 MiB) ahead for a look at
+        one: the two looks (names, then type) had read about 60 MiB of every
+        CSV of a glob.  None when those bytes hold no line end."""
         with _arrow("reading CSV").OSFile(self.name) as raw:
             stream = self._decompressed(raw)
             parts: list[bytes] = []
