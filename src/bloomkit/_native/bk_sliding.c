@@ -209,6 +209,10 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
         *reason = "sliding generation_length is not ceil(capacity / l)";
         return BK_ERR_FORMAT;
     }
+    if (g > BK_SLIDING_MAX_GENERATION) {
+        *reason = "sliding generation counter exceeds 2**62";
+        return BK_ERR_FORMAT;
+    }
     if (bk_load_u32le(params + BK_SLIDING_P_RING) != (uint32_t)(g % S)) {
         *reason = "sliding ring position is not generation mod (k + l)";
         return BK_ERR_FORMAT;
@@ -303,22 +307,40 @@ static void bk_sliding_clear_slice(bk_sliding *s, uint32_t p)
 
 /* Move to generation g + n (n >= 1): clear the min(n, S) slices that
  * become the youngest, the j-th (j = n - min(n, S) + 1 .. n) born at
- * birth0 + j * step.  c = 0. */
+ * birth0 + j * step.  c = 0.
+ *
+ * The wrap (issue #34 item 11).  The physical slices follow r = g mod S,
+ * so g must never wrap modulo 2^64 (2^64 is not a multiple of S: a wrapped
+ * g would move the ring and lose the window's keys).  Positions are taken
+ * from r and n mod S (no sum can overflow), and g saturates at
+ * BK_SLIDING_MAX_GENERATION keeping its residue mod S (the ring, hence
+ * every answer, as if it had counted on); the validator refuses a counter
+ * above it.  2^62 generations is 146,000 years of 1 us generations: only a
+ * crafted file or clock gets near it. */
 static void bk_sliding_shift_by(bk_sliding *s, uint64_t n, int64_t birth0, uint64_t step)
 {
     uint64_t g = bk_sliding_generation(s);
     uint64_t inserted = bk_load_u64le(s->params + BK_SLIDING_P_INSERTED);
     uint64_t first = n > s->S ? n - s->S + 1 : 1;
+    uint32_t r0 = (uint32_t)(g % s->S), r;
     int timed = bk_sliding_timed(s);
     for (uint64_t j = first; j <= n; j++) {
-        uint32_t p = (uint32_t)((g + j) % s->S);
+        uint32_t p = (uint32_t)((r0 + j % s->S) % s->S);
         bk_sliding_clear_slice(s, p);
         bk_sliding_set_birth(s, p, inserted,
                              timed ? (int64_t)((uint64_t)birth0 + j * step) : 0);
     }
-    g += n;
+    r = (uint32_t)((r0 + n % s->S) % s->S);
+    if (g > BK_SLIDING_MAX_GENERATION || n > BK_SLIDING_MAX_GENERATION - g) {
+        /* saturate: the largest g <= the bound with g mod S == r */
+        uint64_t top = BK_SLIDING_MAX_GENERATION;
+        uint32_t rt = (uint32_t)(top % s->S);
+        g = top - (rt >= r ? rt - r : rt + s->S - r);
+    } else {
+        g += n;
+    }
     bk_store_u64le(s->params + BK_SLIDING_P_GENERATION, g);
-    bk_store_u32le(s->params + BK_SLIDING_P_RING, (uint32_t)(g % s->S));
+    bk_store_u32le(s->params + BK_SLIDING_P_RING, r);
     bk_store_u64le(s->params + BK_SLIDING_P_COUNT, 0);
 }
 
@@ -661,7 +683,11 @@ static double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k)
     }
     for (uint32_t r = 0; r < k; r++)
         none += dp[r];
-    return 1.0 - none;
+    /* rounding can take the sum of the run probabilities a few ulps past 1
+     * (2 keys in 10^5: -8.88e-16, issue #31 item 5): a rate is in [0, 1] */
+    if (!(none < 1.0))
+        return 0.0;
+    return none > 0.0 ? 1.0 - none : 1.0;
 }
 
 double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us)

@@ -69,7 +69,7 @@
  *   |+16 | u64 | capacity (design), 1..2^48                              |
  *   |+24 | f64 | error_rate (design), in (0, 1)                          |
  *   |+32 | u64 | G: generation length, == ceil(capacity / l)             |
- *   |+40 | u64 | g: generation counter                                   |
+ *   |+40 | u64 | g: generation counter, <= 2^62 (saturates)              |
  *   |+48 | u32 | r: ring position, == g mod (k + l)                      |
  *   |+52 | u32 | mode: 0 count, 1 time (== window_us != 0)               |
  *   |+56 | u64 | c: insertions in generation g that set a bit, <= G      |
@@ -125,6 +125,7 @@
 #define BK_SLIDING_SLICE_ALIGN 512u      /* slice bits are a multiple: 64-byte slices */
 #define BK_SLIDING_MAX_BITS (1ULL << 46) /* all slices together, as BK_BLOOM_MAX_BITS */
 #define BK_SLIDING_MAX_CAPACITY (1ULL << 48)
+#define BK_SLIDING_MAX_GENERATION (1ULL << 62) /* g saturates here (shift_by) */
 #define BK_SLIDING_GAMMA 0x9E3779B97F4A7C15ULL
 #define BK_SLIDING_BIRTH_LEN 16u
 #define BK_SLIDING_MAX_WINDOW_US (1LL << 62)
