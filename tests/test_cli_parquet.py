@@ -1,4 +1,4 @@
-"""``bloomkit parquet probe`` (src/bloomkit/cli_parquet.py)."""
+"""``bloomkit parquet probe`` (src/bloomkit/parquet/cli.py)."""
 
 from __future__ import annotations
 

@@ -813,7 +813,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=_cmd_demo)
 
-    from . import cli_parquet  # its own module: `bloomkit parquet probe/index/candidates`
+    # its own module: `bloomkit parquet probe/index/candidates`
+    from .parquet import cli as cli_parquet
 
     cli_parquet.register(sub, _EXIT_HELP)
     return parser

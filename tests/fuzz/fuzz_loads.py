@@ -31,7 +31,7 @@ import atheris
 with atheris.instrument_imports():
     import bloomkit
     from bloomkit import persist
-    from bloomkit._pq_index import KIND_PARQUET_INDEX, ParquetIndex
+    from bloomkit.parquet.index import KIND_PARQUET_INDEX, ParquetIndex
 
 CLEAN = (bloomkit.FormatError, ValueError, TypeError)
 

@@ -28,7 +28,7 @@ import atheris
 
 with atheris.instrument_imports():
     from bloomkit import FormatError, parquet
-    from bloomkit._pq_footer import CountingFile, read_footer
+    from bloomkit.parquet.footer import CountingFile, read_footer
 
 CLEAN = (FormatError, KeyError, IndexError, TypeError)
 PROBES = [0, 1, -1, 2**40, "k1", "", b"\x00", 1.5, float("nan")]

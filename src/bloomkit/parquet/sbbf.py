@@ -32,25 +32,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import _core
-from ._pq_footer import ChunkMeta, CountingFile, Footer, _parse_header, read_bloom, read_footer
-from ._pq_thrift import encode_bloom_header
-from ._pq_values import ColumnType
-from .errors import IncompatibleFiltersError
+from .. import _core
+from ..errors import IncompatibleFiltersError
+from .footer import ChunkMeta, CountingFile, Footer, _parse_header, read_bloom, read_footer
+from .thrift import encode_bloom_header
+from .values import ColumnType
 
 __all__ = [
     "Candidates",
-    "ColumnType",
-    "IndexCandidates",
-    "IndexedFile",
-    "ParquetIndex",
     "SplitBlockBloomFilter",
-    "StaleIndexError",
-    "StaleIndexWarning",
-    "Staleness",
-    "build_index",
     "may_contain",
-    "open_index",
     "optimal_num_bytes",
     "read_filter",
     "row_group_filters",
@@ -207,7 +198,7 @@ class SplitBlockBloomFilter:
         """From Bloom filter data as a file stores it: BloomFilterHeader then bitset."""
         hdr_len, nbytes = _parse_header("<bytes>", "", "Bloom filter", bytes(data))
         if hdr_len + nbytes > len(data):
-            from .errors import FormatError
+            from ..errors import FormatError
 
             raise FormatError(f"Bloom filter data: header declares {nbytes} bitset bytes, "
                               f"{len(data) - hdr_len} follow it")
@@ -589,16 +580,3 @@ def _file_candidates(f: CountingFile, footer: Footer, idx: int, probe: _Probe,
         for j in cand:
             result[keys[probe.index[j]]].append((footer.path, g))
 
-
-# The sidecar index (a bloomkit file over the lake, container kind 12) lives
-# in _pq_index.py; imported last because it uses _key and _is_numpy above.
-from ._pq_index import (  # noqa: E402
-    IndexCandidates,
-    IndexedFile,
-    ParquetIndex,
-    StaleIndexError,
-    StaleIndexWarning,
-    Staleness,
-    build_index,
-    open_index,
-)

@@ -121,7 +121,7 @@ class ColumnType:
 
     @classmethod
     def from_schema(cls, el: dict[int, Any], path: tuple[str, ...]) -> ColumnType:
-        """From a SchemaElement decoded by bloomkit._pq_thrift (leaf only).
+        """From a SchemaElement decoded by bloomkit.parquet.thrift (leaf only).
         Raises ValueError (the caller names the file) on inconsistent fields."""
         pt = el.get(1)
         if not isinstance(pt, int) or pt not in PHYSICAL_TYPES:

@@ -1,7 +1,7 @@
 """``bloomkit parquet ...``: probe Parquet files through their Bloom filters,
 and build and query a sidecar index of a lake.
 
-Kept apart from cli.py (which only registers it):
+Kept apart from bloomkit/cli.py (which only registers it):
 
     bloomkit parquet probe FILES --column C VALUE...
     bloomkit parquet index FILES... --column C -o lake.bkidx
@@ -33,10 +33,11 @@ import sys
 import warnings
 from typing import Any
 
-from . import parquet
-from ._pq_footer import CountingFile, read_footer
-from ._pq_values import value_from_text
-from .cli_io import CliError
+from .. import parquet
+from ..cli_io import CliError
+from .footer import CountingFile, read_footer
+from .sbbf import _expand, _key
+from .values import value_from_text
 
 EXAMPLE = "bloomkit parquet probe 'lake/*.parquet' --column user_id 12345 67890"
 INDEX_EXAMPLE = "bloomkit parquet index 'lake/*.parquet' --column user_id -o lake/users.bkidx"
@@ -111,7 +112,7 @@ def register(sub: Any, epilog: str) -> None:
 def _paths(spec: str) -> list[str]:
     if os.path.isdir(spec):
         spec = os.path.join(spec, "**", "*.parquet")
-    paths = parquet._expand(spec)
+    paths = _expand(spec)
     if not paths:
         raise CliError(f"no Parquet file under {spec!r}")
     return paths
@@ -178,7 +179,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
                 raise CliError(str(e), EXIT_STALE) from None
         for w in caught:
             print(f"bloomkit parquet candidates: warning: {w.message}", file=sys.stderr)
-        hits = [res[parquet._key(v)] for v in values]
+        hits = [res[_key(v)] for v in values]
         if args.json:
             print(json.dumps({
                 "index": args.index, "column": idx.column, "granularity": idx.granularity,
@@ -210,7 +211,7 @@ def _probe(args: argparse.Namespace) -> int:
         col = footer.columns[footer.column_index(args.column)]
     values = [value_from_text(col, t) for t in args.values]
     res = parquet.may_contain(paths, args.column, values, use_stats=not args.no_stats)
-    hits = [res[parquet._key(v)] for v in values]
+    hits = [res[_key(v)] for v in values]
     if args.json:
         out = {
             "column": args.column,

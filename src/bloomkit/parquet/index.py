@@ -36,11 +36,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _core
-from ._pq_footer import CountingFile, read_footer
-from ._pq_values import ColumnType
-from .bloom import BlockedBloomFilter
-from .errors import BloomkitError, FormatError
+from .. import _core
+from ..bloom import BlockedBloomFilter
+from ..errors import BloomkitError, FormatError
+from .footer import CountingFile, read_footer
+from .values import ColumnType
 
 __all__ = [
     "KIND_PARQUET_INDEX",
@@ -142,7 +142,7 @@ def _arrow_plain(col: ColumnType, arr: Any) -> tuple[Any, int]:
     bloomkit bytes keys holding their canonical PLAIN encoding."""
     import numpy as np
 
-    from .sources import byte_keys
+    from ..sources import byte_keys
 
     pa, pc = _mod("pyarrow"), _mod("pyarrow.compute")
 
@@ -365,7 +365,7 @@ def build_index(paths_or_glob: PathLike | Iterable[PathLike], column: str,
 
 def _write(output: PathLike, column: str, granularity: str, error_rate: float, seed: int,
            patterns: list[str], files: list[_FileIndex]) -> None:
-    from .persist import _atomic_write, _write_all
+    from ..persist import _atomic_write, _write_all
 
     base = os.path.dirname(os.path.abspath(os.fspath(output)))
     col_b = column.encode("utf-8")
@@ -679,7 +679,7 @@ class ParquetIndex:
         :class:`StaleIndexWarning` names them; ``strict=True`` raises
         :class:`StaleIndexError` instead.  Removed files are never candidates.
         """
-        from .parquet import _is_numpy, _key
+        from .sbbf import _is_numpy, _key
 
         given = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
         result = IndexCandidates()

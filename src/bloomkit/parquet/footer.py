@@ -3,7 +3,7 @@
 A Parquet file is ``PAR1 <column chunks ...> <Bloom filters, page indexes>
 <FileMetaData> <4-byte little-endian footer length> PAR1``.  We read the
 last 8 bytes, then the footer (Thrift compact, decoded by
-bloomkit._pq_thrift), and keep only: the schema's leaf columns with their
+bloomkit.parquet.thrift), and keep only: the schema's leaf columns with their
 physical and logical types, and per row group and column chunk its path,
 type, statistics (min/max) and ``bloom_filter_offset`` /
 ``bloom_filter_length``.  A filter is then read on demand: its
@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._pq_thrift import ThriftError, decode_struct
-from ._pq_values import PHYSICAL_TYPES, ColumnType
-from .errors import FormatError, UnsupportedFormatError
+from ..errors import FormatError, UnsupportedFormatError
+from .thrift import ThriftError, decode_struct
+from .values import PHYSICAL_TYPES, ColumnType
 
 __all__ = ["ChunkMeta", "CountingFile", "Footer", "read_bloom", "read_footer"]
 
