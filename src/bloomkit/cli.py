@@ -421,7 +421,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK if all_present else EXIT_ABSENT
 
 
-_INFO_ATTRS = ("layout", "layout_version", "capacity", "error_rate", "num_bits", "num_hashes",
+_INFO_ATTRS = ("layout", "layout_version", "mode", "window", "generations", "generation",
+               "generation_length", "capacity", "error_rate", "num_bits", "num_hashes",
                "num_blocks", "num_buckets", "bucket_size", "fingerprint_bits", "arity",
                "segment_length", "segment_count", "array_length", "attempts", "bits_per_key",
                "q", "r", "max_load",

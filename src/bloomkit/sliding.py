@@ -22,8 +22,8 @@ from .errors import SlidingWindowWarning
 from .persist import Persistent
 
 __all__ = [
-    "MAX_GENERATIONS", "SlidingBloomFilter", "SlidingDesign", "SlidingWindowWarning",
-    "sliding_design",
+    "DEFAULT_BURST", "MAX_GENERATIONS", "SlidingBloomFilter", "SlidingDesign",
+    "SlidingWindowWarning", "sliding_design", "window_capacity",
 ]
 
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
@@ -126,6 +126,59 @@ def _seconds_to_us(window: float) -> int:
     return us
 
 
+DEFAULT_BURST = 2.0
+"""The burst factor ``window_capacity`` assumes when neither ``burst`` nor
+``peak_rate`` is given: the busiest window / l seconds see twice the
+window's average rate."""
+
+
+def _positive(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def window_capacity(window: float, keys_per_window: int, error_rate: float = 0.01, *,
+                    burst: float | None = None, peak_rate: float | None = None) -> int:
+    """The ``capacity`` a time-mode filter needs for what a user knows.
+
+    A time-mode filter holds l generations of ``window / l`` seconds and
+    ``capacity / l`` adds each; a generation that fills before its time is
+    up shifts EARLY, which shortens the window (``stats()["early_shifts"]``,
+    :class:`SlidingWindowWarning`).  So the capacity is not the keys of a
+    window: it must cover the busiest ``window / l`` seconds, l times over.
+    State the keys a window holds on average and either ``burst`` (the
+    busiest ``window / l`` seconds' rate over the window's average rate,
+    >= 1; default :data:`DEFAULT_BURST`) or ``peak_rate`` (keys a second
+    at the busiest).  Returns ``max(keys_per_window, l * ceil(peak * D))``
+    with ``peak = peak_rate`` or ``burst * keys_per_window / window`` and
+    ``D = ceil(window_us / l)`` seconds the generation's duration: no early
+    shift while no generation sees more than ``peak * D`` adds."""
+    if burst is not None and peak_rate is not None:
+        raise TypeError("give burst or peak_rate, not both")
+    w_us = _seconds_to_us(window)
+    if isinstance(keys_per_window, bool) or not isinstance(keys_per_window, int):
+        raise TypeError(f"keys_per_window must be an int, not {type(keys_per_window).__name__}")
+    if not 1 <= keys_per_window <= MAX_CAPACITY:
+        raise ValueError(f"keys_per_window must be in [1, 2**48], got {keys_per_window}")
+    if peak_rate is not None:
+        peak = _positive("peak_rate", peak_rate)
+    else:
+        b = DEFAULT_BURST if burst is None else _positive("burst", burst)
+        if b < 1:
+            raise ValueError(f"burst must be >= 1 (peak over average rate), got {burst!r}")
+        peak = b * keys_per_window / (w_us / 1e6)
+    gens = sliding_design(1, error_rate).generations
+    duration_us = -(-w_us // gens)
+    per_gen = math.ceil(peak * duration_us / 1e6 - 1e-9)  # keys in the busiest generation
+    capacity = max(keys_per_window, gens * max(1, per_gen))
+    if capacity > MAX_CAPACITY:
+        raise ValueError(f"{capacity} keys a window exceed 2**48: state a lower rate")
+    return capacity
+
+
 class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
     """Membership over a sliding window: the last ``capacity`` adds, or the
     last ``window`` seconds.
@@ -187,6 +240,27 @@ class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
         if clock is not None:
             self.clock = clock  # held by the C object (py_sliding.c)
         return self
+
+    @classmethod
+    def for_window(
+        cls, window: float, keys_per_window: int, error_rate: float = 0.01, *,
+        burst: float | None = None, peak_rate: float | None = None, seed: int = 0,
+        key: Callable[[Any], Key] | None = None, secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> SlidingBloomFilter[Any]:
+        """A time-mode filter sized from what a user knows: the keys a
+        ``window`` (seconds) holds on average and the ``burst`` factor
+        (default 2) or the ``peak_rate`` (keys a second at the busiest);
+        the capacity is :func:`window_capacity`'s (docs/sliding.md)."""
+        capacity = window_capacity(window, keys_per_window, error_rate, burst=burst,
+                                   peak_rate=peak_rate)
+        return cls(capacity, error_rate, window=window, seed=seed, key=key, secret=secret,
+                   clock=clock)
+
+    @property
+    def mode(self) -> str:
+        """"time" (a window of seconds) or "count" (of adds)."""
+        return "time" if self.window_us else "count"
 
     @property
     def window(self) -> float | None:
