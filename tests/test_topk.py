@@ -394,6 +394,22 @@ class PickleTests:
                 b.add(key)
             assert a.heavy_hitters() == b.heavy_hitters()
 
+    def test_a_pickle_naming_the_old_module_loads(self, rng: random.Random) -> None:
+        """TopK lived in bloomkit.sketch until #30: a pickle written then names
+        bloomkit.sketch.TopK and bloomkit.sketch._restore_topk; it loads into
+        the same TopK (protocol 0 spells each global as a text line, so the
+        old names are written in exactly as the old class wrote them)."""
+        top = TopK(4, sketch=CountMinSketch(64, 3, seed=2))
+        for _ in range(300):
+            top.add(_key(int(rng.paretovariate(1.2)) % 20))
+        new = pickle.dumps(top, 0)
+        assert b"cbloomkit.topk\nTopK\n" in new and b"cbloomkit.topk\nrestore_topk\n" in new
+        old = new.replace(b"cbloomkit.topk\nTopK\n", b"cbloomkit.sketch\nTopK\n").replace(
+            b"cbloomkit.topk\nrestore_topk\n", b"cbloomkit.sketch\n_restore_topk\n")
+        twin = pickle.loads(old)
+        assert type(twin) is TopK and twin._entries() == top._entries()
+        assert twin.heavy_hitters() == top.heavy_hitters()
+
     def test_bad_states_are_refused(self) -> None:
         sk = CountMinSketch(16, 2)
         with pytest.raises(TypeError):

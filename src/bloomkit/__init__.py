@@ -66,9 +66,10 @@ from .persist import (
 )
 from .quotient import KIND_QUOTIENT, QuotientFilter
 from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
-from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU, TopK
+from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU
 from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sources import build_from
+from .topk import TopK
 
 # The one list of kinds is the format's table in C (_core.KINDS: class name
 # -> kind id, bk_format.c); every class exported here under one of its names
