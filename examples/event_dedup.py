@@ -8,7 +8,11 @@ the window has passed), most are new.  The consumer keeps a
 ids seen within the window, one ``add_many`` of the ids it lets through.
 With ``--redis URL`` the same code runs on a ``RedisSlidingBloomFilter``
 shared by every consumer of the stream (its window follows the Redis
-server's clock, never the consumers'); without it, a local filter.
+server's clock, never the consumers'); without it, a local filter.  On
+Redis the example creates a filter of its own (by default under a fresh name,
+``bloomkit-example:event_dedup:<random>``; ``--name`` picks one) and deletes
+only that filter when it ends (``--keep`` keeps it): it never deletes or
+reuses a key it did not create, and an existing ``--name`` is refused.
 
 An exact dictionary beside the filter only counts the filter's mistakes: a
 retry let through (a false negative: must be 0) and a new id dropped (a
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import secrets
 import time
 from typing import Any
 
@@ -32,7 +37,8 @@ import bloomkit
 
 
 def make_filter(args: argparse.Namespace) -> Any:
-    """The local filter, or the shared one on --redis (a fresh one)."""
+    """The local filter, or the shared one on --redis: a new filter this
+    example creates (``create`` refuses a name that exists: never deleted)."""
     # Capacity: twice the adds of a window; and a whole batch arrives within
     # one generation (window / l seconds, l <= MAX_GENERATIONS), so a
     # generation (capacity / l adds) must hold a batch, or the filter shifts
@@ -46,7 +52,6 @@ def make_filter(args: argparse.Namespace) -> Any:
     from bloomkit.redis import RedisSlidingBloomFilter
 
     client = redis.Redis.from_url(args.redis)
-    RedisSlidingBloomFilter.delete_named(client, args.name)
     return RedisSlidingBloomFilter.create(client, args.name, int(capacity), args.p,
                                           window=args.window)
 
@@ -73,11 +78,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batch", type=int, default=200, help="events a batch")
     ap.add_argument("-p", type=float, default=0.01, help="target false-positive rate")
     ap.add_argument("--redis", default=None, help="a Redis URL: share the filter there")
-    ap.add_argument("--name", default="events:seen", help="the filter's name in Redis")
+    ap.add_argument("--name", default=None,
+                    help="the filter's name in Redis: a new name (an existing one is refused, "
+                         "never deleted); default bloomkit-example:event_dedup:<random>")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the Redis filter this run created (default: delete it at the end)")
     ap.add_argument("--seed", type=int, default=5)
     args = ap.parse_args(argv)
+    if args.name is None:
+        args.name = f"bloomkit-example:event_dedup:{secrets.token_hex(6)}"
     rnd = random.Random(args.seed)
     seen = make_filter(args)
+    try:
+        return _run(args, rnd, seen)
+    finally:
+        if args.redis is not None and not args.keep:
+            seen.delete()  # the filter this run created, and only it
+
+
+def _run(args: argparse.Namespace, rnd: random.Random, seen: Any) -> dict[str, Any]:
     # the documented forget bound: (l + k) generations of window / l seconds
     forget = args.window * (seen.generations + seen.num_hashes) / seen.generations
     last_through: dict[str, float] = {}  # exact: when each id was last let through
@@ -131,6 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         time.sleep(max(0.0, 1 / args.rate - (time.time() - now)))
     result: dict[str, Any] = {
         "filter": type(seen).__name__,
+        "name": args.name if args.redis is not None else None,
         "window": args.window,
         "target_fpr": args.p,
         **counts,

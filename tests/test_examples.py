@@ -130,14 +130,39 @@ class EventDedupTests:
         self._check(r)
 
     def test_redis(self, tmp_path: Path) -> None:
+        """The Redis run works, and it never deletes or reuses what it did not
+        create: a user's ``events:seen`` (docs/redis.md's name) and any other
+        key survive it byte for byte; its own filter is gone at the end."""
         from redis_fixtures import RedisServer, require_redis
 
         require_redis()
+        import redis
+
+        from bloomkit.redis import FilterExistsError, RedisSlidingBloomFilter
+
         server = RedisServer(tmp_path / "redis").start()
+        url = f"redis://127.0.0.1:{server.port}/0"
         try:
-            r = _load("event_dedup").main(
-                [*self.ARGS, "--redis", f"redis://127.0.0.1:{server.port}/0"])
+            client = redis.Redis.from_url(url)
+            mine = RedisSlidingBloomFilter.create(client, "events:seen", 10_000, 0.01,
+                                                  window=60.0)
+            mine.add_many(["kept-1", "kept-2"])
+            client.set("unrelated", b"v")
+            before = {k: client.dump(k) for k in client.keys("*")}
+            r = _load("event_dedup").main([*self.ARGS, "--redis", url])
+            assert {k: client.dump(k) for k in client.keys("*")} == before
+            assert "kept-1" in mine and "kept-2" in mine
+            # a name that exists is refused, and still not deleted
+            with pytest.raises(FilterExistsError):
+                _load("event_dedup").main([*self.ARGS, "--redis", url, "--name", "events:seen"])
+            assert {k: client.dump(k) for k in client.keys("*")} == before
+            # --keep leaves the run's own filter behind, under the name it reports
+            kept = _load("event_dedup").main(
+                ["--seconds", "0.2", "--redis", url, "--name", "ex:kept", "--keep"])
+            assert kept["name"] == "ex:kept"
+            RedisSlidingBloomFilter.open(client, "ex:kept")
         finally:
             server.stop()
         assert r["filter"] == "RedisSlidingBloomFilter"
+        assert str(r["name"]).startswith("bloomkit-example:event_dedup:")
         self._check(r)
