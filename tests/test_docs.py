@@ -290,3 +290,45 @@ def test_documented_script_exists_and_answers_help(script: str) -> None:
         f"`python {script} --help` (named in {where}) failed with exit code "
         f"{proc.returncode}:\n{proc.stderr[-2000:]}"
     )
+
+
+# the parameters a row of the README's space table may name besides its figures
+_SPACE_PARAMETERS = {"0.1%", "1%", "0.001", "0.01", "0.9"}
+_SPACE_NUMBER = re.compile(r"[+]?\d+\.\d+[x%]?|\d{1,3}(?:,\d{3})+|\d+ (?:KiB|bytes)|\d+%")
+
+
+def test_readme_space_table_is_computed() -> None:
+    """Every number of the README's "space at 1% (n = 10^6)" column is what
+    benchmarks/space_table.py computes from the constructors (or quotes from
+    a benchmark output in the doc it names), and every computed one is there:
+    the table once said QuotientFilter 11.1 bits/key (18.87 at n = 10^6) and
+    BlockedBloomFilter 12.10 at 2^-8 (12.13)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import space_table
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    computed = space_table.rows()
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if "space at 1% (n = 10^6)" in line)
+    seen: set[str] = set()
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        _, _need, use, space, _ = (c.strip() for c in line.split("|"))
+        names = [n for n in re.findall(r"`(\w+)", use) if n in computed]
+        if not names:
+            assert not _SPACE_NUMBER.findall(space), f"no computed row for {use}: {space}"
+            continue
+        name = names[0]
+        seen.add(name)
+        rest = space
+        for value in sorted(computed[name], key=len, reverse=True):
+            assert value in rest, f"README {name}: {space!r} lacks the computed {value!r}"
+            rest = rest.replace(value, " ", 1)
+        stray = [t for t in _SPACE_NUMBER.findall(rest) if t not in _SPACE_PARAMETERS]
+        assert not stray, f"README {name}: {stray} computed by nothing ({space!r})"
+    assert seen == set(computed)
+    for quoted in space_table.QUOTED.values():
+        for doc, figure in quoted.values():
+            assert figure in (ROOT / doc).read_text(encoding="utf-8"), (doc, figure)
