@@ -14,7 +14,9 @@ benchmarks/cache_bounds.py prints what no cache can beat on these traces.
 
     python benchmarks/cache_traces.py [--length 1000000]
 
-Writes benchmarks/results/cache_traces.md (table) and cache_traces.png.
+Writes cache_traces.md (table) and cache_traces.png to --out (default:
+$BLOOMKIT_BENCH_OUT, else <temp dir>/bloomkit-bench; the committed
+benchmarks/results/ copies are written only with --out benchmarks/results).
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ NUM_KEYS = 1_000_000
 SCAN_EVERY = 20_000
 SCAN_LEN = 10_000
 SEED = 20240601
-RESULTS = Path(__file__).parent / "results"
 
 
 def zipf_trace(s: float, length: int, rng: np.random.Generator) -> np.ndarray:
@@ -96,6 +97,9 @@ def main() -> None:
     ap.add_argument("--length", type=int, default=1_000_000, help="requests per Zipf trace")
     ap.add_argument("--sizes", type=str, default="1000,10000,100000")
     ap.add_argument("--no-lfu", action="store_true", help="skip the (slow) cachetools LFU")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results folder (default: $BLOOMKIT_BENCH_OUT, else "
+                         "<temp dir>/bloomkit-bench; never the source tree unless named)")
     args = ap.parse_args()
     try:
         import cachetools
@@ -146,8 +150,9 @@ def main() -> None:
             lines.append(f"| {tname} | {size:,} | " + " | ".join(row) + f" | {gap:+.2f} |")
     table = "\n".join(lines)
     print(table)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "cache_traces.md").write_text(table + "\n")
+    out_dir = args.out if args.out is not None else machine.results_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "cache_traces.md").write_text(table + "\n")
     try:
         import matplotlib
 
@@ -169,8 +174,8 @@ def main() -> None:
     axes[0].legend(fontsize=8)
     fig.suptitle(f"Hit ratio, {NUM_KEYS:,} keys, {args.length:,} Zipf requests per trace")
     fig.tight_layout()
-    fig.savefig(RESULTS / "cache_traces.png", dpi=110)
-    print(f"wrote {RESULTS / 'cache_traces.png'}")
+    fig.savefig(out_dir / "cache_traces.png", dpi=110)
+    print(f"wrote {out_dir / 'cache_traces.md'} and {out_dir / 'cache_traces.png'}")
 
 
 if __name__ == "__main__":

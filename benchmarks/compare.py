@@ -45,7 +45,10 @@ drift on a shared machine hits everyone alike), in ns per key, with its ratio to
 peer (a bloomkit figure below 1.00x is ahead of every peer).  Times are wall-clock
 (``--clock wall``, the default) or the thread's CPU time (``--clock cpu``: on a loaded
 machine, time spent descheduled is then not counted; caches shared with other processes still
-are).  Results go to <out>/compare.json and <out>/compare.png.  Timings are never asserted.
+are).  Results go to <out>/compare.json and <out>/compare.png; <out> is outside the
+source tree unless told (``$BLOOMKIT_BENCH_OUT``, else <temp dir>/bloomkit-bench:
+benchmarks/results/ holds the committed figures, written only with ``--out
+benchmarks/results``).  Timings are never asserted.
 """
 
 from __future__ import annotations
@@ -447,6 +450,8 @@ def table(res: dict[str, Any], markdown: bool = False) -> str:
                     lines.append(f"  {lib}: {key[:-6]} batch refused: {val}")
     for lib, why in res["skipped"].items():
         lines.append(f"skipped {lib}: {why}")
+    if any(why.startswith("not installed") for why in res["skipped"].values()):
+        lines.append(machine.PEERS_HINT)
     for lib, note in res["notes"].items():
         lines.append(f"note {lib}: {note}")
     return "\n".join(lines)
@@ -639,7 +644,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="keys per `in` loop and FPR probe set (at most n)")
     ap.add_argument("--slow-max-n", type=lambda s: int(float(s)), default=10**5)
     ap.add_argument("--only", nargs="*", help="library names to run")
-    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results folder (default: $BLOOMKIT_BENCH_OUT, else "
+                         "<temp dir>/bloomkit-bench; never the source tree unless named)")
     ap.add_argument("--smoke", action="store_true", help="tiny n, 1 repetition (CI)")
     ap.add_argument("--markdown", action="store_true", help="also print markdown tables")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -652,6 +659,8 @@ def main(argv: list[str] | None = None) -> int:
         args.n, args.reps, args.sample = [2000], 1, 2000
     t0 = time.perf_counter()
     name = "compare-smoke" if args.smoke else "compare"
+    if args.out is None:
+        args.out = machine.results_dir()
     args.out.mkdir(parents=True, exist_ok=True)
 
     def partial(r: dict[str, Any]) -> None:  # keep what is done if a later size is cut short

@@ -236,6 +236,23 @@ def fits(nbytes: float, info: dict[str, Any]) -> str:
     return f"beyond {prev[0]} ({human(prev[1])}): DRAM"
 
 
+def results_dir(create: bool = True) -> Path:
+    """Where a benchmark writes its results unless told (``--out``/``--json``):
+    ``$BLOOMKIT_BENCH_OUT``, else ``<temp dir>/bloomkit-bench``, never the source
+    tree (benchmarks/results/ holds the committed figures the docs quote: a
+    run overwrites them only when asked to, ``--out benchmarks/results``)."""
+    env = os.environ.get("BLOOMKIT_BENCH_OUT")
+    import tempfile
+
+    path = Path(env) if env else Path(tempfile.gettempdir()) / "bloomkit-bench"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+PEERS_HINT = "install the peer libraries with: pip install '.[bench]' (pyproject's bench extra)"
+
+
 def announce(out: Any = None) -> dict[str, Any]:
     """Print the machine block (to stdout by default) and return describe()'s dict."""
     info = describe()

@@ -297,7 +297,7 @@ def table(summary: dict[str, Any]) -> str:
                   + ("" if "bound" in k else f"  {'met' if v <= 1.0 else 'MISSED'}")
                   for k, v in summary["vs_abloom"].items()]
     else:
-        lines += ["", "abloom not installed: no peer reference"]
+        lines += ["", "abloom not installed: no peer reference; " + machine.PEERS_HINT]
     return "\n".join(lines)
 
 
@@ -372,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--seed", type=int, default=21)
     ap.add_argument("--only", nargs="*", help="class names to run")
-    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results folder (default: $BLOOMKIT_BENCH_OUT, else "
+                         "<temp dir>/bloomkit-bench; never the source tree unless named)")
     ap.add_argument("--smoke", action="store_true", help="tiny n, 1 repetition (CI)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall: perf_counter; cpu: the thread's CPU time (a loaded machine)")
@@ -382,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     info = machine.announce()
+    if args.out is None:
+        args.out = machine.results_dir()
     if args.callgrind:
         import shutil
 

@@ -439,9 +439,13 @@ def main() -> int:
                     default="npy,create,query,thp,probe,parquet,strings,text,merge")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--reps", type=int, default=2, help="back-to-back pairs per comparison")
-    ap.add_argument("--json", default=str(HERE / "results" / "scale.json"))
+    ap.add_argument("--json", default=None,
+                    help="results file (default: scale.json in $BLOOMKIT_BENCH_OUT, else "
+                         "<temp dir>/bloomkit-bench; never the source tree unless named)")
     args = ap.parse_args()
     info = machine.announce()
+    if args.json is None:
+        args.json = str(machine.results_dir() / "scale.json")
     only = set(args.only.split(","))
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bkscale-"))
     work.mkdir(parents=True, exist_ok=True)

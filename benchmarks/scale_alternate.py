@@ -31,13 +31,17 @@ def main() -> int:
     ap.add_argument("--dir", required=True, help="scale.py's work directory")
     ap.add_argument("--n", default="1e8")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--json", default=str(scale.HERE / "results" / "scale-alternate.json"))
+    ap.add_argument("--json", default=None,
+                    help="results file (default: scale-alternate.json in $BLOOMKIT_BENCH_OUT, "
+                         "else <temp dir>/bloomkit-bench; never the source tree unless named)")
     args = ap.parse_args()
     work, n = Path(args.dir), int(float(args.n))
     keys, absent = work / f"keys-{n}.npy", work / f"absent-{n}.npy"
     built = work / f"cli-{n}.bkf"
     trees = dict(t.split("=", 1) for t in args.tree)
     info = machine.announce()
+    if args.json is None:
+        args.json = str(machine.results_dir() / "scale-alternate.json")
     out: dict[str, Any] = {"machine": info}
     for rnd in range(args.rounds):
         for name, tree in trees.items():

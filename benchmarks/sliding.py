@@ -192,7 +192,7 @@ def main() -> None:
             p = stream_rotating(peer_capacity, rate, 3 if args.smoke else 4,
                                 2000 if args.smoke else 20_000)
         except ImportError:
-            print("  pyprobables RotatingBloomFilter: not installed (pip install pyprobables)")
+            print(f"  pyprobables RotatingBloomFilter: not installed ({machine.PEERS_HINT})")
         else:
             print(f"  pyprobables RotatingBloomFilter (capacity {peer_capacity:,}, "
                   f"{p['filters']} filters of capacity/3 at {rate:g}): false negatives "

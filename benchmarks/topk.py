@@ -187,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--universe", type=lambda s: int(float(s)), default=10**6)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results folder (default: $BLOOMKIT_BENCH_OUT, else "
+                         "<temp dir>/bloomkit-bench; never the source tree unless named)")
     ap.add_argument("--smoke", action="store_true", help="20,000 events, 1 round (CI)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall: perf_counter; cpu: the thread's CPU time (a loaded machine)")
@@ -195,12 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     info = machine.announce()
+    if args.out is None:
+        args.out = machine.results_dir()
     if args.smoke:
         args.events, args.universe, args.rounds = 20_000, 10_000, 1
     where = os.path.dirname(bloomkit.__file__)
     print(f"Zipf(1.0) over {args.universe:,} keys, {args.events:,} events, seed {args.seed}, "
           f"{args.rounds} interleaved rounds, {args.clock} clock; bloomkit from {where}"
-          + ("" if _bounter is not None else "; bounter not installed (pip install bounter)"))
+          + ("" if _bounter is not None
+             else f"; bounter not installed ({machine.PEERS_HINT})"))
     arr = zipf_stream(args.events, args.universe, args.seed)
     res: dict[str, Any] = {"events": args.events, "universe": args.universe,
                            "rounds": args.rounds, "seed": args.seed, "k": K, "clock": args.clock}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -127,6 +128,33 @@ class BenchmarkScriptTests:
         assert len(scripts) >= 10
         missing = [p.name for p in scripts if "machine.announce(" not in p.read_text()]
         assert missing == []
+
+    def test_no_script_writes_into_the_tree_by_default(self) -> None:
+        """benchmarks/results/ holds committed figures: no script's default output
+        path is there (compare.py, percall.py, topk.py, cache_traces.py, scale.py
+        and scale_alternate.py wrote there unless told otherwise)."""
+        bad = [p.name for p in sorted(BENCH.glob("*.py"))
+               if re.search(r"""/\s*["']results["']""", p.read_text())]
+        assert bad == []
+
+    def test_compare_default_out_is_outside_the_tree_and_names_the_peers_extra(
+            self, tmp_path: Path) -> None:
+        """`python benchmarks/compare.py` with no --out writes under
+        $BLOOMKIT_BENCH_OUT, never benchmarks/results/, and a peer that is not
+        installed is skipped with the way to install it."""
+        results = BENCH / "results"
+        before = {p.name: p.stat().st_mtime_ns for p in results.iterdir()}
+        env = {k: v for k, v in os.environ.items() if k != "BLOOMKIT_BENCH_OUT"}
+        env["BLOOMKIT_BENCH_OUT"] = str(tmp_path / "out")
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "compare.py"), "--smoke",
+             "--only", "bloomkit.BlockedBloomFilter", "rbloom"],
+            capture_output=True, text=True, timeout=600, check=True, env=env).stdout
+        assert {p.name: p.stat().st_mtime_ns for p in results.iterdir()} == before
+        assert (tmp_path / "out" / "compare-smoke.json").is_file()
+        assert f"wrote {tmp_path / 'out' / 'compare-smoke.json'}" in out
+        if "skipped rbloom: not installed" in out:
+            assert "pip install '.[bench]'" in out
 
     def test_compare_smoke_prints_and_stores_the_machine(self, tmp_path: Path) -> None:
         out = subprocess.run(
