@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import bloomkit
-from bloomkit import BlockedBloomFilter, BloomFilter, cli_kinds
+from bloomkit import BlockedBloomFilter, BloomFilter
 from bloomkit.cli import (
     EXIT_ABSENT,
     EXIT_CORRUPT,
@@ -27,6 +27,7 @@ from bloomkit.cli import (
     EXIT_UNCLEAN,
     EXIT_UNSUPPORTED,
 )
+from bloomkit.cli import kinds as cli_kinds
 
 # the bloomkit under test (src/, or the sanitized build of .ci/asan.sh)
 SRC = str(Path(bloomkit.__file__).resolve().parents[1])

@@ -1,7 +1,7 @@
 """``bloomkit parquet ...``: probe Parquet files through their Bloom filters,
 and build and query a sidecar index of a lake.
 
-Kept apart from bloomkit/cli.py (which only registers it):
+Kept apart from the bloomkit/cli package (its parser only registers it):
 
     bloomkit parquet probe FILES --column C VALUE...
     bloomkit parquet index FILES... --column C -o lake.bkidx
@@ -34,7 +34,7 @@ import warnings
 from typing import Any
 
 from .. import parquet
-from ..cli_io import CliError
+from ..cli.errors import CliError
 from .footer import CountingFile, read_footer
 from .sbbf import _expand, _key
 from .values import value_from_text
@@ -46,7 +46,7 @@ EXIT_STALE = 5  # --strict and the lake changed: like an unclean file, not to be
 
 
 def register(sub: Any, epilog: str) -> None:
-    """Add the ``parquet`` command to cli.py's subparsers."""
+    """Add the ``parquet`` command to the subparsers of bloomkit/cli/parser.py."""
     desc = "probe Parquet files' own Bloom filters and statistics (see docs/parquet.md)"
     p = sub.add_parser("parquet", help=desc, description=desc,
                        epilog=f"example:\n  {EXAMPLE}\n\n{epilog}")

@@ -3,7 +3,7 @@
 Every kind ``--kind`` lists (every class registered with
 :func:`bloomkit.persist.register_kind`) builds, adds, queries, merges where
 the Python class merges, and prints its own summary.  The kinds differ in
-four ways, each decided here so the subcommands in cli.py stay generic:
+four ways, each decided here so the subcommands in commands.py stay generic:
 
 - sizing: membership filters take ``(capacity, error_rate)``;
   CountMinSketch takes ``(epsilon, delta)`` (``-p`` is epsilon, ``--delta``
@@ -28,10 +28,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import persist
-from .cli_io import CliError
-
-EXIT_INCOMPATIBLE = 6
+from .. import persist
+from .errors import EXIT_INCOMPATIBLE, CliError
 
 DEFAULT_RATE = 0.01
 DEFAULT_DELTA = 0.01
@@ -132,7 +130,7 @@ def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float 
         return cls.from_error(DEFAULT_RATE if rate is None else rate,
                               DEFAULT_DELTA if delta is None else delta, seed=seed)
     if capacity is None:
-        raise CliError(f"{name} needs a capacity")  # pragma: no cover - cli.py gives one
+        raise CliError(f"{name} needs a capacity")  # pragma: no cover - commands.py gives one
     if name == "TinyLFU":
         if rate is not None:
             raise CliError("TinyLFU has no error rate: drop -p (it is sized by --capacity)")

@@ -20,17 +20,10 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from .sources import lines, open_input
+from ..sources import lines, open_input
+from .errors import CliError
 
 CHUNK = 65536  # keys per add_many call: large enough to amortise the call, small in memory
-
-
-class CliError(Exception):
-    """An error the command line reports as one line (exit status ``code``)."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def read_keys(names: Sequence[str]) -> Iterator[bytes]:
@@ -147,7 +140,6 @@ class Progress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-
 
 
 def _mib(n: int) -> str:

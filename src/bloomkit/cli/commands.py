@@ -1,22 +1,7 @@
-"""The ``bloomkit`` command line (also ``python -m bloomkit``).  See docs/cli.md.
-
-Every error is one line on stderr and a non-zero exit status, never a
-traceback; an error about a file starts with its name.  Exit statuses
-(also in ``--help``):
-
-  0  success (``query``: every key present)
-  1  ``query``: at least one key absent
-  2  usage error, missing file, bad numbers, file over --max-bytes, any other error
-  3  corrupt file (bad structure or checksum)
-  4  unsupported file (newer format version, unknown structure kind)
-  5  file in use (a writer has it open) or unclean (a writer was killed:
-     ``bloomkit repair FILE``)
-  6  incompatible filters (``merge``)
-
-Key input is cli_io.py (key files, ``--from``, stdin, gzip); what each
-structure kind does in build/add/query/merge is cli_kinds.py; this module
-is the parser and the subcommands.  ``build`` makes a BlockedBloomFilter
-unless told otherwise (the README's first choice).
+"""The subcommands of the ``bloomkit`` command line (design, build, add,
+query, info, verify, repair, merge, plot, demo), one ``cmd_<name>`` each,
+and the file handling they share (every message names the file; the
+--max-bytes limits).  parser.py wires them to their options.
 """
 
 from __future__ import annotations
@@ -26,82 +11,41 @@ import contextlib
 import json
 import math
 import os
-import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from . import _core, _filemerge, cli_kinds, persist, sources
-from .cli_io import CliError, Progress, check_output, chunks, key_sources
-from .errors import (
+from .. import _core, _filemerge, persist, sources
+from ..errors import (
     BloomkitError,
     CapacityError,
     FileInUseError,
-    FormatError,
     IncompatibleFiltersError,
-    SizeLimitError,
-    UncleanFileError,
-    UnsupportedFormatError,
 )
-
-EXIT_OK = 0
-EXIT_ABSENT = 1
-EXIT_ERROR = 2
-EXIT_CORRUPT = 3
-EXIT_UNSUPPORTED = 4
-EXIT_UNCLEAN = 5
-EXIT_INCOMPATIBLE = 6
-
+from . import kinds as cli_kinds
+from .errors import (
+    EXIT_ABSENT,
+    EXIT_INCOMPATIBLE,
+    EXIT_OK,
+    CliError,
+    exit_code,
+    one_line,
+)
+from .io import Progress, check_output, chunks, key_sources
 
 # ---- Begin logic for the subcommands --------------------------------------
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""), 0)
-    except ValueError:
-        try:
-            f = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not f.is_integer():
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        value = int(f)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1: {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0: {text!r}")
-    return value
 
 
 def _kind_class(args: argparse.Namespace) -> type[Any]:
     if getattr(args, "kind", None):
         return cli_kinds.kind_class(args.kind)
-    from .bloom import BlockedBloomFilter, BloomFilter
+    from ..bloom import BlockedBloomFilter, BloomFilter
 
     return BlockedBloomFilter if args.layout == "blocked" else BloomFilter
 
 
-def _cmd_design(args: argparse.Namespace) -> int:
-    from .design import design
+def cmd_design(args: argparse.Namespace) -> int:
+    from ..design import design
 
     rows: list[dict[str, Any]] = []
     for layout in ("classic", "blocked"):
@@ -133,7 +77,7 @@ def _human(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def _cmd_build(args: argparse.Namespace) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     cls = _kind_class(args)
     check_output(args.output)
     try:
@@ -184,7 +128,7 @@ def _feed_sources(f: Any, srcs: list[sources.Source], total: int | None,
     try:
         return sources.feed(f, srcs, step)
     except CapacityError as exc:
-        raise CliError(f"{path}: full after at least {read.keys:,} keys: {_one_line(exc)}; "
+        raise CliError(f"{path}: full after at least {read.keys:,} keys: {one_line(exc)}; "
                        "build it with a larger --capacity") from exc
     finally:
         bar.close()
@@ -201,10 +145,10 @@ def _naming(path: str) -> Iterator[None]:
     try:
         yield
     except (BloomkitError, ValueError, OSError) as exc:
-        text = _one_line(exc)
+        text = one_line(exc)
         if not text.startswith(path):
             text = f"{path}: {text}"
-        raise CliError(text, _exit_code(exc)) from exc
+        raise CliError(text, exit_code(exc)) from exc
 
 
 def _open_checked(path: str, mode: str, verify: bool, max_bytes: int | None = None) -> Any:
@@ -277,17 +221,6 @@ def _exclusive(path: str) -> Iterator[None]:
 # info --no-verify read only the header (and k words per key): no default
 # limit.
 
-_SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
-
-
-def _byte_size(text: str) -> int:
-    """``64G``, ``1.5T``, ``1e12``, ``500MiB``, ``0``: binary units."""
-    m = re.fullmatch(r"([0-9][0-9_]*(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgtp]?)(?:i?b)?",
-                     text.strip().lower())
-    if m is None:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64G, 1T, 0)")
-    return int(float(m.group(1).replace("_", "")) * _SIZE_UNITS[m.group(2)])
-
 
 def _max_bytes(args: argparse.Namespace, full_pass: bool = True) -> int | None:
     given = getattr(args, "max_bytes", None)
@@ -326,7 +259,7 @@ def _feed_all(f: Any, keys: Iterable[bytes], total: int | None, progress: bool |
             try:
                 added = cli_kinds.feed(f, chunk)
             except CapacityError as exc:
-                raise CliError(f"{path}: full after at least {read:,} keys: {_one_line(exc)}; "
+                raise CliError(f"{path}: full after at least {read:,} keys: {one_line(exc)}; "
                                "build it with a larger --capacity") from exc
             read += len(chunk)
             if added is None:
@@ -369,7 +302,7 @@ def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | N
         return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=wait)
 
 
-def _cmd_add(args: argparse.Namespace) -> int:
+def cmd_add(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
     cls = _file_class(args.file)
     if cls is not None and cli_kinds.is_static(cls):
@@ -393,7 +326,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_query(args: argparse.Namespace) -> int:
+def cmd_query(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
     f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
     counts = cli_kinds.is_sketch(f)
@@ -469,7 +402,7 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
     return info
 
 
-def _cmd_info(args: argparse.Namespace) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
     # --no-verify: the header only (an O(1) map, no pass over the payload)
     f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
     try:
@@ -493,7 +426,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_verify(args: argparse.Namespace) -> int:
+def cmd_verify(args: argparse.Namespace) -> int:
     _note_temporaries(args.file, "verify")
     with _naming(args.file):
         header = persist.verify(args.file, max_bytes=_max_bytes(args))
@@ -504,7 +437,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_repair(args: argparse.Namespace) -> int:
+def cmd_repair(args: argparse.Namespace) -> int:
     with _naming(args.file):
         report = persist.repair(args.file, max_bytes=_max_bytes(args))
     if args.quiet:
@@ -520,7 +453,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_merge(args: argparse.Namespace) -> int:
+def cmd_merge(args: argparse.Namespace) -> int:
     """Bounded memory (issue #19): Bloom files are ORed chunk by chunk into
     one output state (bloomkit/_filemerge.py); other kinds load the first
     file and merge every further one in from a read-only map."""
@@ -538,7 +471,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         else:
             merged = _merge_loaded(args)
     except IncompatibleFiltersError as exc:
-        raise CliError(f"{_one_line(exc)}; {cli_kinds.MERGE_HINT}", EXIT_INCOMPATIBLE) from exc
+        raise CliError(f"{one_line(exc)}; {cli_kinds.MERGE_HINT}", EXIT_INCOMPATIBLE) from exc
     _save(merged, args.output)
     _report(args, merged, args.output, None)
     return EXIT_OK
@@ -561,10 +494,10 @@ def _merge_loaded(args: argparse.Namespace) -> Any:
     return out
 
 
-def _cmd_plot(args: argparse.Namespace) -> int:
+def cmd_plot(args: argparse.Namespace) -> int:
     import random
 
-    from .bloom import BlockedBloomFilter, BloomFilter
+    from ..bloom import BlockedBloomFilter, BloomFilter
 
     if args.file:
         f = persist.load(args.file)
@@ -610,8 +543,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..demo import run
 
     rows = run(n=args.n, error_rate=args.p)
     return 0 if all(r["false_negatives"] == 0 for r in rows) else 1
@@ -620,267 +553,3 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # ---- End logic for the subcommands ----------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump) and help texts whose
-    epilogs (exit statuses, examples) keep their line breaks."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
-        sys.exit(EXIT_ERROR)
-
-
-_EXIT_HELP = """exit statuses:
-  0  success (query: every key present)
-  1  query: at least one key absent
-  2  usage error, missing file, bad number, file over --max-bytes, any other error
-  3  corrupt file (lengths, structure or checksum)
-  4  unsupported file (newer format version, unknown kind)
-  5  file in use (a writer has it open; add --wait ran out) or unclean (a
-     writer was killed: bloomkit repair FILE); parquet candidates --strict:
-     the lake changed since the index was built
-  6  incompatible filters (merge)"""
-
-# one example per command, shown by `bloomkit --help` and `bloomkit CMD --help`
-_EXAMPLES = {
-    "design": "bloomkit design -n 50000000 -p 0.01",
-    "build": "zcat leaked.txt.gz | bloomkit build - -o leaked.bkf -p 1e-4",
-    "add": "bloomkit add seen.bkf --from new_urls.txt",
-    "query": "bloomkit query leaked.bkf hunter2 correcthorse; echo $?",
-    "info": "bloomkit info week.bkf --json",
-    "verify": 'bloomkit verify week.bkf || echo "status $?"',
-    "repair": "bloomkit repair seen.bkf   # after a writer was killed (exit 5: unclean)",
-    "merge": "bloomkit merge day1.bkf day2.bkf -o week.bkf   # built with one --capacity and -p",
-    "plot": "bloomkit plot week.bkf -o week.png",
-    "demo": "bloomkit demo -n 100000",
-}
-
-
-def _version() -> str:
-    from . import __version__
-
-    return f"bloomkit {__version__}"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    examples = "\n".join(f"  {v}" for v in _EXAMPLES.values())
-    parser = _Parser(prog="bloomkit", description="Build, query and inspect bloomkit filters.",
-                     epilog=f"examples:\n{examples}\n\n{_EXIT_HELP}\n\nSee docs/cli.md.")
-    parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=_Parser)
-
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help,
-                              epilog=f"example:\n  {_EXAMPLES[name]}\n\n{_EXIT_HELP}")
-
-    p = command("design", "print m, k, size and bits/key for both layouts")
-    p.add_argument("-n", type=_positive_int, required=True, help="number of keys")
-    p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_cmd_design)
-
-    def progress_flags(q: argparse.ArgumentParser) -> None:
-        g = q.add_mutually_exclusive_group()
-        g.add_argument("--progress", dest="progress", action="store_const", const=True,
-                       default=None, help="progress bar on stderr (default: when a terminal)")
-        g.add_argument("--no-progress", dest="progress", action="store_const", const=False)
-
-    def no_verify(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--no-verify", action="store_true",
-                       help="skip the checksum check when opening (O(1) open)")
-
-    def max_bytes(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--max-bytes", type=_byte_size, default=None, metavar="SIZE",
-                       help="refuse files larger than SIZE before a full pass (default 16G; "
-                            "suffixes K M G T; 0: no limit)")
-
-    def key_args(q: argparse.ArgumentParser) -> None:
-        q.add_argument("keys", nargs="*", metavar="KEYS",
-                       help="keys (UTF-8), or a lone '-' to read them from stdin")
-        q.add_argument("--from", dest="from_files", action="append", default=[],
-                       metavar="FILE", help="also read keys from FILE, one per line ('-' is "
-                       "stdin; gzip ok; repeatable)")
-
-    kinds = cli_kinds.kind_names()
-    p = command("build", "build a filter from key files (one key per line), .npy arrays, "
-                "Parquet or CSV columns")
-    p.add_argument("keys", nargs="+", metavar="FILE",
-                   help="key files or globs ('data/*.parquet'): text lines (gzip ok; '-' is "
-                   "stdin), .npy, .parquet, .csv/.tsv (by name; see --format)")
-    p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
-    p.add_argument("--capacity", type=_positive_int,
-                   help="design capacity (default: the number of keys: Parquet/.npy "
-                   "metadata, else a counting pass; files to be merged need one --capacity; "
-                   "CountMinSketch, BinaryFuseFilter: none)")
-    p.add_argument("-p", type=_rate, default=None,
-                   help=f"target error rate (default {cli_kinds.DEFAULT_RATE}); "
-                   "CountMinSketch: epsilon; TinyLFU: none; BinaryFuseFilter: picks the "
-                   "smallest fingerprint (8, 16, 32 bits) with 2^-f <= p (default 8 bits)")
-    p.add_argument("--layout", choices=("classic", "blocked"), default="blocked",
-                   help="blocked: BlockedBloomFilter, one cache line per key (default); "
-                   "classic: BloomFilter, a little smaller, textbook math")
-    p.add_argument("--kind", type=cli_kinds.parse_kind, choices=kinds, metavar="KIND",
-                   help=f"any structure, overrides --layout: {', '.join(kinds)} "
-                   "(default: from --layout).  BinaryFuseFilter is static: it holds the "
-                   "64-bit hash of every key in memory while building (8 bytes a key, plus "
-                   "~15 bytes a key while it solves) and cannot be added to or merged")
-    p.add_argument("--layout-version", type=int, choices=(0, 1), default=None,
-                   help="blocked only: how a key's bits are placed in its block; 1 (default) "
-                   "or 0, the layout of blocked files built before version 1, to merge with "
-                   "them")
-    p.add_argument("--delta", type=_rate, default=None,
-                   help=f"CountMinSketch only: failure probability (default "
-                   f"{cli_kinds.DEFAULT_DELTA})")
-    p.add_argument("--seed", type=int, default=0, help="hash seed (default 0)")
-    p.add_argument("--column", metavar="NAME",
-                   help="the Parquet/CSV column (or .npy field) holding the keys (needed when "
-                   "a file has several)")
-    p.add_argument("--format", choices=("auto", *sources.FORMATS), default=None,
-                   help="read every FILE as this format (default auto: by file name)")
-    p.add_argument("--delimiter", metavar="CHAR",
-                   help="CSV field delimiter (default ',', tab for .tsv)")
-    p.add_argument("--as-text", action="store_true",
-                   help="CSV: read the column as text, without type inference (007 stays "
-                   "the string '007'; the keys are then strs, as on the command line)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    progress_flags(p)
-    p.set_defaults(func=_cmd_build)
-
-    p = command("add", "add keys to a filter file in place")
-    p.add_argument("file")
-    key_args(p)
-    p.add_argument("-v", "--verbose", action="store_true", help="print how many were new")
-    p.add_argument("--wait", type=_seconds, default=None, metavar="SECONDS",
-                   help="give up (exit 5) if another process still holds the writer lock "
-                        "after SECONDS (default: wait; 0: do not wait)")
-    no_verify(p)
-    max_bytes(p)
-    progress_flags(p)
-    p.set_defaults(func=_cmd_add)
-
-    p = command("query", "test keys; exit 0 only if all are present (sketches: print counts)")
-    p.add_argument("file")
-    key_args(p)
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--hits", action="store_true", help="print only the keys present")
-    g.add_argument("--misses", action="store_true", help="print only the keys absent")
-    g.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit status only")
-    no_verify(p)
-    max_bytes(p)
-    p.set_defaults(func=_cmd_query)
-
-    p = command("info", "parameters, fill, estimated count and FPR, size")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
-    no_verify(p)
-    max_bytes(p)
-    p.set_defaults(func=_cmd_info)
-
-    p = command("verify", "check the checksum and structure (exit 3/4/5 on failure)")
-    p.add_argument("file")
-    p.add_argument("-q", "--quiet", action="store_true")
-    max_bytes(p)
-    p.set_defaults(func=_cmd_verify)
-
-    p = command("repair", "recount and reseal a file a killed writer left unclean")
-    p.add_argument("file")
-    p.add_argument("-q", "--quiet", action="store_true")
-    max_bytes(p)
-    p.set_defaults(func=_cmd_repair)
-
-    p = command("merge", "union (or intersection) of compatible filters")
-    p.add_argument("inputs", nargs="+", metavar="FILE")
-    p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
-    p.add_argument("--intersection", action="store_true", help="AND instead of OR")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    p.set_defaults(func=_cmd_merge)
-
-    p = command("plot", "PNG of FPR against bits/key, with a measured point")
-    p.add_argument("file", nargs="?", help="a filter to place on the plot (default: a fresh one)")
-    p.add_argument("-o", "--output", required=True, help="PNG file")
-    p.add_argument("-n", type=_positive_int, default=100_000, help="keys of a fresh filter")
-    p.add_argument("-p", type=_rate, default=0.01, help="rate of a fresh filter")
-    p.add_argument("--layout", choices=("classic", "blocked"), default="blocked",
-                   help="layout of a fresh filter (default blocked)")
-    p.add_argument("--probes", type=_positive_int, default=200_000, help="absent keys probed")
-    p.set_defaults(func=_cmd_plot)
-
-    p = command("demo", "build a 1M-key filter, round-trip it, measure its FPR")
-    p.add_argument("-n", type=_positive_int, default=1_000_000, help="number of keys")
-    p.add_argument("-p", type=_rate, default=0.01, help="target error rate (default 0.01)")
-    p.set_defaults(func=_cmd_demo)
-
-    # its own module: `bloomkit parquet probe/index/candidates`
-    from .parquet import cli as cli_parquet
-
-    cli_parquet.register(sub, _EXIT_HELP)
-    return parser
-
-
-def _exit_code(exc: BaseException) -> int:
-    if isinstance(exc, CliError):
-        return exc.code
-    if isinstance(exc, SizeLimitError):  # refused for its size, not known to be corrupt
-        return EXIT_ERROR
-    if isinstance(exc, UncleanFileError):
-        return EXIT_UNCLEAN
-    if isinstance(exc, UnsupportedFormatError):
-        return EXIT_UNSUPPORTED
-    if isinstance(exc, FormatError):
-        return EXIT_CORRUPT
-    if isinstance(exc, IncompatibleFiltersError):
-        return EXIT_INCOMPATIBLE
-    return EXIT_ERROR
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror}"
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, MemoryError) and text == "MemoryError":
-        text = "out of memory (an allocation failed); free memory or use a smaller filter"
-    return text
-
-
-def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """parse_args, except that ``add``/``query`` also take KEYS after an option
-    (``query f.bkf --from a.txt k1``), which argparse leaves unparsed."""
-    args, extra = parser.parse_known_args(argv)
-    if extra and getattr(args, "command", None) in ("add", "query") and all(
-            e == "-" or not e.startswith("-") for e in extra):
-        args.keys = [*args.keys, *extra]
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = _parse(parser, argv)
-    try:
-        code: int = args.func(args)
-    except KeyboardInterrupt:
-        print(f"bloomkit {args.command}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader went away (`bloomkit query ... | head`): not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
-    except (CliError, BloomkitError, ValueError, TypeError, OSError, MemoryError) as exc:
-        print(f"bloomkit {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return _exit_code(exc)
-    except Exception as exc:  # a bug: still one line, never a traceback
-        print(f"bloomkit {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}",
-              file=sys.stderr)
-        return EXIT_ERROR
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
