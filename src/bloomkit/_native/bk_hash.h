@@ -1,7 +1,8 @@
 /*
  * bk_hash.h - byte hashing primitives for the bloomkit C core.
  *
- * Three digest functions plus one cheap mixer:
+ * Three digest functions plus one cheap mixer (and, at the end, the
+ * MurmurHash3 variants of Spark and Guava for their foreign formats):
  *
  *   bk_hash_xxh3_64    XXH3-64 (seeded), the default hash for keys.
  *   bk_hash_xxh64      classic XXH64 (seeded), kept for compatibility/interop.
@@ -61,6 +62,18 @@ uint64_t bk_hash_xxh64(const void *data, size_t len, uint64_t seed);
  * halves of the 16-byte key (k0 = bytes 0..7, k1 = bytes 8..15).  The
  * published test vectors are the little-endian bytes of the result. */
 uint64_t bk_hash_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
+
+/* MurmurHash3 as the JVM engines apply it (bk_hash.c, "Foreign hashes"):
+ * Spark's Murmur3_x86_32 hashInt / hashLong / hashUnsafeBytes (per-byte,
+ * sign-extended tail) / hashUnsafeBytes2 (the reference tail), seeds and
+ * results as Java ints (two's complement in a uint32_t), and Guava's
+ * murmur3_128 (x64 variant; out[0], out[1] = the HashCode's first and last
+ * 8 little-endian bytes). */
+uint32_t bk_hash_spark_int(uint32_t v, uint32_t seed);
+uint32_t bk_hash_spark_long(uint64_t v, uint32_t seed);
+uint32_t bk_hash_spark_bytes(const void *data, size_t len, uint32_t seed);
+uint32_t bk_hash_spark_bytes2(const void *data, size_t len, uint32_t seed);
+void bk_hash_murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t out[2]);
 
 /* Bijective 64-bit finalizer (splitmix64 / Stafford "Mix13" shape:
  * xorshift-multiply-xorshift-multiply-xorshift).  Every step is invertible,

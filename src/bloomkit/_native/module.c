@@ -45,6 +45,9 @@ int bktopk_init(PyObject *m); /* after sketch: TopKBase drives a CountMinBase */
 #ifdef BK_HAVE_SLIDING
 int bksliding_init(PyObject *m);
 #endif
+#ifdef BK_HAVE_JVM
+int bkjvm_init(PyObject *m); /* Spark's and Guava's formats (bloomkit.spark, bloomkit.guava) */
+#endif
 
 typedef int (*bkfn_init)(PyObject *m);
 
@@ -77,6 +80,9 @@ static const bkfn_init bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_SLIDING
     bksliding_init,
+#endif
+#ifdef BK_HAVE_JVM
+    bkjvm_init,
 #endif
 };
 
