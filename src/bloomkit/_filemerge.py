@@ -91,7 +91,7 @@ def _check_input(stack: contextlib.ExitStack, path: str,
 def merge_bits(paths: Sequence[str], intersection: bool = False,
                max_bytes: int | None = None,
                naming: Callable[[str], contextlib.AbstractContextManager[Any]] | None = None,
-               ) -> Any:
+               secret: bytes | None = None) -> Any:
     """The union (intersection) of Bloom filter files, built in one state
     buffer; returns the in-memory filter (unsealed: ``save`` seals it).
 
@@ -109,7 +109,7 @@ def merge_bits(paths: Sequence[str], intersection: bool = False,
         for p, (fd, size, h) in zip(paths[1:], checked[1:], strict=True):
             head = os.pread(fd, h["header_len"], 0)
             if size != size0 or _masked(head) != _masked(head0):
-                _explain_incompatible(paths[0], p)
+                _explain_incompatible(paths[0], p, secret)
         cls = persist._class_for(h0)
         out = bytearray(size0)  # calloc'd: pages arrive as they are written
         view = memoryview(out)
@@ -126,19 +126,19 @@ def merge_bits(paths: Sequence[str], intersection: bool = False,
                          & ~persist.FLAG_DIRTY)
         del view, cview
         with naming(paths[0]) if naming is not None else contextlib.nullcontext():
-            obj = cls._from_buffer(out, None, None, writable=True, shared=False,
-                                   allow_dirty=False)  # a keyed file: the secret error
+            obj = cls._from_buffer(out, secret, None, writable=True, shared=False,
+                                   allow_dirty=False)  # a keyed file: the secret's check
         if len(paths) > 1:
             obj._recount()  # the estimate from the bits, as union() stores
         return obj
 
 
-def _explain_incompatible(first: str, other: str) -> None:
+def _explain_incompatible(first: str, other: str, secret: bytes | None = None) -> None:
     """Raise the in-memory union's own reason, from O(1) read-only maps
     (``union`` checks every argument before it copies anything)."""
-    a = persist.open(first)
+    a = persist.open(first, secret=secret)
     try:
-        b = persist.open(other)
+        b = persist.open(other, secret=secret)
         try:
             a.union(b)
         finally:

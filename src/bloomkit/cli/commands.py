@@ -22,6 +22,7 @@ from ..errors import (
     FileInUseError,
     IncompatibleFiltersError,
 )
+from . import keyed
 from . import kinds as cli_kinds
 from .errors import (
     EXIT_ABSENT,
@@ -93,16 +94,18 @@ def cmd_build(args: argparse.Namespace) -> int:
         if args.layout_version is not None and cls.__name__ != "BlockedBloomFilter":
             raise CliError("--layout-version applies only to the blocked layout, not "
                            f"{cls.__name__}")
+        secret = keyed.for_build(args)
         if cli_kinds.is_static(cls):  # hashes first, then the filter in one call
-            builder = cli_kinds.StaticBuilder(cls, capacity, args.p, args.delta, args.seed)
+            builder = cli_kinds.StaticBuilder(cls, capacity, args.p, args.delta, args.seed,
+                                              secret)
             stats = _feed_sources(builder, srcs, total, args.progress, args.output)
             with _naming(args.output):
                 f = builder.build()
         else:
-            f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed)
+            f = cli_kinds.make(cls, capacity, args.p, args.delta, args.seed, secret)
             if args.layout_version is not None:
                 # a blocked file to be merged with one built before layout version 1
-                f = cls(capacity, f.error_rate, seed=args.seed,
+                f = cls(capacity, f.error_rate, seed=args.seed, secret=secret,
                         layout_version=args.layout_version)
             stats = _feed_sources(f, srcs, total, args.progress, args.output)
     except ImportError as exc:  # pyarrow or numpy missing: the message says what to install
@@ -151,14 +154,16 @@ def _naming(path: str) -> Iterator[None]:
         raise CliError(text, exit_code(exc)) from exc
 
 
-def _open_checked(path: str, mode: str, verify: bool, max_bytes: int | None = None) -> Any:
+def _open_checked(path: str, mode: str, verify: bool, max_bytes: int | None = None,
+                  secret: bytes | None = None) -> Any:
     with _naming(path):
-        return persist.open(path, mode, verify=verify, max_bytes=max_bytes)
+        return persist.open(path, mode, verify=verify, max_bytes=max_bytes, secret=secret)
 
 
-def _load(path: str, verify: bool = True, max_bytes: int | None = None) -> Any:
+def _load(path: str, verify: bool = True, max_bytes: int | None = None,
+          secret: bytes | None = None) -> Any:
     with _naming(path):
-        return persist.load(path, verify=verify, max_bytes=max_bytes)
+        return persist.load(path, verify=verify, max_bytes=max_bytes, secret=secret)
 
 
 def _save(f: Any, path: str) -> None:
@@ -286,20 +291,23 @@ def _report(args: argparse.Namespace, f: Any, path: str, keys: int | None,
         print(cli_kinds.summary(f, path, os.path.getsize(path), keys, read))
 
 
-def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | None) -> Any:
+def _open_writer(path: str, verify: bool, wait: float | None, max_bytes: int | None,
+                 secret: bytes | None = None) -> Any:
     """Join the writers of ``path``; while another process holds the writer
     lock (one writer at a time for cuckoo, quotient, TinyLFU files) say so
     once on stderr and wait, for ever or ``--wait`` seconds."""
     with _naming(path):
         try:
-            return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=0)
+            return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=0,
+                                secret=secret)
         except FileInUseError as exc:
             if wait == 0 or "another process holds its writer lock" not in str(exc):
                 raise
         limit = "" if wait is None else f" (up to {wait:g} s)"
         print(f"bloomkit add: {path}: another process is writing it; waiting for the writer "
               f"lock{limit}", file=sys.stderr)
-        return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=wait)
+        return persist.open(path, "r+", verify=verify, max_bytes=max_bytes, timeout=wait,
+                            secret=secret)
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -307,14 +315,15 @@ def cmd_add(args: argparse.Namespace) -> int:
     cls = _file_class(args.file)
     if cls is not None and cli_kinds.is_static(cls):
         raise CliError(f"{args.file}: " + cli_kinds.STATIC_NO_ADD.format(name=cls.__name__))
+    secret = keyed.for_file(args, args.file)
     if cls is not None and cli_kinds.rewritten_on_add(cls):
         with _exclusive(args.file):
-            f = _load(args.file, not args.no_verify, _max_bytes(args))
+            f = _load(args.file, not args.no_verify, _max_bytes(args), secret)
             total, added = _feed_all(f, source, None, args.progress, "add", args.file)
             _save(f, args.file)
             _warn_overfull(args, args.file, f)
     else:
-        f = _open_writer(args.file, not args.no_verify, args.wait, _max_bytes(args))
+        f = _open_writer(args.file, not args.no_verify, args.wait, _max_bytes(args), secret)
         try:
             total, added = _feed_all(f, source, None, args.progress, "add", args.file)
             _warn_overfull(args, args.file, f)
@@ -328,7 +337,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     source = key_sources(args.keys, args.from_files)
-    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
+    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify),
+                      keyed.for_file(args, args.file))
     counts = cli_kinds.is_sketch(f)
     out = sys.stdout.buffer
     all_present = True
@@ -404,7 +414,8 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
 
 def cmd_info(args: argparse.Namespace) -> int:
     # --no-verify: the header only (an O(1) map, no pass over the payload)
-    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify))
+    f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify),
+                      keyed.for_file(args, args.file))
     try:
         # the file's own header (to_bytes() would clear DIRTY)
         with _naming(args.file), open(args.file, "rb") as fh:
@@ -439,7 +450,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_repair(args: argparse.Namespace) -> int:
     with _naming(args.file):
-        report = persist.repair(args.file, max_bytes=_max_bytes(args))
+        report = persist.repair(args.file, max_bytes=_max_bytes(args),
+                                secret=keyed.for_file(args, args.file))
     if args.quiet:
         return EXIT_OK
     if not report["was_dirty"]:
@@ -467,7 +479,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
                            EXIT_INCOMPATIBLE)
     try:
         if first_cls is not None and first_cls.__name__ in _filemerge.BIT_KINDS:
-            merged = _filemerge.merge_bits(args.inputs, args.intersection, naming=_naming)
+            merged = _filemerge.merge_bits(args.inputs, args.intersection, naming=_naming,
+                                           secret=keyed.for_file(args, args.inputs[0]))
         else:
             merged = _merge_loaded(args)
     except IncompatibleFiltersError as exc:
@@ -478,11 +491,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _merge_loaded(args: argparse.Namespace) -> Any:
-    out = _load(args.inputs[0])
+    out = _load(args.inputs[0], secret=keyed.for_file(args, args.inputs[0]))
     if cli_kinds.is_static(type(out)):
         cli_kinds.combine_into(out, out, args.intersection)  # raises: static filters do not merge
     for p in args.inputs[1:]:
-        other = _open_checked(p, "r", verify=True)
+        other = _open_checked(p, "r", verify=True, secret=keyed.for_file(args, p))
         try:
             if type(other) is not type(out):
                 raise CliError(f"cannot merge {type(out).__name__} ({args.inputs[0]}) with "

@@ -94,7 +94,7 @@ class StaticBuilder:
     bytes a key, not the keys), then builds the filter in one call."""
 
     def __init__(self, cls: type[Any], capacity: int | None, rate: float | None,
-                 delta: float | None, seed: int) -> None:
+                 delta: float | None, seed: int, secret: bytes | None = None) -> None:
         from array import array
 
         name = cls.__name__
@@ -103,19 +103,19 @@ class StaticBuilder:
                            "drop --capacity")
         if delta is not None:
             raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
-        self.cls, self.rate, self.seed = cls, rate, seed
+        self.cls, self.rate, self.seed, self.secret = cls, rate, seed, secret
         self.hashes = array("Q")
 
     def add_many(self, keys: list[bytes]) -> None:
-        self.hashes.frombytes(self.cls._hash_keys(keys, seed=self.seed))
+        self.hashes.frombytes(self.cls._hash_keys(keys, seed=self.seed, secret=self.secret))
 
     def build(self) -> Any:
         return self.cls.from_hashes(self.hashes, error_rate=self.rate, seed=self.seed,
-                                    reuse=True)
+                                    secret=self.secret, reuse=True)
 
 
 def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float | None,
-         seed: int) -> Any:
+         seed: int, secret: bytes | None = None) -> Any:
     """A new empty structure of ``cls``.  ``capacity`` is None for a kind the
     line count does not size when --capacity was not given; ``rate`` and
     ``delta`` are None when not given.  An option that does not apply to the
@@ -128,14 +128,15 @@ def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float 
             raise CliError("CountMinSketch has no capacity: drop --capacity (it is sized by "
                            "-p, the error per total count, and --delta)")
         return cls.from_error(DEFAULT_RATE if rate is None else rate,
-                              DEFAULT_DELTA if delta is None else delta, seed=seed)
+                              DEFAULT_DELTA if delta is None else delta, seed=seed,
+                              secret=secret)
     if capacity is None:
         raise CliError(f"{name} needs a capacity")  # pragma: no cover - commands.py gives one
     if name == "TinyLFU":
         if rate is not None:
             raise CliError("TinyLFU has no error rate: drop -p (it is sized by --capacity)")
-        return cls(capacity, seed=seed)
-    return cls(capacity, DEFAULT_RATE if rate is None else rate, seed=seed)
+        return cls(capacity, seed=seed, secret=secret)
+    return cls(capacity, DEFAULT_RATE if rate is None else rate, seed=seed, secret=secret)
 
 
 def feed(obj: Any, keys: list[bytes]) -> int | None:
@@ -232,6 +233,8 @@ def summary(obj: Any, path: str, nbytes: int, keys: int | None,
         if isinstance(value, int) and not isinstance(value, bool):
             parts.append(fmt.format(value))
     parts.append(f"{nbytes:,} bytes")
+    if getattr(obj, "keyed", False):
+        parts.append("keyed (SipHash-2-4)")
     estimate = getattr(obj, "estimate_error_rate", None)
     if is_static(type(obj)):
         parts.append(f"{obj.bits_per_key:.2f} bits/key, false-positive rate {obj.error_rate:g}")

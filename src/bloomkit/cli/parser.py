@@ -11,7 +11,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import sources
-from . import commands
+from . import commands, keyed
 from . import kinds as cli_kinds
 from .errors import EXIT_ERROR
 
@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV: read the column as text, without type inference (007 stays "
                    "the string '007'; the keys are then strs, as on the command line)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    keyed.add_options(p, build=True)
     progress_flags(p)
     p.set_defaults(func=commands.cmd_build)
 
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     no_verify(p)
     max_bytes(p)
     progress_flags(p)
+    keyed.add_options(p)
     p.set_defaults(func=commands.cmd_add)
 
     p = command("query", "test keys; exit 0 only if all are present (sketches: print counts)")
@@ -216,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit status only")
     no_verify(p)
     max_bytes(p)
+    keyed.add_options(p)
     p.set_defaults(func=commands.cmd_query)
 
     p = command("info", "parameters, fill, estimated count and FPR, size")
@@ -223,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     no_verify(p)
     max_bytes(p)
+    keyed.add_options(p)
     p.set_defaults(func=commands.cmd_info)
 
     p = command("verify", "check the checksum and structure (exit 3/4/5 on failure)")
@@ -235,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("-q", "--quiet", action="store_true")
     max_bytes(p)
+    keyed.add_options(p)
     p.set_defaults(func=commands.cmd_repair)
 
     p = command("merge", "union (or intersection) of compatible filters")
@@ -242,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="output file (written atomically)")
     p.add_argument("--intersection", action="store_true", help="AND instead of OR")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    keyed.add_options(p)
     p.set_defaults(func=commands.cmd_merge)
 
     p = command("plot", "PNG of FPR against bits/key, with a measured point")
