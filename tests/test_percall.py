@@ -78,7 +78,7 @@ def test_every_public_structure_class_is_covered() -> None:
     assert {"BloomFilter", "BlockedBloomFilter", "CountingBloomFilter", "ScalableBloomFilter",
             "CuckooFilter", "QuotientFilter", "CountMinSketch", "TinyLFU",
             "BinaryFuseFilter"} <= names
-    assert set(persist._KINDS.values()) <= set(PUBLIC)
+    assert set(persist.kinds.KINDS.values()) <= set(PUBLIC)
 
 
 @pytest.mark.parametrize("cls", PUBLIC, ids=lambda c: c.__name__)

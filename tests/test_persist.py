@@ -70,7 +70,7 @@ class AtomicSaveTests:
         if victim == "write":
             # The state is written by C (_write_state): hand it a descriptor
             # it cannot write to, so that its first write(2) fails.
-            real = persist._create_temp
+            real = persist.temps.create_temp
 
             def read_only_temp(p: str, access: int) -> tuple[str, int]:
                 tmp, fd = real(p, access)
@@ -79,7 +79,7 @@ class AtomicSaveTests:
                 os.close(ro)
                 return tmp, fd
 
-            monkeypatch.setattr(persist, "_create_temp", read_only_temp)
+            monkeypatch.setattr(persist.atomic, "create_temp", read_only_temp)
         else:
             monkeypatch.setattr(os, victim, boom)
         with pytest.raises(OSError, match="injected" if victim != "write" else None):
@@ -449,10 +449,10 @@ class OnePersistenceMechanismTests:
     still override one on purpose: BinaryFuseFilter.create refuses)."""
 
     def test_every_registered_kind_inherits_persistent(self) -> None:
-        assert persist._KINDS, "no kinds registered"
-        for kind, cls in sorted(persist._KINDS.items()):
+        assert persist.kinds.KINDS, "no kinds registered"
+        for kind, cls in sorted(persist.kinds.KINDS.items()):
             assert issubclass(cls, persist.Persistent), (kind, cls.__name__)
-            attached = [name for name in persist._PERSISTENT_API
+            attached = [name for name in persist.mixin.PERSISTENT_API
                         if cls.__dict__.get(name) is persist.Persistent.__dict__[name]]
             assert attached == [], (cls.__name__, attached)
 
@@ -546,7 +546,7 @@ class OneLoaderTests:
     ) -> None:
         f = _filled(BloomFilter)
         asked: list[int] = []
-        real = persist._class_for_kind
+        real = persist.kinds.class_for_kind
 
         def class_for(kind: int) -> type:
             asked.append(kind)
@@ -555,7 +555,7 @@ class OneLoaderTests:
         def no_peek(*args: object) -> None:
             raise AssertionError("loads() parsed the header in Python")
 
-        monkeypatch.setattr(persist, "_class_for_kind", class_for)
+        monkeypatch.setattr(persist.kinds, "class_for_kind", class_for)
         monkeypatch.setattr(bloomkit._core, "peek_header", no_peek)
         g = bloomkit.loads(memoryview(f.to_bytes())[0:])
         assert asked == [BloomFilter._bk_kind]
@@ -573,7 +573,7 @@ class OneLoaderTests:
             bloomkit._core.validate(data)
         assert not isinstance(err.value, UncleanFileError)
         with pytest.raises(FormatError) as err:
-            persist._check_bytes(data, "x.bkf")
+            persist.checks.check_bytes(data, "x.bkf")
         assert not isinstance(err.value, UncleanFileError)
 
 
@@ -587,11 +587,11 @@ class KindListTests:
         for name, kind in kinds.items():
             cls = getattr(bloomkit, name, None)
             if cls is None:  # a kind id reserved without a class (ScalableCuckooFilter)
-                assert kind not in persist._KINDS
+                assert kind not in persist.kinds.KINDS
                 continue
-            assert persist._KINDS[kind] is cls
+            assert persist.kinds.KINDS[kind] is cls
             assert cls._bk_kind == kind
-        assert sorted(persist._KINDS) == sorted(
+        assert sorted(persist.kinds.KINDS) == sorted(
             k for n, k in kinds.items() if hasattr(bloomkit, n)
         )
 

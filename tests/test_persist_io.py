@@ -254,7 +254,7 @@ class SparseFileTests:
     def test_explicit_max_bytes_accepts_a_sparse_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(persist, "SPARSE_MAX_BYTES", 2**20)
+        monkeypatch.setattr(persist.checks, "SPARSE_MAX_BYTES", 2**20)
         path = tmp_path / "made.bkf"
         bloomkit.create(path, 20_000_000, 0.01).close()  # 23 MiB, mostly a hole
         size = path.stat().st_size
@@ -295,7 +295,7 @@ def _leave_temp(path: Path, hold: bool) -> subprocess.Popen[str]:
     code = f"""
         import os, sys, time
         from bloomkit import persist
-        tmp, fd = persist._create_temp({str(path)!r}, os.O_WRONLY)
+        tmp, fd = persist.temps.create_temp({str(path)!r}, os.O_WRONLY)
         os.write(fd, b"x" * 4096)
         print(os.path.basename(tmp), flush=True)
         if {hold!r}:
@@ -312,8 +312,8 @@ def _names(d: Path) -> set[str]:
 
 class TemporaryFileTests:
     def test_names_say_whose(self, tmp_path: Path) -> None:
-        name = os.path.basename(persist._temp_path(str(tmp_path / "f.bkf")))
-        host, boot = persist._host_boot()
+        name = os.path.basename(persist.temps.temp_path(str(tmp_path / "f.bkf")))
+        host, boot = persist.temps.host_boot()
         assert name.startswith(f".f.bkf.{host}-{boot}-{os.getpid()}-") and name.endswith(".bktmp")
 
     def test_dead_writers_temp_is_removed_by_the_next_save(self, tmp_path: Path) -> None:
@@ -322,7 +322,7 @@ class TemporaryFileTests:
         out, err = proc.communicate(timeout=60)
         dead = out.strip()
         assert proc.returncode == 0 and dead in _names(tmp_path), err
-        [t] = persist._temporaries(path)
+        [t] = persist.temps.temporaries(path)
         assert t["name"] == dead and t["status"] == "stale" and t["bytes"] == 4096
         bloomkit.save(BloomFilter(100), path)
         assert _names(tmp_path) == {"f.bkf"}
@@ -333,14 +333,14 @@ class TemporaryFileTests:
         try:
             assert proc.stdout is not None
             live = proc.stdout.readline().strip()
-            assert [t["status"] for t in persist._temporaries(path)] == ["live"]
+            assert [t["status"] for t in persist.temps.temporaries(path)] == ["live"]
             bloomkit.save(BloomFilter(100), path)
             bloomkit.create(path, 100).close()
             assert _names(tmp_path) == {"f.bkf", live}
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
-        assert [t["status"] for t in persist._temporaries(path)] == ["stale"]
+        assert [t["status"] for t in persist.temps.temporaries(path)] == ["stale"]
         bloomkit.create(path, 100).close()  # create() cleans too
         assert _names(tmp_path) == {"f.bkf"}
 
@@ -349,7 +349,7 @@ class TemporaryFileTests:
         """The pid in the name is gone (reused pid, another pid namespace) but
         a process still holds the lock: not stale."""
         gone = _dead_pid()
-        host, boot = persist._host_boot()
+        host, boot = persist.temps.host_boot()
         tmp = tmp_path / f".f.bkf.{host}-{boot}-{gone}-abcdef.bktmp"
         tmp.write_bytes(b"x")
         holder = subprocess.Popen(
@@ -362,7 +362,7 @@ class TemporaryFileTests:
             """)], stdout=subprocess.PIPE, text=True)
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-            assert [t["status"] for t in persist._temporaries(tmp_path / "f.bkf")] == ["live"]
+            assert [t["status"] for t in persist.temps.temporaries(tmp_path / "f.bkf")] == ["live"]
             bloomkit.save(BloomFilter(100), tmp_path / "f.bkf")
             assert tmp.exists()
         finally:
@@ -372,14 +372,14 @@ class TemporaryFileTests:
         assert not tmp.exists()
 
     def test_foreign_and_old_names_are_reported_never_removed(self, tmp_path: Path) -> None:
-        host, boot = persist._host_boot()
+        host, boot = persist.temps.host_boot()
         other = "000000" if host != "000000" else "111111"
         foreign = tmp_path / f".f.bkf.{other}-{boot}-{_dead_pid()}-abcdef.bktmp"
         old = tmp_path / ".f.bkf.0123456789ab.bktmp"
         unrelated = tmp_path / ".f.bkf.x.0123456789ab.bktmp"  # a temp of "f.bkf.x"
         for p in (foreign, old, unrelated):
             p.write_bytes(b"x")
-        temps = persist._temporaries(tmp_path / "f.bkf")
+        temps = persist.temps.temporaries(tmp_path / "f.bkf")
         assert [(t["name"], t["status"]) for t in temps] == sorted(
             [(foreign.name, "foreign"), (old.name, "foreign")])
         bloomkit.save(BloomFilter(100), tmp_path / "f.bkf")
@@ -421,7 +421,7 @@ class TemporaryFileTests:
             time.sleep(rng.uniform(0.05, 0.5))
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
-            temps = persist._temporaries(path)
+            temps = persist.temps.temporaries(path)
             assert all(t["status"] == "stale" for t in temps), temps
             left += len(temps)
             if path.exists():

@@ -34,6 +34,7 @@ from typing import Any
 
 from . import _locking, persist
 from .errors import FormatError, IncompatibleFiltersError
+from .persist import checks, kinds
 
 CHUNK = 16 << 20
 # header bytes that differ between compatible Bloom filters: flags (DIRTY),
@@ -77,12 +78,12 @@ def _check_input(stack: contextlib.ExitStack, path: str,
     input; return (fd, size, header)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     stack.callback(os.close, fd)
-    size, header = persist._size_check(path, fd, max_bytes, full_pass=True)
+    size, header = checks.check_file(path, fd, max_bytes, full_pass=True)
     if stack.enter_context(_locking.stable(fd, path)):
         raise _locking.in_use_error(path, "a writer has it open 'r+'")
     mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
     try:
-        persist._check_bytes(mm, path)
+        checks.check_bytes(mm, path)
     finally:
         mm.close()  # its pages leave this process's RSS here
     return fd, size, header
@@ -110,7 +111,7 @@ def merge_bits(paths: Sequence[str], intersection: bool = False,
             head = os.pread(fd, h["header_len"], 0)
             if size != size0 or _masked(head) != _masked(head0):
                 _explain_incompatible(paths[0], p, secret)
-        cls = persist._class_for(h0)
+        cls = kinds.class_for(h0)
         out = bytearray(size0)  # calloc'd: pages arrive as they are written
         view = memoryview(out)
         _pread_into(fd0, view, 0, paths[0])

@@ -1,7 +1,7 @@
 """Who may write a mapped file, and who sets and clears its DIRTY flag.
 
 This module is the lock protocol of docs/FORMAT.md ("Writers and the DIRTY
-flag"); persist.py calls it at every step where a process joins or leaves
+flag"); bloomkit/persist/ calls it at every step where a process joins or leaves
 the writers of a file, reads a state that must not be moving, or replaces
 a path.  It knows nothing about structures: callers pass callbacks.
 

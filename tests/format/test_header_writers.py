@@ -1,5 +1,5 @@
 """The one home of the header (issue #24): _core.init_header, set_dirty and
-seal are bk_format.c's writers, and every structure's header, persist.py's
+seal are bk_format.c's writers, and every structure's header, bloomkit/persist/'s
 DIRTY mark and bloomkit.redis's to_local() go through them."""
 
 from __future__ import annotations

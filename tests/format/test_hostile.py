@@ -72,7 +72,7 @@ def attempt(data: bytes, kw: dict[str, Any], mapped: bool) -> None:
         header = bloomkit._core.peek_header(data)
     except CLEAN:
         return
-    cls = bloomkit.persist._KINDS.get(header["kind"])
+    cls = bloomkit.persist.kinds.KINDS.get(header["kind"])
     if cls is None:
         return
     buf = bytearray(data)

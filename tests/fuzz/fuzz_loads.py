@@ -112,7 +112,7 @@ def TestOneInput(data: bytes) -> None:
             obj = bloomkit.loads(body, verify=False)
         else:
             header = bloomkit._core.peek_header(body)
-            cls = persist._KINDS.get(header["kind"])
+            cls = persist.kinds.KINDS.get(header["kind"])
             if cls is None:
                 return
             buf = bytearray(body)

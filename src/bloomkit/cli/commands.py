@@ -22,6 +22,9 @@ from ..errors import (
     FileInUseError,
     IncompatibleFiltersError,
 )
+from ..persist import checks as persist_checks
+from ..persist import kinds as persist_kinds
+from ..persist import temps as persist_temps
 from . import keyed
 from . import kinds as cli_kinds
 from .errors import (
@@ -182,7 +185,7 @@ def _file_class(path: str) -> type[Any] | None:
             header = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
     except (BloomkitError, ValueError, OSError):
         return None
-    return persist._KINDS.get(header["kind"])
+    return persist_kinds.KINDS.get(header["kind"])
 
 
 @contextlib.contextmanager
@@ -236,8 +239,8 @@ def _max_bytes(args: argparse.Namespace, full_pass: bool = True) -> int | None:
 
 def _note_temporaries(path: str, command: str) -> list[dict[str, Any]]:
     """One ``note:`` line on stderr per temporary file of a save of ``path``
-    found next to it (persist._temporaries); returns them."""
-    temps = persist._temporaries(path)
+    found next to it (persist.temps.temporaries); returns them."""
+    temps = persist_temps.temporaries(path)
     for t in temps:
         why = {"stale": "left by a killed save (its writer is dead); the next save of the "
                         "file removes it, or delete it",
@@ -385,8 +388,8 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
         "kind_id": header["kind"],
         "format_version": f"{header['version_major']}.{header['version_minor']}",
         "file_bytes": st.st_size,
-        "allocated_bytes": persist._allocated(st),
-        "sparse": persist._is_sparse(st),
+        "allocated_bytes": persist_checks.allocated(st),
+        "sparse": persist_checks.is_sparse(st),
         "dirty": bool(header["flags"] & persist.FLAG_DIRTY),
         "hash": {1: "xxh3-64", 2: "siphash-2-4 (keyed)"}.get(header["hash_alg"], "unknown"),
     }

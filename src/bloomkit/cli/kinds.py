@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import persist
+from ..persist.kinds import KINDS
 from .errors import EXIT_INCOMPATIBLE, CliError
 
 DEFAULT_RATE = 0.01
@@ -51,7 +51,7 @@ OVERFULL_FACTOR = 2.0
 
 def kind_names() -> list[str]:
     """The class names ``--kind`` accepts, in kind-id order."""
-    return [cls.__name__ for _, cls in sorted(persist._KINDS.items())]
+    return [cls.__name__ for _, cls in sorted(KINDS.items())]
 
 
 def parse_kind(text: str) -> str:
@@ -63,7 +63,7 @@ def parse_kind(text: str) -> str:
 
 
 def kind_class(name: str) -> type[Any]:
-    for cls in persist._KINDS.values():
+    for cls in KINDS.values():
         if cls.__name__ == name:
             return cls
     raise CliError(f"unknown kind {name!r} (known: {', '.join(kind_names())})")

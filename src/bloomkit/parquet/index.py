@@ -365,7 +365,7 @@ def build_index(paths_or_glob: PathLike | Iterable[PathLike], column: str,
 
 def _write(output: PathLike, column: str, granularity: str, error_rate: float, seed: int,
            patterns: list[str], files: list[_FileIndex]) -> None:
-    from ..persist import _atomic_write, _write_all
+    from ..persist.atomic import atomic_write, write_all
 
     base = os.path.dirname(os.path.abspath(os.fspath(output)))
     col_b = column.encode("utf-8")
@@ -417,7 +417,7 @@ def _write(output: PathLike, column: str, granularity: str, error_rate: float, s
     _core.seal(state)
     _core.validate(memoryview(state))  # the writer's own output passes the one validator
 
-    _atomic_write(output, lambda fd: _write_all(fd, memoryview(state)))
+    atomic_write(output, lambda fd: write_all(fd, memoryview(state)))
 
 
 # ---- reading ----------------------------------------------------------------
