@@ -287,14 +287,23 @@ static PyObject *bkcuckoo_estimate_count(BKCuckoo *self, PyObject *Py_UNUSED(ign
     return PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck));
 }
 
+/* The table's fill: fingerprints in its slots / slots, in [0, 1].  The
+ * stash's entries (at most BK_CUCKOO_STASH_MAX, counted in count) are not
+ * slots of the table: count / slots exceeded 1 on a tiny full filter
+ * (1.25 at capacity 1 with one stashed key; issue #31 item 5). */
+static double bkcuckoo_table_load(const BKCuckoo *self)
+{
+    uint64_t count = bk_cuckoo_get_count(&self->ck), stash = bk_cuckoo_stash_count(&self->ck);
+    double load = (double)(count > stash ? count - stash : 0) / bkcuckoo_slots(self);
+    return load > 1.0 ? 1.0 : load;
+}
+
 /* 1 - (1 - 1/(2^f - 1))^(2 b load): the chance that one of the 2b slots a
  * query reads holds its fingerprint, at the current load. */
 static PyObject *bkcuckoo_estimate_error_rate(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
 {
-    double load = (double)bk_cuckoo_get_count(&self->ck) / bkcuckoo_slots(self);
+    double load = bkcuckoo_table_load(self);
     double q = 1.0 / (double)self->ck.fmask;
-    if (load > 1.0)
-        load = 1.0;
     return PyFloat_FromDouble(-expm1(2.0 * self->ck.b * load * log1p(-q)));
 }
 
@@ -311,8 +320,7 @@ BKPY_GETTER(bkcuckoo, BKCuckoo, bucket_size, PyLong_FromUnsignedLong(self->ck.b)
 BKPY_GETTER(bkcuckoo, BKCuckoo, fingerprint_bits, PyLong_FromUnsignedLong(self->ck.f))
 BKPY_GETTER(bkcuckoo, BKCuckoo, max_kicks, PyLong_FromUnsignedLong(self->ck.max_kicks))
 BKPY_GETTER(bkcuckoo, BKCuckoo, stash_size, PyLong_FromUnsignedLong(bk_cuckoo_stash_count(&self->ck)))
-BKPY_GETTER(bkcuckoo, BKCuckoo, load_factor, PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck) /
-                                                bkcuckoo_slots(self)))
+BKPY_GETTER(bkcuckoo, BKCuckoo, load_factor, PyFloat_FromDouble(bkcuckoo_table_load(self)))
 
 static PyGetSetDef bkcuckoo_getset[] = {
     {"num_buckets", (getter)bkcuckoo_get_num_buckets, NULL, "Buckets in the table.", NULL},
@@ -322,7 +330,8 @@ static PyGetSetDef bkcuckoo_getset[] = {
     {"stash_size", (getter)bkcuckoo_get_stash_size, NULL, "Fingerprints held in the stash (0..8).", NULL},
     BKPY_DESIGN_GETSET(BK_CUCKOO_P_CAPACITY, BK_CUCKOO_P_ERROR_RATE),
     BKPY_PAYLOAD_NBYTES("Bytes of the table (payload)."),
-    {"load_factor", (getter)bkcuckoo_get_load_factor, NULL, "Stored fingerprints / slots.", NULL},
+    {"load_factor", (getter)bkcuckoo_get_load_factor, NULL,
+     "Fingerprints in the table's slots / slots, in [0, 1] (stash entries not counted).", NULL},
     BKPY_OBJ_GETSET,
     {NULL, NULL, NULL, NULL, NULL},
 };
