@@ -30,6 +30,7 @@ from bloomkit.design import (
 # ``bloomkit.design`` the attribute is the design() function (re-exported by
 # the package), so fetch the module itself for its private helpers.
 design_module = importlib.import_module("bloomkit.design")
+fpr_module = importlib.import_module("bloomkit._blocked_fpr")  # the blocked-layout FPR models
 
 MIB = 2**20
 
@@ -193,7 +194,7 @@ def test_blocked_reference_figures() -> None:
         assert (d.num_hashes, d.num_blocks, d.layout_version) == (*v1, 1), p
         d0 = design(10**6, p, "blocked", layout_version=0)
         assert (d0.num_hashes, d0.num_blocks, d0.layout_version) == (*v0, 0), p
-        assert d0.expected_error_rate == design_module._poisson_mixture(
+        assert d0.expected_error_rate == fpr_module.poisson_mixture(
             10**6 / d0.num_blocks, d0.num_hashes, BLOCK_BITS)
 
 
@@ -225,7 +226,7 @@ def test_blocked_is_worse_than_classic_for_same_bits() -> None:
     blocked = blocked_false_positive_rate(blocks, 7, n)
     assert round(classic * 100, 3) == 0.819
     assert round(blocked * 100, 3) == 0.969
-    assert round(design_module._poisson_mixture(n / blocks, 7, BLOCK_BITS) * 100, 3) == 0.957
+    assert round(fpr_module.poisson_mixture(n / blocks, 7, BLOCK_BITS) * 100, 3) == 0.957
 
 
 # ---- the exact occupancy model (layout version 1) ----
@@ -273,8 +274,8 @@ def test_exact_model_paths_agree(p: float, k: int, blocks: int) -> None:
     # The double closed form, the decimal closed form and the load-by-load
     # sum (positive terms only) of the same model.
     n = 10**6
-    by_loads = design_module._occupancy_sum(n, blocks, k, BLOCK_BITS)
-    dec, dec_err = design_module._occupancy_closed_decimal(n, blocks, k, BLOCK_BITS, 30)
+    by_loads = fpr_module.occupancy_sum(n, blocks, k, BLOCK_BITS)
+    dec, dec_err = fpr_module.occupancy_closed_decimal(n, blocks, k, BLOCK_BITS, 30)
     assert dec == pytest.approx(by_loads, rel=1e-12, abs=0)
     assert dec_err < 1e-15 * dec
     assert blocked_false_positive_rate(blocks, k, n) == pytest.approx(by_loads, rel=1e-5, abs=0)
@@ -295,7 +296,7 @@ def test_exact_model_nearly_empty() -> None:
     # probes must all hit the D distinct bits of that key, so the rate is
     # lam * E[(D/B)**k] (D: distinct values among k draws from B).
     k, b = 24, 512
-    pd = design_module._distinct_probs(k, b)
+    pd = fpr_module.distinct_probs(k, b)
     want = 1e-9 * sum(pd[d] * (d / b) ** k for d in range(k + 1))
     got = blocked_false_positive_rate(10**9, k, 1)
     assert got == pytest.approx(want, rel=1e-6, abs=0)
@@ -315,7 +316,7 @@ def _brute_force_mixture(lam: float, k: int, block_bits: int = 512) -> float:
 @pytest.mark.parametrize("lam", [1e-9, 1e-3, 0.3, 1.0, 7.5, 23.36, 51.7, 105.9, 600.0])
 @pytest.mark.parametrize("k", [1, 2, 6, 12, 24])
 def test_poisson_mixture_matches_brute_force(lam: float, k: int) -> None:
-    got = design_module._poisson_mixture(lam, k, 512)
+    got = fpr_module.poisson_mixture(lam, k, 512)
     assert got == pytest.approx(_brute_force_mixture(lam, k), rel=1e-12)
 
 
@@ -323,7 +324,7 @@ def test_poisson_mixture_matches_brute_force(lam: float, k: int) -> None:
 @pytest.mark.parametrize("block_bits", [64, 512, 4096])
 def test_blocked_fpr_k1_closed_form(lam: float, block_bits: int) -> None:
     # k = 1: E[1 - (1 - 1/B)**J] = 1 - exp(-lam / B) for J ~ Poisson(lam).
-    got = design_module._poisson_mixture(lam, 1, block_bits)
+    got = fpr_module.poisson_mixture(lam, 1, block_bits)
     assert got == pytest.approx(-math.expm1(-lam / block_bits), rel=1e-12)
 
 
@@ -334,7 +335,7 @@ def test_blocked_fpr_binomial_closed_form(lam: float, k: int) -> None:
     # q = (1 - 1/B)**k.  Well conditioned for small k.
     q = (1 - 1 / 512) ** k
     closed = sum(math.comb(k, i) * (-1) ** i * math.exp(-lam * (1 - q**i)) for i in range(k + 1))
-    got = design_module._poisson_mixture(lam, k, 512)
+    got = fpr_module.poisson_mixture(lam, k, 512)
     assert got == pytest.approx(closed, rel=1e-10)
 
 
@@ -344,9 +345,9 @@ def test_blocked_fpr_binomial_closed_form(lam: float, k: int) -> None:
 def test_strided_sum_matches_full_sum(
     monkeypatch: pytest.MonkeyPatch, lam: float, k: int, block_bits: int
 ) -> None:
-    strided = design_module._poisson_mixture(lam, k, block_bits)
-    monkeypatch.setattr(design_module, "_STRIDE_MIN_SIGMA", math.inf)
-    full = design_module._poisson_mixture(lam, k, block_bits)
+    strided = fpr_module.poisson_mixture(lam, k, block_bits)
+    monkeypatch.setattr(fpr_module, "_STRIDE_MIN_SIGMA", math.inf)
+    full = fpr_module.poisson_mixture(lam, k, block_bits)
     assert strided == pytest.approx(full, rel=1e-13)
 
 

@@ -30,7 +30,7 @@ from .design import (
     LAYOUTS,
     MIN_BLOCKED_ERROR_RATE,
     Design,
-    _blocked_design,
+    blocked_design,
     design,
     validate_capacity,
     validate_error_rate,
@@ -91,7 +91,7 @@ def counting_design(
         )
     cells = BLOCK_BITS // bits
     try:
-        return _blocked_design(n, p, 1, cells)
+        return blocked_design(n, p, 1, cells)
     except ValueError as exc:
         raise ValueError(str(exc).replace("blocked filter", "blocked counting filter")) from exc
 

@@ -36,7 +36,7 @@ from typing import Any
 from .. import parquet
 from ..cli.errors import CliError
 from .footer import CountingFile, read_footer
-from .sbbf import _expand, _key
+from .sbbf import expand_paths, value_key
 from .values import value_from_text
 
 EXAMPLE = "bloomkit parquet probe 'lake/*.parquet' --column user_id 12345 67890"
@@ -112,7 +112,7 @@ def register(sub: Any, epilog: str) -> None:
 def _paths(spec: str) -> list[str]:
     if os.path.isdir(spec):
         spec = os.path.join(spec, "**", "*.parquet")
-    paths = _expand(spec)
+    paths = expand_paths(spec)
     if not paths:
         raise CliError(f"no Parquet file under {spec!r}")
     return paths
@@ -179,7 +179,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
                 raise CliError(str(e), EXIT_STALE) from None
         for w in caught:
             print(f"bloomkit parquet candidates: warning: {w.message}", file=sys.stderr)
-        hits = [res[_key(v)] for v in values]
+        hits = [res[value_key(v)] for v in values]
         if args.json:
             print(json.dumps({
                 "index": args.index, "column": idx.column, "granularity": idx.granularity,
@@ -211,7 +211,7 @@ def _probe(args: argparse.Namespace) -> int:
         col = footer.columns[footer.column_index(args.column)]
     values = [value_from_text(col, t) for t in args.values]
     res = parquet.may_contain(paths, args.column, values, use_stats=not args.no_stats)
-    hits = [res[_key(v)] for v in values]
+    hits = [res[value_key(v)] for v in values]
     if args.json:
         out = {
             "column": args.column,

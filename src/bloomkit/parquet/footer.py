@@ -270,26 +270,26 @@ def read_bloom(f: CountingFile, footer: Footer, chunk: ChunkMeta) -> bytes | Non
             raise _fmt(f.path, f"{where} length {length} at offset {off} runs past the "
                                f"data part ({avail} bytes left)", name)
         data = f.read_at(off, length)
-        hdr_len, nbytes = _parse_header(f.path, name, where, data)
+        hdr_len, nbytes = parse_bloom_header(f.path, name, where, data)
         if hdr_len + nbytes > length:
             raise _fmt(f.path, f"{where} header declares {nbytes} bitset bytes but only "
                                f"{length - hdr_len} follow it within bloom_filter_length", name)
         return data[hdr_len:hdr_len + nbytes]
     guess = f.read_at(off, min(_HEADER_GUESS, avail))
     try:
-        hdr_len, nbytes = _parse_header(f.path, name, where, guess)
+        hdr_len, nbytes = parse_bloom_header(f.path, name, where, guess)
     except FormatError:
         if len(guess) == avail:
             raise
         guess = f.read_at(off, min(_HEADER_MAX, avail))
-        hdr_len, nbytes = _parse_header(f.path, name, where, guess)
+        hdr_len, nbytes = parse_bloom_header(f.path, name, where, guess)
     if nbytes > avail - hdr_len:
         raise _fmt(f.path, f"{where} declares {nbytes} bitset bytes but only "
                            f"{avail - hdr_len} remain before the footer", name)
     return f.read_at(off + hdr_len, nbytes)
 
 
-def _parse_header(path: str, name: str, where: str, data: bytes) -> tuple[int, int]:
+def parse_bloom_header(path: str, name: str, where: str, data: bytes) -> tuple[int, int]:
     """(header length, numBytes) of the BloomFilterHeader at data[0:]."""
     try:
         hdr, end = decode_struct(data)

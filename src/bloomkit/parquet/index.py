@@ -679,13 +679,13 @@ class ParquetIndex:
         :class:`StaleIndexWarning` names them; ``strict=True`` raises
         :class:`StaleIndexError` instead.  Removed files are never candidates.
         """
-        from .sbbf import _is_numpy, _key
+        from .sbbf import is_numpy, value_key
 
-        given = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
+        given = values.tolist() if is_numpy(values) else list(values)  # type: ignore[attr-defined]
         result = IndexCandidates()
         vals, keys = [], []
         for v in given:  # each distinct value once (0.0 and -0.0 are one dict key)
-            k = _key(v)
+            k = value_key(v)
             if k not in result:
                 result[k] = []
                 vals.append(v)

@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import _core
 from ..errors import IncompatibleFiltersError
-from .footer import ChunkMeta, CountingFile, Footer, _parse_header, read_bloom, read_footer
+from .footer import ChunkMeta, CountingFile, Footer, parse_bloom_header, read_bloom, read_footer
 from .thrift import encode_bloom_header
 from .values import ColumnType
 
@@ -61,7 +61,7 @@ def _bools(raw: bytes, as_numpy: bool) -> Any:
     return [b == 1 for b in raw]
 
 
-def _is_numpy(values: object) -> bool:
+def is_numpy(values: object) -> bool:
     return type(values).__module__ == "numpy" and hasattr(values, "dtype")
 
 
@@ -196,7 +196,7 @@ class SplitBlockBloomFilter:
     def from_parquet_bytes(cls, data: bytes, column_type: str | ColumnType, *,
                            type_length: int | None = None) -> SplitBlockBloomFilter:
         """From Bloom filter data as a file stores it: BloomFilterHeader then bitset."""
-        hdr_len, nbytes = _parse_header("<bytes>", "", "Bloom filter", bytes(data))
+        hdr_len, nbytes = parse_bloom_header("<bytes>", "", "Bloom filter", bytes(data))
         if hdr_len + nbytes > len(data):
             from ..errors import FormatError
 
@@ -232,7 +232,7 @@ class SplitBlockBloomFilter:
 
     @staticmethod
     def _encode_all(col: ColumnType, values: Iterable[Any], strict: bool) -> list[bytes]:
-        if _is_numpy(values):
+        if is_numpy(values):
             values = values.tolist()  # type: ignore[attr-defined]
         out = []
         for v in values:
@@ -287,7 +287,7 @@ class SplitBlockBloomFilter:
         each hash's value when some values were not storable (None: one hash
         per value); zeros and nans index the hashes (see _zero_and_nan)."""
         col = self._type
-        if _is_numpy(values):
+        if is_numpy(values):
             fast = _numpy_plain(col, values)
             if fast is not None:
                 buf, width = fast
@@ -318,7 +318,7 @@ class SplitBlockBloomFilter:
         """Membership of each value (as ``in``): a numpy bool array when numpy
         is installed, else a list of bools.  The probing runs in C without
         the GIL (hashing too, for numpy arrays of a plain numeric column)."""
-        if not _is_numpy(values) and not isinstance(values, (list, tuple)):
+        if not is_numpy(values) and not isinstance(values, (list, tuple)):
             values = list(values)
         hs, pos, (zeros, nans) = self._hashes(values, strict=False)
         raw = bytearray(self._sbbf.check_hashes(hs))
@@ -450,7 +450,7 @@ class Candidates(dict):  # type: ignore[type-arg]
                 f"filters_read={self.filters_read})")
 
 
-def _expand(paths: PathLike | Iterable[PathLike]) -> list[str]:
+def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     out: list[str] = []
     for p in items:
@@ -465,7 +465,7 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> list[str]:
     return out
 
 
-def _key(v: object) -> object:
+def value_key(v: object) -> object:
     if isinstance(v, (bytearray, memoryview)):
         return bytes(v)
     return v
@@ -521,14 +521,14 @@ def may_contain(paths_or_glob: PathLike | Iterable[PathLike], column: str | Sequ
     file without the column raises KeyError, a corrupt one FormatError, both
     naming the file.
     """
-    vals = values.tolist() if _is_numpy(values) else list(values)  # type: ignore[attr-defined]
+    vals = values.tolist() if is_numpy(values) else list(values)  # type: ignore[attr-defined]
     result = Candidates()
-    keys = [_key(v) for v in vals]
+    keys = [value_key(v) for v in vals]
     for k in keys:
         result.setdefault(k, [])
     probes: dict[ColumnType, _Probe] = {}
     colkey = _colkey(column)
-    for path in _expand(paths_or_glob):
+    for path in expand_paths(paths_or_glob):
         with CountingFile(path) as f:
             try:
                 footer = read_footer(f)
