@@ -257,7 +257,7 @@ class ParquetKeysTests:
             build_from(tmp_path / "bad.parquet")
 
     def test_streamed_in_batches(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(sources, "BATCH_ROWS", 100)
+        monkeypatch.setattr(sources.base, "BATCH_ROWS", 100)
         pq.write_table(pa.table({"k": pa.array(range(1000), pa.int64())}),
                        tmp_path / "k.parquet", row_group_size=250)
         (src,) = sources.open_sources(tmp_path / "k.parquet")
@@ -299,7 +299,7 @@ class ReadAheadTests:
     @pytest.mark.parametrize("fmt", ["parquet", "csv"])
     def test_same_batches_in_the_same_order(self, tmp_path: Path, rng: random.Random,
                                             monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
-        monkeypatch.setattr(sources, "BATCH_ROWS", 300)
+        monkeypatch.setattr(sources.base, "BATCH_ROWS", 300)
         path, keys = self._file(tmp_path, rng, fmt)
         for column in ("k", "s"):
             (src,) = sources.open_sources(path, column=column)
@@ -321,7 +321,7 @@ class ReadAheadTests:
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
         import threading
 
-        monkeypatch.setattr(sources, "BATCH_ROWS", 100)
+        monkeypatch.setattr(sources.base, "BATCH_ROWS", 100)
         path, _ = self._file(tmp_path, rng, "parquet")
 
         class Boom:
@@ -339,7 +339,7 @@ class ReadAheadTests:
 
     def test_a_read_error_is_raised_in_the_caller(self, tmp_path: Path, rng: random.Random,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(sources, "BATCH_ROWS", 100)
+        monkeypatch.setattr(sources.base, "BATCH_ROWS", 100)
         path, _ = self._file(tmp_path, rng, "parquet")
         (src,) = sources.open_sources(path, column="k")
         real = src.batches
@@ -381,7 +381,7 @@ class CsvKeysTests:
                                      monkeypatch: pytest.MonkeyPatch) -> None:
         """A CSV block is cut into slices of BATCH_ROWS: Arrow slices whose
         offsets start past 0, read in place by ByteKeys."""
-        monkeypatch.setattr(sources, "BATCH_ROWS", 7)
+        monkeypatch.setattr(sources.base, "BATCH_ROWS", 7)
         words = [w for w in _words(rng, 300) if not w[0].isdigit()]
         (tmp_path / "w.csv").write_text("w\n" + "".join(f"{w}\n" for w in words) + "\n",
                                         encoding="utf-8")

@@ -1,6 +1,6 @@
 """Key input for the ``bloomkit`` command line: key files, stdin, gzip, chunks,
 and the optional progress bar.  See docs/cli.md ("Keys").  The data files of
-``build`` (.npy, Parquet, CSV, globs) are read by sources.py, which also
+``build`` (.npy, Parquet, CSV, globs) are read by bloomkit/sources/, which also
 reads the text lines these functions read.
 
 One key per line: the line's bytes without the line ending (``\n`` or
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..sources import lines, open_input
+from ..sources.base import lines, open_input
 from .errors import CliError
 
 CHUNK = 65536  # keys per add_many call: large enough to amortise the call, small in memory

@@ -142,7 +142,7 @@ def _arrow_plain(col: ColumnType, arr: Any) -> tuple[Any, int]:
     bloomkit bytes keys holding their canonical PLAIN encoding."""
     import numpy as np
 
-    from ..sources import byte_keys
+    from ..sources.arrow import byte_keys
 
     pa, pc = _mod("pyarrow"), _mod("pyarrow.compute")
 
