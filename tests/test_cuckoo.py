@@ -375,6 +375,35 @@ class FullTableTests:
         assert inserted > n
         assert f.contains_many(keys[:inserted]).all()
 
+    @pytest.mark.parametrize("error_rate", [0.01, 0.001])
+    def test_bucket_size_1_holds_capacity_over_many_key_sets(self, error_rate: float,
+                                                             rng: random.Random) -> None:
+        """#31.6: CuckooFilter(10^5, bucket_size=1) failed before capacity for
+        190 of 1,000 random key sets at f = 8 (rates >= 0.8%; one at 4,390
+        keys) and 5 of 1,000 at 0.1% (f = 11): keys sharing a fingerprint and a
+        bucket share their pair, and with one slot a bucket such pairs are
+        cycles.  b = 1 now takes f >= ceil(log2(capacity)) - 3 (14 here).
+        40 key sets: before, P(none fails) was 0.0002 at 1%."""
+        n = 100_000
+        for _ in range(40):
+            seed = rng.getrandbits(64)
+            keys = np.random.default_rng(seed).integers(-2**63, 2**63 - 1, size=n,
+                                                        dtype=np.int64)
+            f = CuckooFilter(n, error_rate, bucket_size=1, seed=seed)
+            f.add_many(keys)
+            assert len(f) == n, seed
+        assert bloomkit.cuckoo_design(n, error_rate, 1).fingerprint_bits >= 14
+
+    def test_min_fingerprint_bits_only_for_one_slot_buckets(self) -> None:
+        """The sizing change is for new b = 1 filters only: other bucket sizes
+        keep the rate's f (so b >= 2 filters size as before)."""
+        assert bloomkit.cuckoo.min_fingerprint_bits(10**6, 1) == 17
+        assert bloomkit.cuckoo.min_fingerprint_bits(1000, 1) == 8
+        for b in range(2, 9):
+            assert bloomkit.cuckoo.min_fingerprint_bits(10**9, b) == 8
+            assert bloomkit.cuckoo_design(10**6, 0.01, b).fingerprint_bits == \
+                bloomkit.cuckoo.fingerprint_bits_for(0.01, b)
+
     @pytest.mark.parametrize("b", [1, 2, 3])
     def test_a_million_keys_fit_with_small_buckets(self, b: int) -> None:
         """The reported case: CuckooFilter(1_000_000, bucket_size=2) failed at

@@ -19,7 +19,7 @@ from .persist import Persistent
 
 __all__ = [
     "DESIGN_LOAD", "DESIGN_LOADS", "CuckooDesign", "CuckooFilter", "cuckoo_design",
-    "design_load",
+    "design_load", "min_fingerprint_bits",
 ]
 
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
@@ -49,6 +49,27 @@ bits per key instead of f / 0.94."""
 def design_load(bucket_size: int) -> float:
     """The table load at ``capacity`` the sizing uses for this bucket size."""
     return DESIGN_LOADS.get(bucket_size, DESIGN_LOAD)
+
+
+def min_fingerprint_bits(capacity: int, bucket_size: int) -> int:
+    """The fewest fingerprint bits that let ``capacity`` keys fit (issue #31 item 6).
+
+    A key's other bucket is a function of its fingerprint, so keys with the
+    same fingerprint and first bucket share their bucket pair: with b = 1
+    two such keys fill a pair alone (a cycle of the cuckoo graph), and about
+    ``n L / 2^f`` pairs of them come in a filter of n keys at load L.  At
+    f = 8 (rates >= 0.8%) that was ~180 cycles in 10^5 keys, and 16% of key
+    sets failed before capacity (the first at 0.61 of it); f = 11 (0.1%),
+    0.4% of sets.  So for b = 1, f >= ceil(log2(capacity)) - 3 (about 5
+    such pairs at L = 0.45): measured over 1,000 key sets of 10^5
+    (benchmarks/cuckoo_capacity.py, docs/cuckoo.md), none failed before
+    capacity.  Two slots a bucket hold a pair and more (b = 2 at f = 8: no
+    set of 1,000 failed, the first failure 1.09 x capacity or later), so
+    b >= 2 needs nothing beyond the rate's f.  The price is space for b = 1
+    only: 17 bits instead of 11 at 0.1% and 10^6 keys."""
+    if bucket_size != 1:
+        return MIN_FP_BITS
+    return max(MIN_FP_BITS, min(MAX_FP_BITS, (max(1, capacity) - 1).bit_length() - 3))
 
 MIN_FP_BITS = 8
 MAX_FP_BITS = 32
@@ -101,7 +122,8 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
             f"error_rate must be in [{lowest:.3g}, 1) for bucket_size={bucket_size} "
             f"(fingerprints are at most {MAX_FP_BITS} bits), got {error_rate!r}"
         )
-    f = fingerprint_bits_for(error_rate, bucket_size)
+    f = max(fingerprint_bits_for(error_rate, bucket_size),
+            min_fingerprint_bits(capacity, bucket_size))
     num_buckets = max(1, math.ceil(capacity / (bucket_size * design_load(bucket_size))))
     if num_buckets > MAX_BUCKETS:
         raise ValueError(
@@ -116,7 +138,8 @@ class CuckooFilter(Persistent, _core.CuckooBase[_K]):
 
     ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,
     key=None, secret=None)``.  Stores one f-bit fingerprint per added key
-    (f = smallest value >= 8 with 2b/(2^f - 1) <= error_rate) in one of two
+    (f = smallest value >= 8 with 2b/(2^f - 1) <= error_rate; for bucket_size=1
+    at least ceil(log2(capacity)) - 3, see min_fingerprint_bits) in one of two
     buckets of ``bucket_size`` slots.  ``add`` raises
     :class:`bloomkit.CapacityError`, leaving the filter unchanged, when a
     key cannot be placed; ``remove`` raises KeyError and ``discard`` returns
