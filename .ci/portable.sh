@@ -89,6 +89,28 @@ i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c $n/bk_sbbf.c tests/native/tes
 echo "== test_bk_sbbf: i686 under qemu"
 qemu-i386 "$out/ts-i686"
 
+# the growable filter: little-endian 16-bit slots read as 64-bit words
+# (SWAR) on a big-endian CPU, and 32-bit size_t; the no-intrinsics build
+# runs its SWAR path and portable popcount/ctz
+gs="$n/bk_grow.c $n/bk_format.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c tests/native/test_bk_grow.c"
+# shellcheck disable=SC2086
+s390x-linux-gnu-gcc $warn -static -I$n $gs -lm -o "$out/tg-s390x"
+echo "== test_bk_grow: s390x (big-endian) under qemu"
+qemu-s390x "$out/tg-s390x"
+# shellcheck disable=SC2086
+i686-linux-gnu-gcc $warn -static -I$n $gs -lm -o "$out/tg-i686"
+echo "== test_bk_grow: i686 under qemu"
+qemu-i386 "$out/tg-i686"
+# shellcheck disable=SC2086
+gcc $warn -DBK_NO_INTRINSICS -I$n $gs -lm -o "$out/tg-portable"
+echo "== test_bk_grow: x86-64, no intrinsics (portable C paths)"
+"$out/tg-portable"
+# shellcheck disable=SC2086
+gcc -std=c11 -O1 -g -fsanitize=undefined,alignment -fno-sanitize-recover=all -I$n $gs -lm \
+    -o "$out/tg-ubsan"
+echo "== test_bk_grow: x86-64, UBSan (alignment, no recovery)"
+"$out/tg-ubsan"
+
 # the hash vectors on the portable 64x64->128 multiply and byte swaps
 gcc $warn -DBK_NO_INTRINSICS -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-portable"
 echo "== test_bk_hash: x86-64, no intrinsics (portable C paths)"

@@ -246,6 +246,24 @@ class BenchmarkScriptTests:
         bad = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and "usage" in bad.stderr
 
+    def test_growable_smoke_runs(self) -> None:
+        """benchmarks/growable.py --smoke (issue 32 item 2): compiles the growable
+        filter's core benchmark, grows a filter 100x and prints every ratio the issue
+        targets beside the blocked filter's; no timing is asserted."""
+        import shutil
+
+        if (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")) is None:
+            pytest.skip("no C compiler")
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "growable.py"), "--smoke"],
+            capture_output=True, text=True, timeout=600, check=True).stdout
+        assert out.splitlines()[0].startswith("# machine: ")
+        for row in ("add_many (ns/key)", "contains_many absent (ns/key)",
+                    "contains loop absent (ns/key)", "bits per key"):
+            assert re.search(rf"^  {re.escape(row)} +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= ", out, re.M)
+        rate = re.search(r"false-positive rate: measured ([0-9.]+)%", out)
+        assert rate is not None and float(rate.group(1)) < 1.5
+
     def test_sliding_smoke_runs(self) -> None:
         """benchmarks/sliding.py --smoke: the stream, the rings and the peers
         (when installed) print; no timing is taken or asserted."""

@@ -47,6 +47,7 @@
  * building 16 dword masks from 8 lanes takes ~8 instructions a lane.
  */
 #include "bk_simd.h"
+#include "bk_grow.h"
 
 #include <stdlib.h>
 
@@ -555,6 +556,86 @@ BK_AVX2_BMI2 int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uin
 
 /* ---- End logic for the scalable chain's batch query ------------------- */
 
+/* ---- Begin logic for the growable filter (bk_grow.c) ----------------- */
+
+/* Lanes of v (16 slots) holding an entry that matches q: an entry s
+ * matches when its bits above its lowest set bit equal q's,
+ * ((s ^ q) & ~(s ^ (s - 1))) == 0, and s is not 0 (an empty slot has
+ * s ^ (s - 1) = 0xFFFF, whose top bit marks it). */
+BK_AVX2 static inline __m256i bk_simd_grow_eq(__m256i v, __m256i q)
+{
+    const __m256i one = _mm256_set1_epi16(1), top = _mm256_set1_epi16((short)0x8000);
+    __m256i m = _mm256_xor_si256(v, _mm256_sub_epi16(v, one));
+    __m256i d = _mm256_andnot_si256(m, _mm256_xor_si256(v, q));
+    d = _mm256_or_si256(d, _mm256_and_si256(m, top));
+    return _mm256_cmpeq_epi16(d, _mm256_setzero_si256());
+}
+
+/* Matching lanes of a 64-byte bucket (the payload is little-endian, as x86
+ * is); *zm: two bits per empty slot. */
+BK_AVX2 static inline __m256i bk_simd_grow_bucket(const uint8_t *bk, uint16_t fp, uint64_t *zm)
+{
+    const __m256i q = _mm256_set1_epi16((short)fp), z = _mm256_setzero_si256();
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)bk);
+    __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(bk + 32));
+    if (zm != NULL)
+        *zm = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(lo, z)) |
+              (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(hi, z)) << 32;
+    return _mm256_or_si256(bk_simd_grow_eq(lo, q), bk_simd_grow_eq(hi, q));
+}
+
+BK_AVX2 int bk_simd_grow_match2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1,
+                                     uint16_t f1)
+{
+    __m256i e = _mm256_or_si256(bk_simd_grow_bucket(b0, f0, NULL),
+                                bk_simd_grow_bucket(b1, f1, NULL));
+    return !_mm256_testz_si256(e, e);
+}
+
+BK_AVX2 int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, uint16_t f1,
+                                     unsigned *c0, unsigned *c1)
+{
+    uint64_t z0, z1;
+    __m256i e = _mm256_or_si256(bk_simd_grow_bucket(b0, f0, &z0), bk_simd_grow_bucket(b1, f1, &z1));
+    /* entries come first: the fill is the first empty slot */
+    *c0 = z0 ? bk_ctz64(z0) / 2 : BK_GROW_SLOTS;
+    *c1 = z1 ? bk_ctz64(z1) / 2 : BK_GROW_SLOTS;
+    return !_mm256_testz_si256(e, e);
+}
+
+/* Keys located and prefetched BK_GROW_AHEAD ahead in a ring. */
+BK_AVX2 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *hs, size_t n,
+                                             uint8_t *out)
+{
+    const uint8_t *b0[BK_GROW_AHEAD], *b1[BK_GROW_AHEAD];
+    uint16_t f0[BK_GROW_AHEAD], f1[BK_GROW_AHEAD];
+    size_t i, lead = n < BK_GROW_AHEAD ? n : BK_GROW_AHEAD;
+    for (i = 0; i < lead; i++) {
+        b0[i] = bk_grow_locate(g, 0, hs[i], &f0[i]);
+        b1[i] = bk_grow_locate(g, 1, bk_grow_x(hs[i], 1), &f1[i]);
+        bk_prefetch_r(b0[i]);
+        bk_prefetch_r(b1[i]);
+    }
+    for (i = 0; i < n; i++) {
+        size_t r = i % BK_GROW_AHEAD;
+        __m256i e = _mm256_or_si256(bk_simd_grow_bucket(b0[r], f0[r], NULL),
+                                    bk_simd_grow_bucket(b1[r], f1[r], NULL));
+        int hit = !_mm256_testz_si256(e, e);
+        if (!hit && BK_UNLIKELY(g->nstash != 0))
+            hit = bk_grow_stash_contains(g, hs[i]);
+        out[i] = (uint8_t)hit;
+        if (i + BK_GROW_AHEAD < n) {
+            uint64_t h = hs[i + BK_GROW_AHEAD];
+            b0[r] = bk_grow_locate(g, 0, h, &f0[r]);
+            b1[r] = bk_grow_locate(g, 1, bk_grow_x(h, 1), &f1[r]);
+            bk_prefetch_r(b0[r]);
+            bk_prefetch_r(b1[r]);
+        }
+    }
+}
+
+/* ---- End logic for the growable filter -------------------------------- */
+
 #else /* no AVX2 code in this build: never selected (bk_simd_avx2 stays 0) */
 
 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
@@ -620,6 +701,25 @@ int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uint64_t *num_bl
 {
     (void)words; (void)num_blocks; (void)k; (void)nlinks; (void)newest; (void)h;
     return -1;
+}
+
+int bk_simd_grow_match2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, uint16_t f1)
+{
+    (void)b0; (void)f0; (void)b1; (void)f1;
+    return -1;
+}
+
+int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, uint16_t f1,
+                             unsigned *c0, unsigned *c1)
+{
+    (void)b0; (void)f0; (void)b1; (void)f1;
+    *c0 = *c1 = 0;
+    return -1;
+}
+
+void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *hs, size_t n, uint8_t *out)
+{
+    (void)g; (void)hs; (void)n; (void)out;
 }
 
 #endif

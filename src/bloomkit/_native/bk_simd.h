@@ -73,4 +73,16 @@ int bk_simd_chain1_contains_avx2(const uint64_t *const *words, const uint64_t *n
 int bk_simd_chain1_add_avx2(const uint64_t *const *words, const uint64_t *num_blocks,
                             const uint32_t *k, uint32_t nlinks, uint64_t *newest, uint64_t h);
 
+/* The growable filter (bk_grow.c): the match test of its 32 16-bit slots
+ * on two ymm registers.  match2: 1 if bucket b0 holds an entry matching
+ * f0 or b1 one matching f1; probe2 the same and the fill of each (the
+ * first empty slot, 32 when full); contains_many the batch query of
+ * bk_grow_contains_many. */
+struct bk_grow;
+int bk_simd_grow_match2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, uint16_t f1);
+int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, uint16_t f1,
+                             unsigned *c0, unsigned *c1);
+void bk_simd_grow_contains_many_avx2(const struct bk_grow *g, const uint64_t *hs, size_t n,
+                                     uint8_t *out);
+
 #endif /* BK_SIMD_H */
