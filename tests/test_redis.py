@@ -808,7 +808,7 @@ class SketchRowHashingTests:
     def test_new_and_old_sketches_keep_their_derivation(self, client: Any, name: str,
                                                         rng: Any) -> None:
         from bloomkit import CountMinSketch
-        from bloomkit.redis import _meta_key
+        from bloomkit.redis._layout import meta_key_of as _meta_key
 
         keys = [f"k{rng.randrange(500)}" for _ in range(400)]
         new = RedisCountMinSketch.create(client, name, 200, 4, seed=5)

@@ -29,7 +29,6 @@ from __future__ import annotations
 from ._layout import MAX_STRING_BYTES
 from ._layout import REDIS_FORMAT as REDIS_FORMAT
 from ._layout import REDIS_FORMAT_BLOCKED_V1 as REDIS_FORMAT_BLOCKED_V1
-from ._layout import _meta_key as _meta_key  # tests name the meta hash through it
 from .bloom import RedisBloomFilter
 from .counters import RedisCountingBloomFilter, RedisCountMinSketch
 from .errors import (

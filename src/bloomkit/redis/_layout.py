@@ -22,7 +22,7 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
 from ..design import BLOCK_BITS, blocked_estimate_count, design
-from ._wire import _wrap_connection_error
+from ._wire import wrap_connection_error
 from .errors import FilterMismatchError, FilterNotFoundError, RedisFilterError
 
 MAX_STRING_BYTES = 512 * 1024 * 1024
@@ -38,9 +38,9 @@ REDIS_FORMAT = "bloomkit-redis/1"
 #: field, every filter created before) keep REDIS_FORMAT.
 REDIS_FORMAT_BLOCKED_V1 = "bloomkit-redis/2"
 
-_HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
+HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
 _PARAMS_LEN = 48
-_PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
+PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
 
 
 def _round_half_away(x: float) -> int:
@@ -49,7 +49,7 @@ def _round_half_away(x: float) -> int:
     return i + 1 if x - i >= 0.5 else i
 
 
-def _union_count(num_bits: int, k: int, popcount: int, blocked: bool = False) -> int:
+def union_count(num_bits: int, k: int, popcount: int, blocked: bool = False) -> int:
     """The count the local filter stores after a union (py_bloom.c bkbloom_recount:
     estimate_count(), whose blocked form is design.blocked_estimate_count)."""
     m, x = float(num_bits), float(popcount)
@@ -64,7 +64,7 @@ def _union_count(num_bits: int, k: int, popcount: int, blocked: bool = False) ->
     return _round_half_away(min(est, m))
 
 
-def _check_name(name: object) -> str:
+def check_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if not name or len(name) > 512 or "{" in name or "}" in name:
@@ -72,7 +72,7 @@ def _check_name(name: object) -> str:
     return name
 
 
-def _check_client(client: Any) -> None:
+def check_client(client: Any) -> None:
     kwargs: dict[str, Any] = {}
     getter = getattr(client, "get_connection_kwargs", None)
     if getter is not None:
@@ -84,11 +84,11 @@ def _check_client(client: Any) -> None:
         )
 
 
-def _is_cluster(client: Any) -> bool:
+def is_cluster(client: Any) -> bool:
     return isinstance(client, redis.cluster.RedisCluster)
 
 
-def _header(
+def header_of(
     kind: int,
     num_bits: int,
     num_hashes: int,
@@ -106,19 +106,19 @@ def _header(
     The fixed 64 bytes come from bk_format_init_header (the one writer of a
     header, issue #24); only the Bloom params that a Redis structure keeps
     in its meta hash are packed here, in bk_bloom.h's order."""
-    h = bytearray(_HEADER_LEN)
-    _core.init_header(h, kind, _HEADER_LEN, _PARAMS_LEN, payload_len, seed,
+    h = bytearray(HEADER_LEN)
+    _core.init_header(h, kind, HEADER_LEN, _PARAMS_LEN, payload_len, seed,
                       key_check if keyed else None)
     struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, layout_version, capacity,
                      error_rate, count, 0)
     return h
 
 
-def _meta_key(name: str) -> str:
+def meta_key_of(name: str) -> str:
     return f"{{{name}}}:meta"
 
 
-def _shard_keys(name: str, shards: int) -> tuple[list[str], list[str]]:
+def shard_key_names(name: str, shards: int) -> tuple[list[str], list[str]]:
     if shards == 1:
         tags = [f"{{{name}}}"]
     else:
@@ -126,11 +126,11 @@ def _shard_keys(name: str, shards: int) -> tuple[list[str], list[str]]:
     return [t + ":bits" for t in tags], [t + ":n" for t in tags]
 
 
-def _text(v: Any) -> str:
+def as_text(v: Any) -> str:
     return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else str(v)
 
 
-def _expect(
+def expect_params(
     name: str,
     meta: dict[str, str],
     capacity: int | None,
@@ -167,27 +167,27 @@ def _expect(
         raise FilterMismatchError(f"filter {name!r} differs: " + "; ".join(diffs))
 
 
-def _read_meta(client: Any, name: str, structure: str, owner: str,
+def read_meta(client: Any, name: str, structure: str, owner: str,
                secret: bytes | None, *, formats: tuple[str, ...] = (REDIS_FORMAT,),
                noun: str | None = None) -> dict[str, str]:
     """The meta hash of the ready ``structure`` called ``name``, checked
     (one of ``formats``, structure, creation finished, secret given iff
     keyed).  ``noun`` names the structure in messages (default: its name)."""
     noun = noun or structure
-    _check_client(client)
-    name = _check_name(name)
-    meta_key = _meta_key(name)
+    check_client(client)
+    name = check_name(name)
+    meta_key = meta_key_of(name)
     try:
         raw = client.hgetall(meta_key)
     except (_RedisConnectionError, _RedisTimeoutError) as exc:
-        raise _wrap_connection_error(exc, f"open({name!r})") from exc
+        raise wrap_connection_error(exc, f"open({name!r})") from exc
     except ResponseError as exc:
         raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
                                   f"({exc})") from exc
     if not raw:
         raise FilterNotFoundError(f"no bloomkit {noun} {name!r} in Redis (key "
                                   f"{meta_key!r} does not exist)")
-    meta = {_text(k): _text(v) for k, v in raw.items()}
+    meta = {as_text(k): as_text(v) for k, v in raw.items()}
     fmt = meta.get("format", "")
     if not fmt.startswith("bloomkit-redis/") or meta.get("structure") != structure:
         raise FilterMismatchError(
@@ -213,7 +213,7 @@ def _read_meta(client: Any, name: str, structure: str, owner: str,
     return meta
 
 
-class _MetaHandle:
+class MetaHandle:
     """What the handles of the unsharded structures (counters, sliding) read
     from their meta hash alike: name, hashing (seed, keyed, key_check, the
     secret and key function given to open), payload length, creation id;
@@ -239,7 +239,7 @@ class _MetaHandle:
     def _check_payload(self, data_key: str, length: Any, gen: Any) -> None:
         """Refuse a handle whose payload key (``STRLEN`` ``length``) or
         creation id (``gen`` from the meta hash) does not match the meta."""
-        if length != self.payload_len or gen is None or _text(gen) != self._gen:
+        if length != self.payload_len or gen is None or as_text(gen) != self._gen:
             raise FilterMismatchError(
                 f"{self.name!r}: {data_key!r} is missing, of the wrong size ({length} bytes, "
                 f"expected {self.payload_len}) or from another creation: it is damaged"

@@ -133,7 +133,7 @@ return out
 # ---- End Lua scripts ----------------------------------------------------------
 
 
-class _Script:
+class Script:
     """A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT."""
 
     def __init__(self, body: str) -> None:
@@ -150,22 +150,22 @@ class _Script:
             return client.execute_command("EVAL", self.body, len(keys), *keys, *argv)
 
 
-_MERGE = _Script(_LUA_MERGE)
-_CLAIM = _Script(_LUA_CLAIM)
-_INIT_SHARD = _Script(_LUA_INIT_SHARD)
-_READ_SHARD = _Script(_LUA_READ_SHARD)
+MERGE_SCRIPT = Script(_LUA_MERGE)
+CLAIM_SCRIPT = Script(_LUA_CLAIM)
+INIT_SHARD = Script(_LUA_INIT_SHARD)
+READ_SHARD = Script(_LUA_READ_SHARD)
 
 
-_SCRIPTS = {s.sha: s.body for s in (_MERGE, _CLAIM, _INIT_SHARD, _READ_SHARD)}
-_BLOOM_SCRIPTS: dict[tuple[str, int], _Script] = {}
+SCRIPTS = {s.sha: s.body for s in (MERGE_SCRIPT, CLAIM_SCRIPT, INIT_SHARD, READ_SHARD)}
+_BLOOM_SCRIPTS: dict[tuple[str, int], Script] = {}
 
 
-def _bloom_script(op: str, k: int) -> _Script:
+def bloom_script(op: str, k: int) -> Script:
     """The cached add / contains script for k probes (registered for NOSCRIPT)."""
     script = _BLOOM_SCRIPTS.get((op, k))
     if script is None:
-        script = _BLOOM_SCRIPTS[(op, k)] = _Script(_bloom_script_body(op, k))
-        _SCRIPTS[script.sha] = script.body
+        script = _BLOOM_SCRIPTS[(op, k)] = Script(_bloom_script_body(op, k))
+        SCRIPTS[script.sha] = script.body
     return script
 
 
@@ -443,14 +443,14 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
 return 1
 """
 
-_CB_ADD = _Script(_LUA_CB_ADD)
-_CB_REMOVE = _Script(_LUA_CB_REMOVE)
-_MIN = _Script(_LUA_MIN)
-_MERGE_CTR = _Script(_LUA_MERGE_CTR)
-_CMS_ADD = _Script(_LUA_CMS_ADD)
-_INIT_CTR = _Script(_LUA_INIT_CTR)
-_SCRIPTS.update({s.sha: s.body for s in (_CB_ADD, _CB_REMOVE, _MIN, _MERGE_CTR, _CMS_ADD,
-                                         _INIT_CTR)})
+CB_ADD = Script(_LUA_CB_ADD)
+CB_REMOVE = Script(_LUA_CB_REMOVE)
+MIN_SCRIPT = Script(_LUA_MIN)
+MERGE_CTR = Script(_LUA_MERGE_CTR)
+CMS_ADD = Script(_LUA_CMS_ADD)
+INIT_CTR = Script(_LUA_INIT_CTR)
+SCRIPTS.update({s.sha: s.body for s in (CB_ADD, CB_REMOVE, MIN_SCRIPT, MERGE_CTR, CMS_ADD,
+                                         INIT_CTR)})
 
 
 # ==== Sliding (age-partitioned) Bloom filter ========================================
@@ -725,10 +725,10 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], unpack(ARGV, 3))
 return 1
 """
 
-_SLIDING_CONTAINS = _Script(_LUA_SLIDING_CONTAINS)
-_SLIDING_INIT = _Script(_LUA_SLIDING_INIT)
-_SCRIPTS.update({s.sha: s.body for s in (_SLIDING_CONTAINS, _SLIDING_INIT)})
-_SLIDING_ADD_SCRIPTS: dict[int, _Script] = {}
+SLIDING_CONTAINS = Script(_LUA_SLIDING_CONTAINS)
+SLIDING_INIT = Script(_LUA_SLIDING_INIT)
+SCRIPTS.update({s.sha: s.body for s in (SLIDING_CONTAINS, SLIDING_INIT)})
+_SLIDING_ADD_SCRIPTS: dict[int, Script] = {}
 
 
 def _sliding_add_body(k: int) -> str:
@@ -745,10 +745,10 @@ def _sliding_add_body(k: int) -> str:
             .replace("@SET1@", set1))
 
 
-def _sliding_add_script(k: int) -> _Script:
+def sliding_add_script(k: int) -> Script:
     """The cached add script for k slices a key (registered for NOSCRIPT)."""
     script = _SLIDING_ADD_SCRIPTS.get(k)
     if script is None:
-        script = _SLIDING_ADD_SCRIPTS[k] = _Script(_sliding_add_body(k))
-        _SCRIPTS[script.sha] = script.body
+        script = _SLIDING_ADD_SCRIPTS[k] = Script(_sliding_add_body(k))
+        SCRIPTS[script.sha] = script.body
     return script

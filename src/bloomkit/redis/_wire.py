@@ -27,7 +27,7 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 from .errors import FilterNotFoundError, RedisConnectionLost
 
 
-def _wrap_connection_error(
+def wrap_connection_error(
     exc: Exception, what: str, confirmed: int | None = None
 ) -> RedisConnectionLost:
     """``confirmed`` is for adds only; None for calls that write no keys (open, to_local)."""
@@ -45,14 +45,14 @@ def _wrap_connection_error(
     )
 
 
-class _ErrorReply:
+class ErrorReply:
     """An error reply (``-...``) read by :class:`_RawReader`."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
 
-class _RawReader:
+class RawReader:
     """Reads raw replies (RESP2, and the RESP3 types these commands can get)
     from a redis-py connection's socket.
 
@@ -137,15 +137,15 @@ class _RawReader:
         if kind == b"_":
             return None
         if kind == b"-":
-            return _ErrorReply(rest.decode("utf-8", "replace"))
+            return ErrorReply(rest.decode("utf-8", "replace"))
         if kind == b"!":
-            return _ErrorReply(self._blob(int(rest)).decode("utf-8", "replace"))
+            return ErrorReply(self._blob(int(rest)).decode("utf-8", "replace"))
         if kind == b"+":
             return rest
         raise _RedisConnectionError(f"unparsable reply from Redis: {head[:40]!r}")
 
 
-def _resp(command: str, args: list[Any]) -> bytes:
+def resp_encode(command: str, args: list[Any]) -> bytes:
     """One command in RESP (bulk strings)."""
     parts = [b"*%d\r\n$%d\r\n%s\r\n" % (len(args) + 1, len(command), command.encode())]
     for a in args:
@@ -168,7 +168,7 @@ def _as_redis_error(exc: BaseException) -> Exception:
     return _RedisConnectionError(f"{type(exc).__name__}: {exc}")
 
 
-def _map_response_error(exc: ResponseError, name: str) -> Exception:
+def map_response_error(exc: ResponseError, name: str) -> Exception:
     text = str(exc)
     if "BKGONE" in text:
         return FilterNotFoundError(
@@ -178,7 +178,7 @@ def _map_response_error(exc: ResponseError, name: str) -> Exception:
     return exc
 
 
-def _chunks(keys: Iterable[object], size: int) -> Iterator[list[object]]:
+def chunked(keys: Iterable[object], size: int) -> Iterator[list[object]]:
     if hasattr(keys, "tolist") and not isinstance(keys, (bytes, bytearray, memoryview)):
         keys = keys.tolist()  # numpy arrays: same keys, much faster iteration
     if isinstance(keys, (str, bytes, bytearray, memoryview)):
@@ -191,14 +191,14 @@ def _chunks(keys: Iterable[object], size: int) -> Iterator[list[object]]:
         yield chunk
 
 
-def _chunks_flat(keys: Iterable[object]) -> Iterator[object]:
-    for chunk in _chunks(keys, 4096):
+def chunked_flat(keys: Iterable[object]) -> Iterator[object]:
+    for chunk in chunked(keys, 4096):
         yield from chunk
 
 
-def _raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
+def raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
                   send: Callable[[Any, Any, bool], None],
-                  read: Callable[[Any, _RawReader, Any, deque[Any]], tuple[Any, int]],
+                  read: Callable[[Any, RawReader, Any, deque[Any]], tuple[Any, int]],
                   what: str, ahead: int) -> Iterator[Any]:
     """Run trips on one pooled connection, ``ahead`` trips ahead: trip i + 1 is
     written before the replies of trip i are read, so the server works while
@@ -213,14 +213,14 @@ def _raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
     """
     pool = client.connection_pool
     conn = _pool_connection(pool)
-    reader: _RawReader | None = None
+    reader: RawReader | None = None
     inflight: deque[tuple[Any, int]] = deque()
     confirmed = 0
     try:
         for item, n in trips:
             send(conn, item, reader is None)
             if reader is None:
-                reader = _RawReader(conn)
+                reader = RawReader(conn)
             elif conn._sock is not reader.sock:
                 raise _RedisConnectionError("the connection was reset")
             inflight.append((item, n))
@@ -237,7 +237,7 @@ def _raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
             confirmed += n + extra
     except (_RedisConnectionError, _RedisTimeoutError, OSError) as exc:
         conn.disconnect()
-        raise _wrap_connection_error(
+        raise wrap_connection_error(
             _as_redis_error(exc), what, confirmed if what.startswith("add") else None
         ) from exc
     except BaseException:
@@ -248,7 +248,7 @@ def _raw_pipeline(client: Any, trips: Iterator[tuple[Any, int]],
 
 
 
-def _settle_replies(items: list[Any], res: list[Any], rerun: Callable[[Any], Any],
+def settle_replies(items: list[Any], res: list[Any], rerun: Callable[[Any], Any],
                     name: str) -> list[Any]:
     """The replies of a pipeline of EVALSHA calls: a NOSCRIPT one runs again
     through ``rerun(item)`` (EVAL of the body), a Redis error becomes the
@@ -261,7 +261,7 @@ def _settle_replies(items: list[Any], res: list[Any], rerun: Callable[[Any], Any
             except ResponseError as exc:  # e.g. BKGONE on a fresh script cache
                 r = exc
         if isinstance(r, ResponseError):
-            raise _map_response_error(r, name)
+            raise map_response_error(r, name)
         if isinstance(r, Exception):
             raise r
         out.append(r)

@@ -40,33 +40,41 @@ from .. import _core
 from ..bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from ..design import BLOCK_BITS, design
 from ..errors import CapacityError, IncompatibleFiltersError
+from ._bloom_raw import RawContains
 from ._layout import (
-    _HEADER_LEN,
-    _PIECE,
+    HEADER_LEN,
     MAX_STRING_BYTES,
+    PIECE,
     REDIS_FORMAT,
     REDIS_FORMAT_BLOCKED_V1,
-    _check_client,
-    _check_name,
-    _expect,
-    _header,
-    _is_cluster,
-    _meta_key,
-    _read_meta,
-    _shard_keys,
-    _text,
-    _union_count,
+    as_text,
+    check_client,
+    check_name,
+    expect_params,
+    header_of,
+    is_cluster,
+    meta_key_of,
+    read_meta,
+    shard_key_names,
+    union_count,
 )
-from ._scripts import _CLAIM, _INIT_SHARD, _MERGE, _READ_SHARD, _SCRIPTS, _bloom_script, _Script
+from ._scripts import (
+    CLAIM_SCRIPT,
+    INIT_SHARD,
+    MERGE_SCRIPT,
+    READ_SHARD,
+    SCRIPTS,
+    Script,
+    bloom_script,
+)
 from ._wire import (
-    _chunks,
-    _ErrorReply,
-    _map_response_error,
-    _raw_pipeline,
-    _RawReader,
-    _resp,
-    _settle_replies,
-    _wrap_connection_error,
+    ErrorReply,
+    RawReader,
+    chunked,
+    map_response_error,
+    resp_encode,
+    settle_replies,
+    wrap_connection_error,
 )
 from .errors import (
     FilterExistsError,
@@ -79,7 +87,7 @@ from .errors import (
 __all__ = ["RedisBloomFilter"]
 
 
-class RedisBloomFilter:
+class RedisBloomFilter(RawContains):
     """A classic or blocked Bloom filter whose bits live in Redis.
 
     Create with :meth:`create`, attach with :meth:`open` (or
@@ -134,15 +142,15 @@ class RedisBloomFilter:
             self.error_rate, seed=self.seed, secret=secret, key=key,
         )
         self._shard_bits = self.shard_bytes * 8
-        self._bits_keys, self._hash_keys = _shard_keys(name, self.shards)
+        self._bits_keys, self._hash_keys = shard_key_names(name, self.shards)
         self._lens = [
             min(self.shard_bytes, self.payload_len - s * self.shard_bytes)
             for s in range(self.shards)
         ]
-        self._cluster = _is_cluster(client)
+        self._cluster = is_cluster(client)
         k = self.num_hashes
-        self._add_script = _bloom_script("add", k)
-        self._contains_script = _bloom_script("contains", k)
+        self._add_script = bloom_script("add", k)
+        self._contains_script = bloom_script("contains", k)
         # The raw contains_many path (see _contains_trip): one command per
         # key, then each shard's gen and length.
         if self.layout == "blocked":
@@ -211,8 +219,8 @@ class RedisBloomFilter:
         Cluster).  A payload over :data:`MAX_STRING_BYTES` per key is refused
         before anything is written.
         """
-        _check_client(client)
-        name = _check_name(name)
+        check_client(client)
+        name = check_name(name)
         if layout not in cls._layouts:
             raise ValueError(f"layout must be 'classic' or 'blocked', not {layout!r}")
         if isinstance(shards, bool) or not isinstance(shards, int):
@@ -272,14 +280,14 @@ class RedisBloomFilter:
         if layout == "blocked":
             meta["layout_version"] = str(d.layout_version)
         obj = cls(client, name, meta, secret, key)  # validates seed/secret/key locally
-        meta_key = _meta_key(name)
+        meta_key = meta_key_of(name)
         flat = [x for kv in meta.items() for x in kv]
         try:
-            if not _CLAIM.run(client, [meta_key], flat):
+            if not CLAIM_SCRIPT.run(client, [meta_key], flat):
                 raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
                                         f"filter {name!r} exists (open it, or delete it first)")
             for s in range(shards):
-                _INIT_SHARD.run(client, [obj._bits_keys[s], obj._hash_keys[s]],
+                INIT_SHARD.run(client, [obj._bits_keys[s], obj._hash_keys[s]],
                                 [obj._gen, obj._lens[s]])
             client.hset(meta_key, "state", "ready")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
@@ -310,9 +318,9 @@ class RedisBloomFilter:
         are checked against what is stored (:class:`FilterMismatchError`);
         ``secret`` must be the one the filter was created with.
         """
-        meta = _read_meta(client, name, "bloom", cls.__name__, secret,
+        meta = read_meta(client, name, "bloom", cls.__name__, secret,
                           formats=(REDIS_FORMAT, REDIS_FORMAT_BLOCKED_V1), noun="filter")
-        name = _check_name(name)
+        name = check_name(name)
         fmt = meta["format"]
         try:
             if meta["layout"] not in cls._layouts:
@@ -330,7 +338,7 @@ class RedisBloomFilter:
                 raise ValueError(f"layout_version {meta.get('layout_version')!r} with {fmt!r}")
         except (KeyError, ValueError) as exc:
             raise FilterMismatchError(f"filter {name!r} has damaged metadata ({exc!r})") from exc
-        _expect(name, meta, capacity, error_rate, layout, seed, shards)
+        expect_params(name, meta, capacity, error_rate, layout, seed, shards)
         obj = cls(client, name, meta, secret, key)
         if secret is not None:
             tiny = obj._cls.with_size(512, 1, seed=obj.seed, secret=secret)
@@ -376,10 +384,10 @@ class RedisBloomFilter:
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({self.name!r})") from exc
+            raise wrap_connection_error(exc, f"open({self.name!r})") from exc
         for s in range(self.shards):
             length, gen = res[2 * s], res[2 * s + 1]
-            if length != self._lens[s] or gen is None or _text(gen) != self._gen:
+            if length != self._lens[s] or gen is None or as_text(gen) != self._gen:
                 raise FilterMismatchError(
                     f"filter {self.name!r}: shard {s} ({self._bits_keys[s]!r}) is missing, "
                     f"of the wrong size ({length} bytes, expected {self._lens[s]}) or from "
@@ -389,12 +397,12 @@ class RedisBloomFilter:
     @staticmethod
     def delete_named(client: Any, name: str) -> bool:
         """Delete the filter ``name`` (complete or not); True if it existed."""
-        name = _check_name(name)
-        meta_key = _meta_key(name)
+        name = check_name(name)
+        meta_key = meta_key_of(name)
         raw = client.hget(meta_key, "shards")
-        shards = int(raw) if raw is not None and _text(raw).isdigit() else 1
+        shards = int(raw) if raw is not None and as_text(raw).isdigit() else 1
         existed = bool(client.delete(meta_key))  # first: new opens fail from here on
-        bits, hashes = _shard_keys(name, max(1, shards))
+        bits, hashes = shard_key_names(name, max(1, shards))
         pipe = client.pipeline(transaction=False)
         for b, h in zip(bits, hashes, strict=True):
             pipe.delete(b)  # one key per DEL: cluster pipelines refuse multi-key DEL
@@ -417,7 +425,7 @@ class RedisBloomFilter:
         """The Redis keys of the bit strings, shard 0 first."""
         return list(self._bits_keys)
 
-    def _calls(self, script: _Script, chunk: list[object]) -> list[tuple[int, list[int],
+    def _calls(self, script: Script, chunk: list[object]) -> list[tuple[int, list[int],
                                                                            list[Any]]]:
         """One (shard, key indices, EVALSHA args) per shard the chunk touches."""
         pos = self._proto._bit_positions
@@ -441,7 +449,7 @@ class RedisBloomFilter:
             if idx[s]
         ]
 
-    def _argv(self, script: _Script, s: int, flat: list[int], k: int) -> list[Any]:
+    def _argv(self, script: Script, s: int, flat: list[int], k: int) -> list[Any]:
         base = s * self._shard_bits
         if base:
             text = " ".join([str((p - base) ^ 7) for p in flat])
@@ -459,12 +467,12 @@ class RedisBloomFilter:
             pipe.execute_command("EVALSHA", *args)
         try:
             res = pipe.execute(raise_on_error=False)
-            return _settle_replies(
+            return settle_replies(
                 calls, res,
-                lambda args: self.client.execute_command("EVAL", _SCRIPTS[args[0]], *args[1:]),
+                lambda args: self.client.execute_command("EVAL", SCRIPTS[args[0]], *args[1:]),
                 self.name)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, what, confirmed) from exc
+            raise wrap_connection_error(exc, what, confirmed) from exc
 
     # ---- membership ---------------------------------------------------------------
 
@@ -481,7 +489,7 @@ class RedisBloomFilter:
         """``key in self``."""
         return key in self
 
-    def _batches(self, script: _Script, keys: Iterable[object]
+    def _batches(self, script: Script, keys: Iterable[object]
                  ) -> Iterator[tuple[int, list[tuple[list[int], bytes]]]]:
         """(keys in the round trip, [(indices, reply)]) per pipelined round trip."""
         depth = max(1, self.pipeline_depth)
@@ -497,7 +505,7 @@ class RedisBloomFilter:
             return [(ix, r) for (_, ix, _), r in zip(pending, res, strict=True)]
 
         chunks = 0
-        for chunk in _chunks(keys, max(1, self.chunk_size)):
+        for chunk in chunked(keys, max(1, self.chunk_size)):
             for s, ix, args in self._calls(script, chunk):
                 pending.append((s, [base + i for i in ix], args))
             base += len(chunk)
@@ -536,7 +544,7 @@ class RedisBloomFilter:
         depth = max(1, self.pipeline_depth)
         calls: list[list[Any]] = []
         nkeys = chunks = 0
-        for chunk in _chunks(keys, max(1, self.chunk_size)):
+        for chunk in chunked(keys, max(1, self.chunk_size)):
             calls += [args for _, _, args in self._calls(self._add_script, chunk)]
             nkeys += len(chunk)
             chunks += 1
@@ -548,10 +556,10 @@ class RedisBloomFilter:
 
     @staticmethod
     def _send_evalsha(conn: Any, calls: list[list[Any]], check: bool) -> None:
-        conn.send_packed_command([b"".join([_resp("EVALSHA", a) for a in calls])],
+        conn.send_packed_command([b"".join([resp_encode("EVALSHA", a) for a in calls])],
                                  check_health=check)
 
-    def _read_evalsha(self, conn: Any, reader: _RawReader, calls: list[list[Any]],
+    def _read_evalsha(self, conn: Any, reader: RawReader, calls: list[list[Any]],
                       inflight: deque[Any]) -> tuple[list[bytes], int]:
         """The replies of one trip of script calls; NOSCRIPT ones run again with
         EVAL once every trip in flight is read (they then count as this trip's)."""
@@ -562,11 +570,11 @@ class RedisBloomFilter:
         def take(batch: list[list[Any]]) -> None:
             for args in batch:
                 r = reader.reply()
-                if isinstance(r, _ErrorReply):
+                if isinstance(r, ErrorReply):
                     if r.text.startswith("NOSCRIPT"):
                         retry.append(args)
                         continue
-                    raise _map_response_error(ResponseError(r.text), self.name)
+                    raise map_response_error(ResponseError(r.text), self.name)
                 out.append(r)
 
         take(calls)
@@ -577,17 +585,12 @@ class RedisBloomFilter:
                 drained += n
             again, retry[:] = list(retry), []
             conn.send_packed_command(
-                [b"".join([_resp("EVAL", [_SCRIPTS[a[0]], *a[1:]]) for a in again])],
+                [b"".join([resp_encode("EVAL", [SCRIPTS[a[0]], *a[1:]]) for a in again])],
                 check_health=False)
             take(again)
             if retry:
                 raise RedisFilterError("Redis answered NOSCRIPT to EVAL")
         return out, drained
-
-    def _raw_pipeline(self, trips: Iterator[tuple[Any, int]],
-                      send: Any, read: Any, what: str) -> Iterator[Any]:
-        """_wire._raw_pipeline on this client, ``_trips_ahead`` trips ahead."""
-        return _raw_pipeline(self.client, trips, send, read, what, self._trips_ahead)
 
     def update(self, *iterables: Iterable[object]) -> None:
         """Add the keys of every iterable."""
@@ -611,147 +614,6 @@ class RedisBloomFilter:
         return self.raw_protocol and not self._cluster and hasattr(self.client,
                                                                    "connection_pool")
 
-    def _contains_raw(self, keys: Iterable[object]) -> list[bool]:
-        out: list[bool] = []
-        per_trip = max(1, self.chunk_size) * max(1, self.pipeline_depth)
-        trips = ((chunk, len(chunk)) for chunk in _chunks(keys, per_trip))
-        for result in self._raw_pipeline(trips, self._send_contains, self._read_contains,
-                                         "contains_many"):
-            out += result
-        return out
-
-    def _send_contains(self, conn: Any, chunk: list[object], check: bool) -> None:
-        if self.layout == "blocked":
-            payload = self._pack_getrange(chunk)
-        else:
-            payload = self._pack_bitfield_ro(chunk)
-        conn.send_packed_command([payload], check_health=check)
-
-    def _contains_trip(self, conn: Any, chunk: list[object]) -> list[bool]:
-        """One round trip on its own (tests)."""
-        self._send_contains(conn, chunk, False)
-        return self._read_contains(conn, _RawReader(conn), chunk, deque())[0]
-
-    def _read_contains(self, conn: Any, reader: _RawReader, chunk: list[object],
-                       inflight: deque[Any]) -> tuple[list[bool], int]:
-        """The replies of one trip: one per key, then each shard's gen and length."""
-        n = len(chunk)
-        data = reader.records(n, self._raw_size, self._raw_lead, self._raw_pattern)
-        if data is None:
-            return self._slow_replies(conn, reader, chunk), 0
-        self._check_tail([reader.reply() for _ in range(2 * self.shards)])
-        if self.layout == "blocked":
-            return self._test_blocks(chunk, data), 0
-        rec = self._raw_size
-        h = rec - 4 * self.num_hashes
-        zero = b":0"
-        return [zero not in data[i + h:i + rec] for i in range(0, rec * n, rec)], 0
-
-    def _check_tail(self, tail: list[Any]) -> None:
-        gen = self._gen.encode()
-        for s in range(self.shards):
-            if tail[2 * s] != gen or tail[2 * s + 1] != self._lens[s]:
-                raise FilterNotFoundError(
-                    f"Redis filter {self.name!r} was deleted or replaced while this handle "
-                    "was open; open it again"
-                )
-
-    def _slow_replies(self, conn: Any, reader: _RawReader, chunk: list[object]) -> list[bool]:
-        """The replies were not all of the expected fixed form (an error, a
-        deleted key, a RESP3 push between them): read them one by one."""
-        n = len(chunk)
-        try:
-            replies = [reader.reply() for _ in range(n + 2 * self.shards)]
-        except BaseException:
-            conn.disconnect()
-            raise
-        cmd = "GETRANGE" if self.layout == "blocked" else "BITFIELD_RO"
-        for r in replies:
-            if isinstance(r, _ErrorReply):
-                conn.disconnect()  # the caller's handler does too; never reuse it
-                raise RedisFilterError(f"unexpected reply to {cmd} on {self.name!r}: "
-                                       f"{r.text!r}")
-        self._check_tail(replies[n:])
-        k = self.num_hashes
-        if self.layout == "blocked":
-            if all(isinstance(r, bytes) and len(r) == 64 for r in replies[:n]):
-                return self._test_blocks(
-                    chunk, b"".join([b"$64\r\n" + r + b"\r\n" for r in replies[:n]]))
-        elif all(isinstance(r, list) and len(r) == k and set(r) <= {0, 1}
-                 for r in replies[:n]):
-            return [0 not in r for r in replies[:n]]
-        conn.disconnect()
-        raise RedisFilterError(f"unexpected reply to {cmd} on {self.name!r}: "
-                               f"{replies[:1]!r}"[:300])
-
-    def _pack_getrange(self, chunk: list[object]) -> bytes:
-        kh = self._proto._key_hash
-        nb = self._num_blocks
-        nxt = self._pack_next
-        parts: list[str] = []
-        add = parts.append
-        if self.shards == 1:
-            first = self._pack_first[0]
-            for key in chunk:
-                a = (kh(key) * nb >> 64) << 6  # block = mulhi(h, num_blocks), as in C
-                sa = str(a)
-                se = str(a + 63)
-                add(first[len(sa)])
-                add(sa)
-                add(nxt[len(se)])
-                add(se)
-        else:
-            bps = self._blocks_per_shard
-            firsts = self._pack_first
-            for key in chunk:
-                s, r = divmod(kh(key) * nb >> 64, bps)
-                a = r << 6
-                sa = str(a)
-                se = str(a + 63)
-                add(firsts[s][len(sa)])
-                add(sa)
-                add(nxt[len(se)])
-                add(se)
-        add("\r\n")
-        add(self._raw_tail)
-        return "".join(parts)[2:].encode()
-
-    def _pack_bitfield_ro(self, chunk: list[object]) -> bytes:
-        pos = self._proto._bit_positions
-        head = self._pack_first[0][0]  # classic filters are never sharded
-        nxt = self._pack_next
-        parts: list[str] = []
-        add = parts.append
-        for key in chunk:
-            add(head)
-            for q in pos(key):
-                o = str(q ^ 7)
-                add(nxt[len(o)])
-                add(o)
-        add("\r\n")
-        add(self._raw_tail)
-        return "".join(parts)[2:].encode()
-
-    def _test_blocks(self, chunk: list[object], data: bytes) -> list[bool]:
-        """Each key's k bits in its block (GETRANGE replies, 71 bytes each)."""
-        buf = bytearray(self._tiny_header + bytes(BLOCK_BITS // 8))
-        lo = len(self._tiny_header)
-        hi = lo + BLOCK_BITS // 8
-        tiny = self._cls._from_buffer(buf, self._secret, self._keyfunc)
-        view = memoryview(data)
-        out: list[bool] = []
-        add = out.append
-        o = 5
-        try:
-            for key in chunk:
-                buf[lo:hi] = view[o:o + 64]
-                add(key in tiny)
-                o += 71
-        finally:
-            tiny._detach()
-            view.release()
-        return out
-
     def _contains_scripted(self, keys: Iterable[object]) -> list[bool]:
         out: list[bool] = []
         for n, replies in self._batches(self._contains_script, keys):
@@ -771,7 +633,7 @@ class RedisBloomFilter:
 
     def _check_gen(self, gen: Any) -> None:
         """Raise FilterNotFoundError unless a shard's ``gen`` is this handle's."""
-        if gen is None or _text(gen) != self._gen:
+        if gen is None or as_text(gen) != self._gen:
             raise self._stale()
 
     def _shard_counts(self) -> list[tuple[int, int]]:
@@ -788,7 +650,7 @@ class RedisBloomFilter:
     def _count(self, counts: list[tuple[int, int]]) -> int:
         adds = sum(a for a, _ in counts)
         base = sum(b for _, b in counts)
-        return _union_count(self.num_bits, self.num_hashes, base,
+        return union_count(self.num_bits, self.num_hashes, base,
                             self.layout == "blocked") + adds
 
     def __len__(self) -> int:
@@ -819,17 +681,17 @@ class RedisBloomFilter:
         if self._cluster:
             # One script instead of MULTI: cluster pipelines of redis-py < 6
             # refuse transactions; a script is atomic on every version.
-            res = list(_READ_SHARD.run(self.client, [self._bits_keys[s], self._hash_keys[s]],
-                                       [length, _PIECE]))
+            res = list(READ_SHARD.run(self.client, [self._bits_keys[s], self._hash_keys[s]],
+                                       [length, PIECE]))
             res = [*res[3:], res[:3]]
         else:
             pipe = self.client.pipeline(transaction=True)
-            for off in range(0, length, _PIECE):
-                pipe.getrange(self._bits_keys[s], off, min(off + _PIECE, length) - 1)
+            for off in range(0, length, PIECE):
+                pipe.getrange(self._bits_keys[s], off, min(off + PIECE, length) - 1)
             pipe.hmget(self._hash_keys[s], "gen", "adds", "base")
             res = pipe.execute()
         gen, adds, base = res[-1]
-        if gen is None or _text(gen) != self._gen:
+        if gen is None or as_text(gen) != self._gen:
             raise FilterNotFoundError(
                 f"Redis filter {self.name!r} was deleted or replaced while this handle was open"
             )
@@ -849,17 +711,17 @@ class RedisBloomFilter:
         adds since`` -- exactly what the local filter stores after the same
         operations in the order the server ran them.
         """
-        data = bytearray(_HEADER_LEN + self.payload_len)
+        data = bytearray(HEADER_LEN + self.payload_len)
         view = memoryview(data)
         counts = []
         try:
             for s in range(self.shards):
-                start = _HEADER_LEN + s * self.shard_bytes
+                start = HEADER_LEN + s * self.shard_bytes
                 counts.append(self._read_shard(s, view[start:start + self._lens[s]]))
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "to_local") from exc
+            raise wrap_connection_error(exc, "to_local") from exc
         count = self._count(counts)
-        data[:_HEADER_LEN] = _header(
+        data[:HEADER_LEN] = header_of(
             self._kind, self.num_bits, self.num_hashes, self.capacity, self.error_rate,
             self.seed, self.keyed, self._key_check, self.payload_len, count,
             self.layout_version,
@@ -886,19 +748,19 @@ class RedisBloomFilter:
                 tmp = f"{tag}:merge:{token}"
                 part = payload[s * self.shard_bytes:s * self.shard_bytes + self._lens[s]]
                 pipe = self.client.pipeline(transaction=False)
-                for off in range(0, len(part), _PIECE):
-                    piece = part[off:off + _PIECE].tobytes()
+                for off in range(0, len(part), PIECE):
+                    piece = part[off:off + PIECE].tobytes()
                     if off == 0:
                         pipe.set(tmp, piece, px=600_000)
                     else:
                         pipe.setrange(tmp, off, piece)
                 pipe.execute()
                 try:
-                    _MERGE.run(self.client, [self._bits_keys[s], self._hash_keys[s], tmp],
+                    MERGE_SCRIPT.run(self.client, [self._bits_keys[s], self._hash_keys[s], tmp],
                                [self._gen, self._lens[s]])
                 except ResponseError as exc:
                     self.client.delete(tmp)
-                    raise _map_response_error(exc, self.name) from exc
+                    raise map_response_error(exc, self.name) from exc
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
             raise RedisConnectionLost(
                 f"connection to Redis failed during merge_from ({exc}); each shard is merged "

@@ -34,19 +34,28 @@ from ..counting import CountingBloomFilter
 from ..errors import CapacityError, IncompatibleFiltersError
 from ..sketch import CountMinSketch
 from ._layout import (
-    _PIECE,
     MAX_STRING_BYTES,
+    PIECE,
     REDIS_FORMAT,
-    _check_client,
-    _check_name,
-    _meta_key,
-    _MetaHandle,
-    _read_meta,
-    _text,
-    _union_count,
+    MetaHandle,
+    as_text,
+    check_client,
+    check_name,
+    meta_key_of,
+    read_meta,
+    union_count,
 )
-from ._scripts import _CB_ADD, _CB_REMOVE, _CLAIM, _CMS_ADD, _INIT_CTR, _MERGE_CTR, _MIN, _Script
-from ._wire import _chunks, _chunks_flat, _map_response_error, _wrap_connection_error
+from ._scripts import (
+    CB_ADD,
+    CB_REMOVE,
+    CLAIM_SCRIPT,
+    CMS_ADD,
+    INIT_CTR,
+    MERGE_CTR,
+    MIN_SCRIPT,
+    Script,
+)
+from ._wire import chunked, chunked_flat, map_response_error, wrap_connection_error
 from .errors import (
     FilterExistsError,
     FilterMismatchError,
@@ -70,7 +79,7 @@ def _swap_counters(data: bytes | bytearray | memoryview, width: int) -> bytes:
     return bytes(out)
 
 
-class _RedisCounters(_MetaHandle):
+class _RedisCounters(MetaHandle):
     """Shared machinery of RedisCountingBloomFilter and RedisCountMinSketch."""
 
     _structure: ClassVar[str] = ""
@@ -108,8 +117,8 @@ class _RedisCounters(_MetaHandle):
     @classmethod
     def _create(cls, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
                 key: Any, init: list[Any]) -> Any:
-        _check_client(client)
-        name = _check_name(name)
+        check_client(client)
+        name = check_name(name)
         meta = {"format": REDIS_FORMAT, "structure": cls._structure, **meta,
                 "gen": _secrets.token_hex(8), "state": "creating"}
         obj = cls(client, name, meta, secret, key)
@@ -121,13 +130,13 @@ class _RedisCounters(_MetaHandle):
         tiny = obj._proto.to_bytes()
         meta["key_check"] = str(_core.peek_header(tiny)["key_check"])
         obj._key_check = int(meta["key_check"])
-        meta_key = _meta_key(name)
+        meta_key = meta_key_of(name)
         flat = [x for kv in meta.items() for x in kv]
         try:
-            if not _CLAIM.run(client, [meta_key], flat):
+            if not CLAIM_SCRIPT.run(client, [meta_key], flat):
                 raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
                                         f"{name!r} exists (open it, or delete it first)")
-            _INIT_CTR.run(client, [obj._ctr_key, obj._hash_key],
+            INIT_CTR.run(client, [obj._ctr_key, obj._hash_key],
                           [obj._gen, obj.payload_len, *init])
             client.hset(meta_key, "state", "ready")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
@@ -139,7 +148,7 @@ class _RedisCounters(_MetaHandle):
 
     @classmethod
     def _open_meta(cls, client: Any, name: str, secret: bytes | None) -> dict[str, str]:
-        return _read_meta(client, name, cls._structure, cls.__name__, secret)
+        return read_meta(client, name, cls._structure, cls.__name__, secret)
 
     @classmethod
     def _open_obj(cls, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
@@ -156,15 +165,15 @@ class _RedisCounters(_MetaHandle):
             length = client.strlen(obj._ctr_key)
             gen = client.hget(obj._hash_key, "gen")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})") from exc
+            raise wrap_connection_error(exc, f"open({name!r})") from exc
         obj._check_payload(obj._ctr_key, length, gen)
         return obj
 
     @classmethod
     def delete_named(cls, client: Any, name: str) -> bool:
         """Delete ``name`` (complete or not); True if it existed."""
-        name = _check_name(name)
-        existed = bool(client.delete(_meta_key(name)))  # first: new opens fail from here on
+        name = check_name(name)
+        existed = bool(client.delete(meta_key_of(name)))  # first: new opens fail from here on
         pipe = client.pipeline(transaction=False)
         pipe.delete(f"{{{name}}}:ctr")
         pipe.delete(f"{{{name}}}:n")
@@ -187,10 +196,10 @@ class _RedisCounters(_MetaHandle):
     def _keys(self) -> list[str]:
         return [self._ctr_key, self._hash_key]
 
-    def _run(self, script: _Script, argv: list[Any], what: str, confirmed: int = 0) -> Any:
+    def _run(self, script: Script, argv: list[Any], what: str, confirmed: int = 0) -> Any:
         return self._run_many(script, [argv], what, confirmed)[0]
 
-    def _run_many(self, script: _Script, argvs: list[list[Any]], what: str,
+    def _run_many(self, script: Script, argvs: list[list[Any]], what: str,
                   confirmed: int = 0) -> list[Any]:
         keys = self._keys()
         pipe = self.client.pipeline(transaction=False)
@@ -212,8 +221,8 @@ class _RedisCounters(_MetaHandle):
         except ResponseError as exc:
             raise self._map_error(exc) from exc
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            if script is _MIN:  # count/contains/estimate: nothing written
-                raise _wrap_connection_error(exc, what) from exc
+            if script is MIN_SCRIPT:  # count/contains/estimate: nothing written
+                raise wrap_connection_error(exc, what) from exc
             raise RedisConnectionLost(
                 f"connection to Redis failed during {what} ({type(exc).__name__}: {exc}); "
                 f"{confirmed} keys were confirmed; every other key was either fully applied "
@@ -227,14 +236,14 @@ class _RedisCounters(_MetaHandle):
         if "BKOVERFLOW" in text:
             return OverflowError(f"{self.name!r}: {text.split('BKOVERFLOW', 1)[1].strip()} "
                                  "(Redis hash integers are signed 64-bit); nothing changed")
-        return _map_response_error(exc, self.name)
+        return map_response_error(exc, self.name)
 
-    def _batched(self, script: _Script, keys: Iterable[object], what: str,
+    def _batched(self, script: Script, keys: Iterable[object], what: str,
                  make: Any) -> Iterator[tuple[list[object], Any]]:
         depth = max(1, self.pipeline_depth)
         chunks: list[list[object]] = []
         confirmed = 0
-        for chunk in _chunks(keys, max(1, self.chunk_size)):
+        for chunk in chunked(keys, max(1, self.chunk_size)):
             chunks.append(chunk)
             if len(chunks) >= depth:
                 res = self._run_many(script, [make(c) for c in chunks], what, confirmed)
@@ -247,7 +256,7 @@ class _RedisCounters(_MetaHandle):
 
     def _mins(self, keys: Iterable[object], what: str) -> list[int]:
         out: list[int] = []
-        for _, r in self._batched(_MIN, keys, what, lambda c: self._argv(self._offsets(c))):
+        for _, r in self._batched(MIN_SCRIPT, keys, what, lambda c: self._argv(self._offsets(c))):
             out += [int(x) for x in r]
         return out
 
@@ -255,7 +264,7 @@ class _RedisCounters(_MetaHandle):
         """One header counter, read with ``gen`` in one HMGET (atomic): a handle
         whose structure was deleted or re-created raises FilterNotFoundError."""
         gen, value = self.client.hmget(self._hash_key, "gen", field)
-        if gen is None or _text(gen) != self._gen:
+        if gen is None or as_text(gen) != self._gen:
             raise FilterNotFoundError(
                 f"Redis structure {self.name!r} was deleted or replaced while this handle was "
                 "open"
@@ -265,16 +274,16 @@ class _RedisCounters(_MetaHandle):
     def _read(self) -> tuple[bytes, list[Any]]:
         """The counters string and the hash fields, read in one MULTI."""
         pipe = self.client.pipeline(transaction=True)
-        for off in range(0, self.payload_len, _PIECE):
-            pipe.getrange(self._ctr_key, off, min(off + _PIECE, self.payload_len) - 1)
+        for off in range(0, self.payload_len, PIECE):
+            pipe.getrange(self._ctr_key, off, min(off + PIECE, self.payload_len) - 1)
         pipe.hmget(self._hash_key, "gen", *self._hash_fields)
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "to_local") from exc
+            raise wrap_connection_error(exc, "to_local") from exc
         fields = res[-1]
         data = b"".join(res[:-1])
-        if fields[0] is None or _text(fields[0]) != self._gen or len(data) != self.payload_len:
+        if fields[0] is None or as_text(fields[0]) != self._gen or len(data) != self.payload_len:
             raise FilterNotFoundError(
                 f"Redis structure {self.name!r} was deleted or replaced while this handle was "
                 "open"
@@ -398,26 +407,26 @@ class RedisCountingBloomFilter(_RedisCounters):
 
     def add(self, key: object) -> bool:
         """Increment the key's counters; True if one was 0.  One atomic command."""
-        return bool(self._run(_CB_ADD, self._argv(self._offsets([key])), "add") == b"1")
+        return bool(self._run(CB_ADD, self._argv(self._offsets([key])), "add") == b"1")
 
     def add_many(self, keys: Iterable[object]) -> int:
         """Add every key (chunked, pipelined); returns how many were new."""
         new = 0
-        for _, r in self._batched(_CB_ADD, keys, "add_many",
+        for _, r in self._batched(CB_ADD, keys, "add_many",
                                   lambda c: self._argv(self._offsets(c))):
             new += r.count(b"1")
         return new
 
     def remove(self, key: object) -> None:
         """Decrement the key's counters; KeyError (and no change) if surely absent."""
-        removed, _ = self._run(_CB_REMOVE, self._argv(self.counter_max,
+        removed, _ = self._run(CB_REMOVE, self._argv(self.counter_max,
                                                       self._offsets([key])), "remove")
         if not removed:
             raise KeyError(key)
 
     def discard(self, key: object) -> bool:
         """remove() without the KeyError; True if removed."""
-        removed, _ = self._run(_CB_REMOVE, self._argv(self.counter_max,
+        removed, _ = self._run(CB_REMOVE, self._argv(self.counter_max,
                                                       self._offsets([key])), "discard")
         return bool(removed)
 
@@ -426,9 +435,9 @@ class RedisCountingBloomFilter(_RedisCounters):
         before it stay removed, it and the rest are untouched).  Chunks are sent
         one at a time, so nothing after a refused key runs."""
         total = 0
-        for chunk in _chunks(keys, max(1, self.chunk_size)):
+        for chunk in chunked(keys, max(1, self.chunk_size)):
             removed, stopped = self._run(
-                _CB_REMOVE, self._argv(self.counter_max, self._offsets(chunk)),
+                CB_REMOVE, self._argv(self.counter_max, self._offsets(chunk)),
                 "remove_many", total)
             total += int(removed)
             if stopped:
@@ -460,7 +469,7 @@ class RedisCountingBloomFilter(_RedisCounters):
         return self._hash_field("count")
 
     def _distinct(self, base: int, dc: int, dd: int) -> int:
-        return max(dc, _union_count(self.num_counters, self.num_hashes, base) + dd)
+        return max(dc, union_count(self.num_counters, self.num_hashes, base) + dd)
 
     def to_local(self) -> Any:
         """A local CountingBloomFilter, byte-identical to the local build."""
@@ -487,7 +496,7 @@ class RedisCountingBloomFilter(_RedisCounters):
         _, payload = self._local_payload(local)
         if len(local) > _MAX_I64:
             raise OverflowError("the local filter's count exceeds 2^63-1")
-        self._run(_MERGE_CTR, self._argv("count", len(local), self._nonzero_pairs(payload)),
+        self._run(MERGE_CTR, self._argv("count", len(local), self._nonzero_pairs(payload)),
                   "merge_from")
 
     def __repr__(self) -> str:
@@ -589,18 +598,18 @@ class RedisCountMinSketch(_RedisCounters):
     def add(self, key: object, count: int = 1) -> int:
         """Add ``count`` to the key; returns its new estimate.  One atomic command."""
         c = self._check_count(count)
-        return int(self._run(_CMS_ADD, self._add_argv([key], [c]), "add")[0])
+        return int(self._run(CMS_ADD, self._add_argv([key], [c]), "add")[0])
 
     def add_many(self, keys: Iterable[object], counts: Iterable[int] | None = None) -> None:
         """Add every key (count 1, or the matching entry of ``counts``)."""
         if counts is None:
-            pairs: Iterable[tuple[object, int]] = ((k, 1) for k in _chunks_flat(keys))
+            pairs: Iterable[tuple[object, int]] = ((k, 1) for k in chunked_flat(keys))
         else:
-            ks, cs = list(_chunks_flat(keys)), [self._check_count(c) for c in counts]
+            ks, cs = list(chunked_flat(keys)), [self._check_count(c) for c in counts]
             if len(ks) != len(cs):
                 raise ValueError(f"keys and counts differ in length ({len(ks)} vs {len(cs)})")
             pairs = zip(ks, cs, strict=True)
-        for _ in self._batched(_CMS_ADD, pairs, "add_many",
+        for _ in self._batched(CMS_ADD, pairs, "add_many",
                                lambda c: self._add_argv([k for k, _ in c],
                                                         [n for _, n in c])):
             pass
@@ -640,7 +649,7 @@ class RedisCountMinSketch(_RedisCounters):
         _, payload = self._local_payload(local)
         if local.total > _MAX_I64:
             raise OverflowError("the local sketch's total exceeds 2^63-1")
-        self._run(_MERGE_CTR, self._argv("total", local.total, self._nonzero_pairs(payload)),
+        self._run(MERGE_CTR, self._argv("total", local.total, self._nonzero_pairs(payload)),
                   "merge_from")
 
     def __repr__(self) -> str:

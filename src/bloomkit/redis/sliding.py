@@ -46,32 +46,32 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 from .. import _core
 from ..errors import CapacityError
 from ._layout import (
-    _PIECE,
     MAX_STRING_BYTES,
+    PIECE,
     REDIS_FORMAT,
-    _check_client,
-    _check_name,
-    _is_cluster,
-    _meta_key,
-    _MetaHandle,
-    _read_meta,
-    _shard_keys,
-    _text,
+    MetaHandle,
+    as_text,
+    check_client,
+    check_name,
+    is_cluster,
+    meta_key_of,
+    read_meta,
+    shard_key_names,
 )
 from ._scripts import (
-    _CLAIM,
-    _SLIDING_CONTAINS,
-    _SLIDING_INIT,
-    _Script,
-    _sliding_add_script,
+    CLAIM_SCRIPT,
+    SLIDING_CONTAINS,
+    SLIDING_INIT,
+    Script,
+    sliding_add_script,
 )
-from ._wire import _chunks, _settle_replies, _wrap_connection_error
+from ._wire import chunked, settle_replies, wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
 __all__ = ["RedisSlidingBloomFilter"]
 
 _KIND_SLIDING: int = _core.KINDS["SlidingBloomFilter"]  # the one list of kinds (bk_format.c)
-_HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
+HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
 _PARAMS_LEN = 104
 _BIRTH_LEN = 16
 _STATE_FIELDS = ("g", "c", "inserted", "start", "early")
@@ -119,7 +119,7 @@ def _births_len(slices: int) -> int:
     return (slices * _BIRTH_LEN + 63) & ~63
 
 
-class RedisSlidingBloomFilter(_MetaHandle):
+class RedisSlidingBloomFilter(MetaHandle):
     """Membership over a sliding window (the last ``capacity`` adds, or the
     last ``window`` seconds of the server's clock), shared through Redis.
 
@@ -160,8 +160,8 @@ class RedisSlidingBloomFilter(_MetaHandle):
             self.capacity, self.error_rate, self.window_us, 0.0 if self.window_us else None,
             seed=self.seed, secret=secret, key=key,
         )
-        (self._bits_key,), (self._hash_key,) = _shard_keys(name, 1)
-        self._cluster = _is_cluster(client)
+        (self._bits_key,), (self._hash_key,) = shard_key_names(name, 1)
+        self._cluster = is_cluster(client)
         m = self.slice_bits
         self._bases = [p * m for p in range(self.num_slices)]
         self._pack = struct.Struct(f"<{self.num_slices}I").pack
@@ -170,7 +170,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
             self._bases_np = _np.array(self._bases, dtype=_np.uint64)
         d = -(-self.window_us // self.generations) if self.window_us else 0
-        self._add_script = _sliding_add_script(self.num_hashes)
+        self._add_script = sliding_add_script(self.num_hashes)
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
                            self.generation_length, self.window_us, d]
         #: early shifts the server reported (time mode), for the warning
@@ -198,8 +198,8 @@ class RedisSlidingBloomFilter(_MetaHandle):
         ``window=None``: count mode (the last ``capacity`` adds); ``window``
         seconds: time mode, generations measured by the server's ``TIME``.
         """
-        _check_client(client)
-        name = _check_name(name)
+        check_client(client)
+        name = check_name(name)
         local_cls = _local_class()
         # validates capacity, error_rate, window, seed, secret, key (a tiny
         # local filter of the same design would not: sizing is by capacity)
@@ -234,10 +234,10 @@ class RedisSlidingBloomFilter(_MetaHandle):
             "state": "creating",
         }
         obj = cls(client, name, meta, secret, key)
-        meta_key = _meta_key(name)
+        meta_key = meta_key_of(name)
         flat = [x for kv in meta.items() for x in kv]
         try:
-            if not _CLAIM.run(client, [meta_key], flat):
+            if not CLAIM_SCRIPT.run(client, [meta_key], flat):
                 raise FilterExistsError(f"a Redis key {meta_key!r} already exists: "
                                         f"filter {name!r} exists (open it, or delete it first)")
             now = obj._server_time_us() if window_us else 0
@@ -245,7 +245,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
                                 "early", 0]
             for p in range(obj.num_slices):
                 state += [f"b{p}", f"0 {now}"]
-            _SLIDING_INIT.run(client, [obj._bits_key, obj._hash_key],
+            SLIDING_INIT.run(client, [obj._bits_key, obj._hash_key],
                               [obj._gen, payload_len, *state])
             client.hset(meta_key, "state", "ready")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
@@ -260,7 +260,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
     def open(cls, client: Any, name: str, *, secret: bytes | None = None,
              key: Any = None) -> RedisSlidingBloomFilter:
         """Attach to the existing sliding filter ``name``."""
-        meta = _read_meta(client, name, "sliding", cls.__name__, secret)
+        meta = read_meta(client, name, "sliding", cls.__name__, secret)
         if meta.get("layout_version") != "0":
             raise FilterMismatchError(
                 f"sliding filter {name!r} has layout_version {meta.get('layout_version')!r}; "
@@ -280,7 +280,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             length = client.strlen(obj._bits_key)
             gen, early = client.hmget(obj._hash_key, "gen", "early")
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, f"open({name!r})") from exc
+            raise wrap_connection_error(exc, f"open({name!r})") from exc
         # warn about early shifts made after this open, not before it
         obj._early_seen = int(early) if early is not None and early.isdigit() else 0
         obj._check_payload(obj._bits_key, length, gen)
@@ -324,9 +324,9 @@ class RedisSlidingBloomFilter(_MetaHandle):
     @staticmethod
     def delete_named(client: Any, name: str) -> bool:
         """Delete the filter ``name`` (complete or not); True if it existed."""
-        name = _check_name(name)
-        existed = bool(client.delete(_meta_key(name)))  # first: new opens fail from here on
-        (bits,), (state,) = _shard_keys(name, 1)
+        name = check_name(name)
+        existed = bool(client.delete(meta_key_of(name)))  # first: new opens fail from here on
+        (bits,), (state,) = shard_key_names(name, 1)
         pipe = client.pipeline(transaction=False)
         pipe.delete(bits)
         pipe.delete(state)
@@ -446,16 +446,16 @@ class RedisSlidingBloomFilter(_MetaHandle):
         pipe.hmget(self._hash_key, "gen", "g")
         spans = []
         for p in slices:
-            for off in range(p * size, (p + 1) * size, _PIECE):
-                end = min(off + _PIECE, (p + 1) * size)
+            for off in range(p * size, (p + 1) * size, PIECE):
+                end = min(off + PIECE, (p + 1) * size)
                 pipe.getrange(self._bits_key, off, end - 1)
                 spans.append((off, end))
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "add_many") from exc
+            raise wrap_connection_error(exc, "add_many") from exc
         gen, g_text = res[0]
-        if gen is None or _text(gen) != self._gen or g_text is None:
+        if gen is None or as_text(gen) != self._gen or g_text is None:
             raise FilterNotFoundError(
                 f"Redis filter {self.name!r} was deleted or replaced while this handle was "
                 "open; open it again"
@@ -473,7 +473,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
         self._g_seen = g
         return g
 
-    def _run_many(self, script: _Script, argvs: list[list[Any]], what: str,
+    def _run_many(self, script: Script, argvs: list[list[Any]], what: str,
                   confirmed: int | None) -> list[Any]:
         """One pipeline of script calls; NOSCRIPT ones again with EVAL."""
         keys = [self._bits_key, self._hash_key]
@@ -482,20 +482,20 @@ class RedisSlidingBloomFilter(_MetaHandle):
             pipe.execute_command("EVALSHA", *script.args(keys, argv))
         try:
             res = pipe.execute(raise_on_error=False)
-            return _settle_replies(
+            return settle_replies(
                 argvs, res,
                 lambda argv: self.client.execute_command("EVAL", script.body, len(keys), *keys,
                                                          *argv),
                 self.name)
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, what, confirmed) from exc
+            raise wrap_connection_error(exc, what, confirmed) from exc
 
-    def _batched(self, script: _Script, keys: Iterable[object], what: str,
+    def _batched(self, script: Script, keys: Iterable[object], what: str,
                  confirmed: bool) -> Iterable[Any]:
         depth = max(1, self.pipeline_depth)
         pending: list[list[object]] = []
         done = 0
-        for chunk in _chunks(keys, max(1, self.chunk_size)):
+        for chunk in chunked(keys, max(1, self.chunk_size)):
             pending.append(chunk)
             if len(pending) >= depth:
                 yield from self._run_many(script, [self._argv(c) for c in pending], what,
@@ -532,7 +532,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             depth = min(depth, max(1, self.generation_length // size))
         done = 0
         trip: list[list[object]] = []
-        chunks = _chunks(keys, size)
+        chunks = chunked(keys, size)
         while True:
             chunk = next(chunks, None)
             if chunk is not None:
@@ -562,7 +562,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             self.add_many(it)
 
     def __contains__(self, key: object) -> bool:
-        r, = self._run_many(_SLIDING_CONTAINS, [self._argv([key])], "contains", None)
+        r, = self._run_many(SLIDING_CONTAINS, [self._argv([key])], "contains", None)
         return bool(r == b"1")
 
     def contains(self, key: object) -> bool:
@@ -588,7 +588,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             local, _ = self._snapshot("contains_many")
             return [bool(x) for x in local.contains_many(batch)]
         out: list[bool] = []
-        for r in self._batched(_SLIDING_CONTAINS, batch, "contains_many", False):
+        for r in self._batched(SLIDING_CONTAINS, batch, "contains_many", False):
             out += [c == 49 for c in r]  # b"1"
         return out
 
@@ -604,17 +604,17 @@ class RedisSlidingBloomFilter(_MetaHandle):
         One MULTI (one script on a cluster client would also do; a MULTI on
         one hash tag works on both): the slices, the state hash and TIME."""
         pipe = self.client.pipeline(transaction=True)
-        for off in range(0, self.payload_len, _PIECE):
-            pipe.getrange(self._bits_key, off, min(off + _PIECE, self.payload_len) - 1)
+        for off in range(0, self.payload_len, PIECE):
+            pipe.getrange(self._bits_key, off, min(off + PIECE, self.payload_len) - 1)
         pipe.hgetall(self._hash_key)
         pipe.time()
         try:
             res = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, what) from exc
+            raise wrap_connection_error(exc, what) from exc
         sec, usec = res[-1]
         now_us = int(sec) * 1_000_000 + int(usec)
-        state = {_text(k): _text(v) for k, v in res[-2].items()}
+        state = {as_text(k): as_text(v) for k, v in res[-2].items()}
         slices = b"".join(res[:-2])
         if state.get("gen") != self._gen or len(slices) != self.payload_len:
             raise FilterNotFoundError(
@@ -626,17 +626,17 @@ class RedisSlidingBloomFilter(_MetaHandle):
     def _build_local(self, slices: bytes, state: dict[str, str], now_us: int) -> Any:
         S = self.num_slices
         births_len = _births_len(S)
-        data = bytearray(_HEADER_LEN + births_len + len(slices))
+        data = bytearray(HEADER_LEN + births_len + len(slices))
         try:
             g, c, inserted, start, early = (int(state[f]) for f in _STATE_FIELDS)
             births = [state[f"b{p}"].split(" ") for p in range(S)]
             for p, (b_ins, b_t) in enumerate(births):
-                struct.pack_into("<Qq", data, _HEADER_LEN + p * _BIRTH_LEN, int(b_ins),
+                struct.pack_into("<Qq", data, HEADER_LEN + p * _BIRTH_LEN, int(b_ins),
                                  int(b_t))
         except (KeyError, ValueError) as exc:
             raise FilterMismatchError(f"filter {self.name!r} has a damaged state hash "
                                       f"({exc!r})") from exc
-        _core.init_header(data, _KIND_SLIDING, _HEADER_LEN, _PARAMS_LEN,
+        _core.init_header(data, _KIND_SLIDING, HEADER_LEN, _PARAMS_LEN,
                           births_len + len(slices), self.seed,
                           self._key_check if self.keyed else None)
         struct.pack_into(
@@ -644,7 +644,7 @@ class RedisSlidingBloomFilter(_MetaHandle):
             self.capacity, self.error_rate, self.generation_length, g, g % S,
             1 if self.window_us else 0, c, inserted, self.window_us,
             start if self.window_us else 0, early, 0, 0)
-        data[_HEADER_LEN + births_len:] = slices
+        data[HEADER_LEN + births_len:] = slices
         _core.seal(data)
         local = self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
         local.clock = _frozen_clock(now_us)
@@ -670,8 +670,8 @@ class RedisSlidingBloomFilter(_MetaHandle):
         try:
             raw, (sec, usec) = pipe.execute()
         except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise _wrap_connection_error(exc, "stats") from exc
-        state = {_text(k): _text(v) for k, v in raw.items()}
+            raise wrap_connection_error(exc, "stats") from exc
+        state = {as_text(k): as_text(v) for k, v in raw.items()}
         if state.get("gen") != self._gen:
             raise FilterNotFoundError(
                 f"Redis filter {self.name!r} was deleted or replaced while this handle was "
