@@ -59,3 +59,9 @@ printf 'PAR1PAR1' > "$work/corpus_pq/seed-raw"
     python tests/fuzz/fuzz_parquet.py -max_total_time="$secs" -max_len=8192 \
         -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus_pq" 2>&1 | tail -n 12
 )
+
+echo "== atheris: bloomkit.spark and bloomkit.guava readers (${secs}s)"
+mkdir -p "$work/corpus_jvm"
+for i in 0 1 2 3 4 5 6 7 8; do printf "\\x0$i\\x01seed-recipe-$i" > "$work/corpus_jvm/seed-$i"; done
+python tests/fuzz/fuzz_jvm.py -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
+    -artifact_prefix="$work/" "$work/corpus_jvm" 2>&1 | tail -n 12
