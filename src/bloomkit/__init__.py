@@ -69,6 +69,7 @@ from .scalable import KIND_SCALABLE_BLOOM, ScalableBloomFilter
 from .sketch import KIND_COUNT_MIN, KIND_TINYLFU, CountMinSketch, TinyLFU
 from .sliding import KIND_SLIDING_BLOOM, SlidingBloomFilter, SlidingWindowWarning
 from .sources import build_from
+from .sources.base import key_lines as lines
 from .topk import TopK
 
 # The one list of kinds is the format's table in C (_core.KINDS: class name
@@ -132,6 +133,7 @@ __all__ = [
     "false_positive_rate",
     "flush",
     "key_hash",
+    "lines",
     "load",
     "loads",
     "open",

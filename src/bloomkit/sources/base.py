@@ -181,12 +181,47 @@ def open_input(name: str) -> IO[bytes]:
     return raw
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def lines(stream: IO[bytes]) -> Iterator[bytes]:
-    """The keys of a text stream: each line without ``\\n``/``\\r\\n``, blank lines skipped."""
+    """The keys of a text stream: each line without ``\\n``/``\\r\\n``, blank lines
+    skipped, and a UTF-8 byte-order mark at the very start dropped (Windows
+    editors write one: it made the first key ``b"\\xef\\xbb\\xbfhunter2"``, which
+    no query of ``hunter2`` finds; issue #31 item 3).  The one reader of text
+    keys: the CLI's KEYS files, ``--from`` and stdin, ``build_from`` and
+    :func:`bloomkit.lines`."""
+    first = True
     for line in stream:
+        if first:
+            first = False
+            if line.startswith(UTF8_BOM):
+                line = line[len(UTF8_BOM):]
         key = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
         if key:
             yield key
+
+
+def key_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The keys of a text file, exactly as ``bloomkit build``/``add``/``query``
+    read them: one key per line, as the line's bytes without its ``\\n`` or
+    ``\\r\\n``; blank lines skipped; a UTF-8 byte-order mark at the start
+    dropped; gzip recognised by its magic number; ``"-"`` is stdin.  Exported
+    as ``bloomkit.lines``::
+
+        g = bloomkit.BinaryFuseFilter(bloomkit.lines("leaked.txt"))
+        "hunter2" in g      # True: str keys hash as their UTF-8 bytes
+
+    (Iterating a Python file instead yields each line *with* its newline,
+    and ``open()`` in text mode keeps a BOM as ``"\\ufeff"``: docs/keys.md.)
+    The file is opened when iteration starts and closed when it ends."""
+    name = os.fspath(path)
+    stream = open_input(name)
+    try:
+        yield from lines(stream)
+    finally:
+        if name != "-":
+            stream.close()
 
 
 class LinesSource(Source):
