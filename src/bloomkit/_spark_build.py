@@ -54,7 +54,7 @@ class _Partial:
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import importlib
 
-        from .sources import arrow_keys
+        from .sources.arrow import arrow_keys
 
         pa = importlib.import_module("pyarrow")
 
