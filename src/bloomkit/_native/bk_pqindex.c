@@ -116,6 +116,47 @@ static int bk_pqindex_patterns_ok(const uint8_t *s, uint32_t n)
     return 1;
 }
 
+/* Whether the path (or pattern) s[0..n) stays inside the directory it is
+ * relative to: not absolute ('/' or '\\' first, or a drive "C:/"), no ".."
+ * segment (separators '/' and '\\').  An index lists the files of one lake
+ * below its own directory; a recorded "../../.." glob or an absolute glob made
+ * `parquet candidates` walk the whole machine (issue #34, R48). */
+static int bk_pqindex_path_inside(const uint8_t *s, uint64_t n)
+{
+    uint64_t seg = 0;
+
+    if (n == 0)
+        return 1;
+    if (s[0] == '/' || s[0] == '\\')
+        return 0;
+    if (n >= 2 && s[1] == ':' && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') &&
+        (n == 2 || s[2] == '/' || s[2] == '\\'))
+        return 0; /* a Windows drive: "C:" or "C:/..." */
+    for (uint64_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '/' || s[i] == '\\') {
+            if (i - seg == 2 && s[seg] == '.' && s[seg + 1] == '.')
+                return 0;
+            seg = i + 1;
+        }
+    }
+    return 1;
+}
+
+/* Every '\n'-separated pattern inside (see bk_pqindex_path_inside). */
+static int bk_pqindex_patterns_inside(const uint8_t *s, uint32_t n)
+{
+    uint32_t start = 0;
+
+    for (uint32_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '\n') {
+            if (!bk_pqindex_path_inside(s + start, i - start))
+                return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
 /* ---- End logic for the string area ------------------------------------ */
 
 /* One file record's column type (bk_pqindex.h has the fields). */
@@ -194,6 +235,7 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     uint64_t files_len, entries_len, strings_off, strings_end, cursor, want_entries = 0;
     const uint8_t *strings;
     double p;
+    int outside;
 
     if (h->params_len < BK_PQINDEX_PARAMS_LEN) {
         *reason = "Parquet index parameters truncated";
@@ -216,6 +258,8 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     strings_len = bk_load_u64le(params + BK_PQINDEX_P_STRINGS_LEN);
     filters_off = bk_load_u64le(params + BK_PQINDEX_P_FILTERS_OFF);
 
+    outside = (gran & BK_PQINDEX_GRAN_OUTSIDE) != 0;
+    gran &= ~BK_PQINDEX_GRAN_OUTSIDE;
     if (gran > BK_PQINDEX_GRAN_ROW_GROUP) {
         *reason = "unknown Parquet index granularity";   /* a later bloomkit's */
         return BK_ERR_UNSUPPORTED;
@@ -263,6 +307,11 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
         *reason = "Parquet index source patterns malformed";
         return BK_ERR_FORMAT;
     }
+    if (!outside && !bk_pqindex_patterns_inside(strings + column_len, patterns_len)) {
+        *reason = "Parquet index source pattern leaves the index's directory (absolute or "
+                  "'..') and the index was not built to allow it";
+        return BK_ERR_FORMAT;
+    }
 
     /* ---- files: paths packed in order, types in range ---- */
     cursor = (uint64_t)column_len + patterns_len;
@@ -276,6 +325,11 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
         if (off != cursor || plen == 0 || plen > BK_PQINDEX_MAX_PATH ||
             strings_len - cursor < plen) {
             *reason = "Parquet index file path out of place";
+            return BK_ERR_FORMAT;
+        }
+        if (!outside && !bk_pqindex_path_inside(strings + off, plen)) {
+            *reason = "Parquet index file path leaves the index's directory (absolute or "
+                      "'..') and the index was not built to allow it";
             return BK_ERR_FORMAT;
         }
         cursor += plen;

@@ -25,6 +25,10 @@
 
 #define BK_PQINDEX_GRAN_FILE 0u
 #define BK_PQINDEX_GRAN_ROW_GROUP 1u
+/* granularity bit 31: the builder was told that recorded paths and patterns
+ * may leave the index's directory (absolute or with ".." segments); without
+ * it the validator refuses any such path (issue #34, R48) */
+#define BK_PQINDEX_GRAN_OUTSIDE 0x80000000u
 #define BK_PQINDEX_MAX_FILES (1u << 24)
 #define BK_PQINDEX_MAX_ENTRIES (1ULL << 32)
 #define BK_PQINDEX_MAX_COLUMN 4096u

@@ -18,6 +18,7 @@ allocated beyond what the file holds.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,12 +37,35 @@ _HEADER_GUESS = 64
 _HEADER_MAX = 4096
 
 
+def open_regular(path: str) -> Any:
+    """``open(path, "rb")`` for a regular file only (R52): opened with
+    O_NONBLOCK so that a FIFO named ``x.parquet`` in a lake does not block
+    the open, then refused unless fstat says S_ISREG (a FIFO, socket, device
+    or directory is a FormatError naming it).  The flag is cleared again
+    before any read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = ("a directory" if stat.S_ISDIR(st.st_mode) else
+                    "a FIFO" if stat.S_ISFIFO(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise FormatError(f"{path}: {what}, not a Parquet file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class CountingFile:
     """A file opened for positioned reads that counts the bytes it read."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._f = open(self.path, "rb")  # closed by close() / __exit__
+        self._f = open_regular(self.path)  # closed by close() / __exit__
         self.size = os.fstat(self._f.fileno()).st_size
         self.bytes_read = 0
 
@@ -212,10 +236,13 @@ def _build(path: str, size: int, start: int, meta: dict[int, Any]) -> Footer:
     footer = Footer(path, size, start, _int(meta.get(3, 0), "num_rows"), columns,
                     created_by=created.decode("utf-8", "replace") if isinstance(created, bytes)
                     else None)
+    total_rows = 0
     for g, rg in enumerate(rgs):
         if not isinstance(rg, dict) or not isinstance(rg.get(1), list):
             raise ValueError(f"row group {g} has no column list")
         chunks = rg[1]
+        rg_rows = _int(rg.get(3, 0), f"row group {g} num_rows")
+        total_rows += rg_rows
         if len(chunks) != len(columns):
             raise ValueError(f"row group {g} has {len(chunks)} column chunks for "
                              f"{len(columns)} schema columns")
@@ -248,9 +275,42 @@ def _build(path: str, size: int, start: int, meta: dict[int, Any]) -> Footer:
                 mn, mx = _stats(col, md.get(12), orders[c])
             except ValueError as e:
                 raise _fmt(path, f"row group {g}: bad statistics: {e}", col.name) from None
+            _chunk_extent(md, start, f"row group {g} column {col.name!r}")
             out.append(ChunkMeta(g, col, _int(md.get(5, 0), "num_values"), mn, mx, off, length))
+        # Every row has at least one entry (a value, a null, an empty list)
+        # in every leaf, so a row group cannot have more rows than its
+        # fullest chunk has values: a num_rows lie (2**40 in a 16 KB file)
+        # is refused here, before any reader sizes an allocation by it.
+        most = max((c.num_values for c in out), default=0)
+        if rg_rows > most:
+            raise _fmt(path, f"row group {g} declares {rg_rows} rows but its column chunks "
+                             f"hold at most {most} values")
         footer.row_groups.append(out)
+    if rgs and total_rows != footer.num_rows:
+        raise _fmt(path, f"the row groups hold {total_rows} rows, the footer declares "
+                         f"{footer.num_rows}")
     return footer
+
+
+def _chunk_extent(md: dict[int, Any], data_end: int, where: str) -> None:
+    """A column chunk's page offsets and sizes lie in the data part
+    [4, data_end): a reader trusting them neither seeks past the file nor
+    sizes a buffer by a length the file cannot hold."""
+    for fid, what in ((9, "data_page_offset"), (10, "index_page_offset"),
+                      (11, "dictionary_page_offset")):
+        v = md.get(fid)
+        if v is None or (fid == 11 and v == 0):  # some writers wrote 0 for "none"
+            continue
+        if not isinstance(v, int) or isinstance(v, bool) or not 4 <= v < data_end:
+            raise ValueError(f"{where}: {what} {v!r} is outside the data part [4, {data_end})")
+    for fid, what in ((6, "total_uncompressed_size"), (7, "total_compressed_size")):
+        v = md.get(fid)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise ValueError(f"{where}: {what} is {v!r}")
+    comp = md.get(7)
+    if isinstance(comp, int) and comp > data_end - 4:
+        raise ValueError(f"{where}: total_compressed_size {comp} exceeds the "
+                         f"{data_end - 4}-byte data part")
 
 
 def read_bloom(f: CountingFile, footer: Footer, chunk: ChunkMeta) -> bytes | None:

@@ -10,9 +10,19 @@ Parquet footer reader) then pick the few fields they need.
 
 Everything is bounded by the input: a list, map or binary cannot declare
 more elements or bytes than remain (each element takes at least one byte),
-varints are at most 10 bytes, and nesting is at most ``MAX_DEPTH`` deep, so
-hostile bytes cost at most time and memory linear in their own size and
-fail with :class:`ThriftError` naming the offset.
+varints are at most 10 bytes, and nesting of structs, lists and maps
+together is at most ``MAX_DEPTH`` deep (400 nested lists raised
+RecursionError, issue #34), so hostile bytes fail with
+:class:`ThriftError` naming the offset.
+
+Cost (R50): every decoded value costs a Python object, 8 to 60 times the
+one to three bytes it took, so "linear in the input" alone let a 15 MB
+footer of one list of 15 million empty structs cost 6.4 s and 1.07 GiB.
+Two rules bound it to a small multiple of the bytes read: an empty struct
+or list decodes to one shared immutable object (no allocation per byte),
+and the values decoded may number at most ``len(data) // 2 + 64`` (a real
+footer has about one value per 3 to 6 bytes: 0.17 to 0.3 values per byte in
+pyarrow's and DuckDB's footers, tests/test_parquet_hostile.py).
 """
 
 from __future__ import annotations
@@ -27,6 +37,13 @@ __all__ = ["MAX_DEPTH", "ThriftError", "decode_struct", "encode_bloom_header"]
 # keeping Python's recursion far from its limit.
 MAX_DEPTH = 64
 
+# Decoding cost in units of about one small Python object (~30 bytes): a
+# struct (a dict) costs 8, a list 2 plus one per element, a map entry 3,
+# a struct field 1.  Honest footers cost 0.4 to 1.2 units per byte (pyarrow
+# with and without statistics, DuckDB; measured in tests/test_parquet_hostile.py),
+# so 3 a byte leaves room and caps memory near 100 bytes per input byte.
+COST_STRUCT, COST_LIST, BUDGET_PER_BYTE = 8, 2, 3
+
 # Compact-protocol type ids (field headers; list elements use the same ids,
 # with 1 or 2 for bool).
 T_TRUE, T_FALSE, T_I8, T_I16, T_I32, T_I64, T_DOUBLE = 1, 2, 3, 4, 5, 6, 7
@@ -40,13 +57,25 @@ class ThriftError(ValueError):
     """Malformed compact-protocol bytes (the message says what and where)."""
 
 
+# Shared results for empty containers: the callers only read what they get.
+_EMPTY_STRUCT: dict[int, Any] = {}
+_EMPTY_LIST: list[Any] = []
+
+
 class _Reader:
-    __slots__ = ("buf", "end", "pos")
+    __slots__ = ("budget", "buf", "end", "pos")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf)
+        self.budget = BUDGET_PER_BYTE * (self.end - pos) + 1024  # cost units left (R50)
+
+    def spend(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise self.fail(f"more values than {self.end} bytes of Thrift can honestly hold "
+                            f"(decoding would cost over {BUDGET_PER_BYTE} units a byte)")
 
     def fail(self, what: str) -> ThriftError:
         return ThriftError(f"{what} at byte {self.pos}")
@@ -100,9 +129,9 @@ class _Reader:
         if t == T_BINARY:
             return self.take(self.varint())
         if t in (T_LIST, T_SET):
-            return self.list_(depth)
+            return self.list_(depth + 1)
         if t == T_MAP:
-            return self.map_(depth)
+            return self.map_(depth + 1)
         if t == T_STRUCT:
             return self.struct_(depth + 1)
         if t == T_UUID:
@@ -114,7 +143,12 @@ class _Reader:
             return self.byte() == 1
         return self.value(t, depth)
 
+    def nest(self, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise self.fail(f"structs, lists and maps nested deeper than {MAX_DEPTH}")
+
     def list_(self, depth: int) -> list[Any]:
+        self.nest(depth)
         head = self.byte()
         n, et = head >> 4, head & 0x0F
         if n == 15:
@@ -123,27 +157,36 @@ class _Reader:
         # what remains (this bounds the allocation by the input size).
         if n > self.end - self.pos:
             raise self.fail(f"list of {n} elements runs past the end of the data")
+        if n == 0:
+            return _EMPTY_LIST
+        self.spend(COST_LIST + n)
         return [self.elem(et, depth) for _ in range(n)]
 
     def map_(self, depth: int) -> list[tuple[Any, Any]]:
+        self.nest(depth)
         n = self.varint()
         if n == 0:
-            return []
+            return _EMPTY_LIST
         kv = self.byte()
         if 2 * n > self.end - self.pos:
             raise self.fail(f"map of {n} entries runs past the end of the data")
+        self.spend(COST_LIST + 3 * n)
         kt, vt = kv >> 4, kv & 0x0F
         return [(self.elem(kt, depth), self.elem(vt, depth)) for _ in range(n)]
 
     def struct_(self, depth: int) -> dict[int, Any]:
-        if depth > MAX_DEPTH:
-            raise self.fail(f"structs nested deeper than {MAX_DEPTH}")
+        self.nest(depth)
+        if self.pos < self.end and self.buf[self.pos] == 0:
+            self.pos += 1
+            return _EMPTY_STRUCT
+        self.spend(COST_STRUCT)
         fields: dict[int, Any] = {}
         last = 0
         while True:
             head = self.byte()
             if head == 0:
                 return fields
+            self.spend(1)
             t, delta = head & 0x0F, head >> 4
             fid = last + delta if delta else self.zigzag(16)
             last = fid
