@@ -14,6 +14,8 @@ of these (or a plain ValueError/TypeError for bad arguments):
   to be corrupt).
 - :class:`IncompatibleFiltersError` (a ValueError): a set operation between
   filters whose layout, size, number of hashes, seed or hashing differ.
+- :class:`ColumnNotFoundError` (a KeyError and a ValueError): a data file
+  without the column asked for.
 - :class:`CapacityError`: a structure that cannot take another key (cuckoo
   and quotient filters when full); the structure is left unchanged.
 
@@ -28,6 +30,7 @@ __all__ = [
     "BloomkitError",
     "CapacityError",
     "ChecksumError",
+    "ColumnNotFoundError",
     "FileInUseError",
     "FormatError",
     "IncompatibleFiltersError",
@@ -72,6 +75,19 @@ class FileInUseError(UncleanFileError):
     lock did not come free in time, and by ``save``/``create`` asked to
     replace a file that writers have open (see docs/FORMAT.md, "Writers").
     """
+
+
+class ColumnNotFoundError(BloomkitError, KeyError, ValueError):
+    """A data file (Parquet, CSV) has no column of the name asked for.
+
+    One type for one condition across the API (issue #31): ``may_contain``,
+    ``build_index``, ``read_filter`` and ``build_from`` all raise it.  It is
+    a KeyError (what ``may_contain`` and ``build_index`` raised) and a
+    ValueError (what ``build_from`` raised), so either ``except`` still
+    catches it; its message is the plain text (no KeyError quotes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "no such column"
 
 
 class IncompatibleFiltersError(BloomkitError, ValueError):

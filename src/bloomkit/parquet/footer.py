@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import FormatError, UnsupportedFormatError
+from ..errors import ColumnNotFoundError, FormatError, UnsupportedFormatError
 from .thrift import ThriftError, decode_struct
 from .values import PHYSICAL_TYPES, ColumnType
 
@@ -37,7 +37,7 @@ _HEADER_GUESS = 64
 _HEADER_MAX = 4096
 
 
-def open_regular(path: str) -> Any:
+def open_regular(path: str, what: str = "a Parquet file") -> Any:
     """``open(path, "rb")`` for a regular file only (R52): opened with
     O_NONBLOCK so that a FIFO named ``x.parquet`` in a lake does not block
     the open, then refused unless fstat says S_ISREG (a FIFO, socket, device
@@ -48,10 +48,10 @@ def open_regular(path: str) -> Any:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            what = ("a directory" if stat.S_ISDIR(st.st_mode) else
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else
                     "a FIFO" if stat.S_ISFIFO(st.st_mode) else
                     "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-            raise FormatError(f"{path}: {what}, not a Parquet file")
+            raise FormatError(f"{path}: {kind}, not {what}")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -124,7 +124,7 @@ class Footer:
             if len(hits) == 1:
                 return hits[0]
         names = ", ".join(repr(c.name) for c in self.columns[:20])
-        raise KeyError(f"{self.path}: no column {column!r} (columns: {names})")
+        raise ColumnNotFoundError(f"{self.path}: no column {column!r} (columns: {names})")
 
 
 def _fmt(path: str, why: str, column: str | None = None) -> FormatError:
@@ -299,7 +299,7 @@ def _chunk_extent(md: dict[int, Any], data_end: int, where: str) -> None:
     for fid, what in ((9, "data_page_offset"), (10, "index_page_offset"),
                       (11, "dictionary_page_offset")):
         v = md.get(fid)
-        if v is None or (fid == 11 and v == 0):  # some writers wrote 0 for "none"
+        if v is None or v == 0:  # writers write 0 for "none" (pyarrow: an empty row group)
             continue
         if not isinstance(v, int) or isinstance(v, bool) or not 4 <= v < data_end:
             raise ValueError(f"{where}: {what} {v!r} is outside the data part [4, {data_end})")

@@ -25,7 +25,6 @@ changed.
 
 from __future__ import annotations
 
-import glob as _glob
 import importlib
 import math
 import mmap
@@ -38,8 +37,9 @@ from typing import Any
 
 from .. import _core
 from ..bloom import BlockedBloomFilter
-from ..errors import BloomkitError, FormatError
-from .footer import CountingFile, read_footer
+from ..errors import BloomkitError, ColumnNotFoundError, FormatError, UnsupportedFormatError
+from .footer import CountingFile, open_regular, read_footer
+from .lake import expand, find
 from .values import ColumnType
 
 __all__ = [
@@ -61,6 +61,7 @@ _FILE_LEN = 64
 _ENTRY_LEN = 32
 _WHOLE_FILE = 0xFFFFFFFF
 _GRANULARITIES = ("file", "row_group")
+_OUTSIDE = 0x80000000  # granularity bit 31: paths may leave the index's directory (R48)
 
 # params: granularity, files, entries, error_rate, column_len, patterns_len,
 # strings_len, filters_off (bk_pqindex.h)
@@ -217,15 +218,49 @@ def _stored_as_is(col: ColumnType, t: Any, pa: Any) -> bool:
     return False
 
 
-def _read_column(pf: Any, g: int | None, column: str) -> Any:
-    """One row group (or all of them, g None) of one column, as an Arrow array."""
+# Rows per Arrow batch while indexing: pyarrow sizes its buffers by the
+# batch, never by a row group's declared num_rows (a footer whose counts all
+# agree on 2**40 rows still costs one batch of memory, R47).
+_BATCH_ROWS = 1 << 16
+
+
+def _distinct(pf: Any, g: int | None, col: ColumnType, path: str) -> tuple[Any, int]:
+    """(keys, count) of one row group (or every one, g None) of one column,
+    read in batches of _BATCH_ROWS rows, each reduced to its distinct values."""
+    pa, pc = _mod("pyarrow"), _mod("pyarrow.compute")
+    column = col.name
     top = column.split(".")[0]
-    t = pf.read(columns=[top]) if g is None else pf.read_row_group(g, columns=[top])
-    while "." in column and t.num_columns and column not in t.column_names:
-        t = t.flatten()
-    if column not in t.column_names:
-        raise KeyError(f"{pf.path}: pyarrow cannot read column {column!r} as a flat column")
-    return t.column(column)
+    parts = []
+    groups = None if g is None else [g]
+    for rb in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, columns=[top]):
+        t = pa.Table.from_batches([rb])
+        while "." in column and t.num_columns and column not in t.column_names:
+            t = t.flatten()
+        if column not in t.column_names:
+            raise ColumnNotFoundError(
+                f"{path}: pyarrow cannot read column {column!r} as a flat column")
+        arr = t.column(column).combine_chunks()
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if arr.null_count:
+            arr = arr.drop_null()
+        if len(arr):
+            parts.append(pc.unique(arr))
+    if not parts:
+        return [], 0
+    return _arrow_plain(col, parts[0] if len(parts) == 1 else pa.concat_arrays(parts))
+
+
+def _arrow_failure(path: str, column: str, exc: BaseException) -> FormatError:
+    """What a pyarrow exception on an untrusted file becomes (R54): the
+    unsupported error for what pyarrow does not implement, else a
+    FormatError naming the file; never pyarrow's own type."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if type(exc).__name__ == "ArrowNotImplementedError":
+        return UnsupportedFormatError(f"{path}: column {column!r}: pyarrow cannot read it: "
+                                      f"{text}")
+    return FormatError(f"{path}: column {column!r}: corrupt or unreadable Parquet data "
+                       f"({type(exc).__name__}: {text})")
 
 
 # ---- building -------------------------------------------------------------
@@ -273,15 +308,21 @@ def _index_file(path: str, column: str, granularity: str, error_rate: float,
     if col.logical is not None and col.logical not in _LOGICAL_IDS:
         raise ValueError(f"{path}: column {column!r} has a logical type ({col.logical}) "
                          "this bloomkit cannot store")
-    pf = pq.ParquetFile(path)
+    pa = _mod("pyarrow")
     entries: list[tuple[int, int, bytes]] = []
-    if granularity == "file":
-        keys, n = _arrow_plain(col, _read_column(pf, None, col.name))
-        entries.append((_WHOLE_FILE, n, _filter_bytes(keys, n, error_rate, seed)))
-    else:
-        for g in range(len(footer.row_groups)):
-            keys, n = _arrow_plain(col, _read_column(pf, g, col.name))
-            entries.append((g, n, _filter_bytes(keys, n, error_rate, seed)))
+    try:
+        with pq.ParquetFile(path, pre_buffer=False) as pf:
+            if granularity == "file":
+                keys, n = _distinct(pf, None, col, path)
+                entries.append((_WHOLE_FILE, n, _filter_bytes(keys, n, error_rate, seed)))
+            else:
+                for g in range(len(footer.row_groups)):
+                    keys, n = _distinct(pf, g, col, path)
+                    entries.append((g, n, _filter_bytes(keys, n, error_rate, seed)))
+    except (pa.ArrowException, OSError, MemoryError) as e:
+        if isinstance(e, OSError) and e.errno is not None:
+            raise  # the file is gone or unreadable: the OS's own error
+        raise _arrow_failure(path, col.name, e) from None
     if (size, mtime) != _stat(path):
         raise RuntimeError(f"{path} changed while it was being indexed; try again")
     return _FileIndex(path, size, mtime, _core.xxh3_64(tail), footer.num_rows,
@@ -289,28 +330,18 @@ def _index_file(path: str, column: str, granularity: str, error_rate: float,
 
 
 def _expand(paths_or_glob: PathLike | Iterable[PathLike]) -> tuple[list[str], list[str]]:
-    """(files, patterns): a glob matching nothing is an empty lake, not an error."""
-    items = ([paths_or_glob] if isinstance(paths_or_glob, (str, os.PathLike))
-             else list(paths_or_glob))
-    files: list[str] = []
-    patterns: list[str] = []
-    for p in items:
-        s = os.fspath(p)
-        if os.path.isdir(s):
-            s = os.path.join(s, "**", "*.parquet")
-        if _glob.has_magic(s):
-            patterns.append(s)
-            files.extend(sorted(_glob.glob(s, recursive=True)))
-        else:
-            files.append(s)
-    seen: set[str] = set()
-    out = []
-    for f in files:
-        key = os.path.abspath(f)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out, patterns
+    """(files, patterns): a glob matching nothing is an empty lake, not an
+    error (bloomkit.parquet.lake: each real file once)."""
+    return expand(paths_or_glob)
+
+
+def _inside(rel: str) -> bool:
+    """Whether a stored path stays below the index's directory (relative,
+    no '..' segment): the rule bk_pqindex.c's validator holds (R48)."""
+    if not rel or rel[0] in "/\\" or (len(rel) >= 2 and rel[1] == ":" and rel[0].isalpha()
+                                        and (len(rel) == 2 or rel[2] in "/\\")):
+        return rel == ""
+    return ".." not in rel.replace("\\", "/").split("/")
 
 
 def _rel(path: str, base: str) -> str:
@@ -344,7 +375,7 @@ def _run(paths: list[str], column: str, granularity: str, error_rate: float, see
 
 def build_index(paths_or_glob: PathLike | Iterable[PathLike], column: str,
                 error_rate: float = 0.01, granularity: str = "file", *, output: PathLike,
-                dask: bool = False, seed: int = 0) -> ParquetIndex:
+                dask: bool = False, seed: int = 0, allow_outside: bool = False) -> ParquetIndex:
     """Index ``column`` of a lake into ONE bloomkit file at ``output``.
 
     ``paths_or_glob``: a path, a directory (every ``*.parquet`` below it), a
@@ -355,16 +386,37 @@ def build_index(paths_or_glob: PathLike | Iterable[PathLike], column: str,
     files as Dask tasks (one per file, on the current scheduler) and merges
     their results.  Returns the index, opened.  Needs pyarrow (the
     ``bloomkit[parquet]`` extra) to read values.
+
+    The index records its files and patterns relative to its own directory,
+    which is the lake's root: a file or pattern outside it (``..`` or
+    absolute) is refused unless ``allow_outside=True``, which marks the
+    index so that readers must allow it too (``open_index(...,
+    allow_outside=True)``; R48).
     """
     _check_args(column, error_rate, granularity)
     paths, patterns = _expand(paths_or_glob)
+    _check_inside(output, paths, patterns, allow_outside)
     done = _run(paths, column, granularity, float(error_rate), seed, dask)
-    _write(output, column, granularity, float(error_rate), seed, patterns, done)
-    return open_index(output)
+    _write(output, column, granularity, float(error_rate), seed, patterns, done,
+           allow_outside)
+    return open_index(output, allow_outside=allow_outside)
+
+
+def _check_inside(output: PathLike, paths: list[str], patterns: list[str],
+                  allow_outside: bool) -> None:
+    if allow_outside:
+        return
+    base = os.path.dirname(os.path.abspath(os.fspath(output)))
+    for p in [*patterns, *paths]:
+        if not _inside(_rel(p, base)):
+            raise ValueError(
+                f"{p} is outside {base or '.'}, the directory of the index {os.fspath(output)}, "
+                "which is the lake's root: write the index at (or above) the lake's root, or "
+                "pass allow_outside=True (CLI: --allow-outside; its readers must allow it too)")
 
 
 def _write(output: PathLike, column: str, granularity: str, error_rate: float, seed: int,
-           patterns: list[str], files: list[_FileIndex]) -> None:
+           patterns: list[str], files: list[_FileIndex], allow_outside: bool = False) -> None:
     from ..persist.atomic import atomic_write, write_all
 
     base = os.path.dirname(os.path.abspath(os.fspath(output)))
@@ -386,6 +438,9 @@ def _write(output: PathLike, column: str, granularity: str, error_rate: float, s
         pos += -(-len(fb) // 64) * 64
     payload_len = pos
     gran = _GRANULARITIES.index(granularity)
+    if allow_outside and not all(map(_inside, (_rel(p, base) for p in [
+            *patterns, *(f.path for f in files)]))):
+        gran |= _OUTSIDE  # only when some path needs it: readers must then allow it
     header = bytearray(_HEADER_LEN)
     _core.init_header(header, KIND_PARQUET_INDEX, _HEADER_LEN, _PARAMS_LEN, payload_len,
                       seed=seed)
@@ -482,21 +537,32 @@ def _column_type(rec: tuple[Any, ...], path: tuple[str, ...]) -> ColumnType:
                       precision=prec, bit_width=bw, signed=bool(tflags & 2), path=path)
 
 
-def open_index(path: PathLike, *, verify: bool = True) -> ParquetIndex:
+def open_index(path: PathLike, *, verify: bool = True, max_bytes: int | None = None,
+               allow_outside: bool = False) -> ParquetIndex:
     """Open an index written by :func:`build_index` (memory-mapped: only the
     tables and the filters a query touches are read).  ``verify`` checks the
     checksum and every filter deeply (one pass over the file); the tables
     and every filter's header are checked either way.  Raises
-    :class:`bloomkit.FormatError` naming the file and the reason."""
-    return ParquetIndex(path, verify=verify)
+    :class:`bloomkit.FormatError` naming the file and the reason.
+
+    The size guard every bloomkit file has (R53): with ``verify`` a sparse
+    index declaring more than 16 GiB with little on disk is refused before
+    the pass (:class:`bloomkit.SizeLimitError`), and ``max_bytes`` refuses
+    any index larger than it.  An index whose paths leave its directory
+    (built with ``allow_outside=True``) opens only with
+    ``allow_outside=True`` (R48)."""
+    return ParquetIndex(path, verify=verify, max_bytes=max_bytes, allow_outside=allow_outside)
 
 
 class ParquetIndex:
     """A sidecar index of one column of a lake (see the module docstring)."""
 
-    def __init__(self, path: PathLike, *, verify: bool = True,
-                 _data: bytes | None = None) -> None:
+    def __init__(self, path: PathLike, *, verify: bool = True, max_bytes: int | None = None,
+                 allow_outside: bool = False, _data: bytes | None = None) -> None:
+        from ..persist.checks import check_size
+
         self.path = os.fspath(path)
+        self.allow_outside = allow_outside
         # stored paths are relative to the index's directory; answers join
         # them to the directory as the caller named it ("lake/i.bkidx" gives
         # "lake/part-0.parquet")
@@ -505,8 +571,10 @@ class ParquetIndex:
         if _data is not None:  # tests: the same checks on bytes in memory
             self._mm = _data
         else:
-            with open(self.path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
+            with open_regular(self.path, "a bloomkit file") as fh:
+                st = os.fstat(fh.fileno())
+                size = st.st_size
+                check_size(self.path, st, max_bytes, full_pass=verify)
                 if size < 64:
                     raise FormatError(f"{self.path}: not a bloomkit file ({size} bytes)")
                 self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -532,7 +600,13 @@ class ParquetIndex:
         (gran, nfiles, nentries, self.error_rate, col_len, pat_len, _strings_len,
          _filters_off) = _PARAMS.unpack_from(mm, 64)
         hl = hdr["header_len"]
-        self.granularity = _GRANULARITIES[gran]
+        self.outside = bool(gran & _OUTSIDE)
+        if self.outside and not self.allow_outside:
+            raise FormatError(
+                f"{self.path}: this index lists files or patterns outside its own directory "
+                "(built with allow_outside=True); open it with allow_outside=True (CLI: "
+                "--allow-outside) if you trust it")
+        self.granularity = _GRANULARITIES[gran & ~_OUTSIDE]
         self.seed = hdr["seed"]
         strings_off = hl + nfiles * _FILE_LEN + nentries * _ENTRY_LEN
         self.column = bytes(mm[strings_off:strings_off + col_len]).decode("utf-8")
@@ -599,10 +673,15 @@ class ParquetIndex:
     # ---- staleness --------------------------------------------------------------
 
     def stale(self, *, footers: bool = False) -> Staleness:
-        """Which indexed files changed (size or mtime; with ``footers=True``
-        also a footer whose hash differs, at the cost of reading each
-        footer), which are gone, and which files the recorded globs or
-        directories match now that the index does not hold."""
+        """Which indexed files changed, which are gone, and which files the
+        recorded globs or directories match now that the index does not hold.
+
+        Staleness is decided by content (R31/8): a file whose size and
+        modification time are the indexed ones is unchanged (the shortcut);
+        otherwise its footer is read and the file is unchanged when its size
+        and footer hash are the indexed ones (``cp -r lake lake2`` resets
+        mtimes, and the copy still answers from its filters).  With
+        ``footers=True`` every footer is compared, whatever the times say."""
         out = Staleness()
         known = set()
         for f, a in zip(self.files, self._abs, strict=True):
@@ -612,12 +691,12 @@ class ParquetIndex:
             except FileNotFoundError:
                 out.removed.append(f.path)
                 continue
-            if (size, mtime) != (f.size, f.mtime_ns):
+            if size != f.size:
                 out.changed.append(f.path)
-            elif footers and _footer_hash(a) != f.footer_hash:
+            elif (mtime != f.mtime_ns or footers) and _footer_hash(a) != f.footer_hash:
                 out.changed.append(f.path)
         for pat in self.patterns:
-            for p in sorted(_glob.glob(pat, recursive=True)):
+            for p in find(pat):
                 a = os.path.abspath(p)
                 if a not in known:
                     known.add(a)
@@ -653,9 +732,10 @@ class ParquetIndex:
             and os.path.normpath(p) not in st.added]
         path = self.path
         self.close()
+        _check_inside(path, paths, patterns, self.outside)
         _write(path, self.column, self.granularity, self.error_rate, self.seed,
-               patterns, done)
-        return open_index(path), st
+               patterns, done, self.outside)
+        return open_index(path, allow_outside=self.outside), st
 
     def _reuse(self, fi: int) -> _FileIndex:
         f = self.files[fi]
@@ -679,9 +759,9 @@ class ParquetIndex:
         :class:`StaleIndexWarning` names them; ``strict=True`` raises
         :class:`StaleIndexError` instead.  Removed files are never candidates.
         """
-        from .sbbf import is_numpy, value_key
+        from .sbbf import value_key, values_list
 
-        given = values.tolist() if is_numpy(values) else list(values)  # type: ignore[attr-defined]
+        given = values_list(values, "candidates")
         result = IndexCandidates()
         vals, keys = [], []
         for v in given:  # each distinct value once (0.0 and -0.0 are one dict key)

@@ -25,7 +25,6 @@ count).  See :class:`ColumnType` and docs/parquet.md.
 from __future__ import annotations
 
 import bisect
-import glob as _glob
 import os
 import struct
 import sys
@@ -35,6 +34,7 @@ from typing import Any
 from .. import _core
 from ..errors import IncompatibleFiltersError
 from .footer import ChunkMeta, CountingFile, Footer, parse_bloom_header, read_bloom, read_footer
+from .lake import expand
 from .thrift import encode_bloom_header
 from .values import ColumnType
 
@@ -96,6 +96,17 @@ def _numpy_plain(col: ColumnType, arr: Any) -> tuple[Any, int] | None:
     if p in ("FLOAT", "DOUBLE"):
         if kind != "f":
             return None
+        if p == "FLOAT" and arr.dtype.itemsize > 4:
+            # A double beyond FLOAT's range is in no FLOAT row group, as
+            # encode() says for one value (the cast made it inf, with a
+            # RuntimeWarning, so contains_many(np.array([1e300])) said True
+            # after add(inf) while `1e300 in f` said False, #34 item 10):
+            # such arrays take the per-value path.
+            with np.errstate(over="ignore"):
+                f32 = arr.astype("<f4")
+            if bool(np.any(np.isinf(f32) & np.isfinite(arr))):
+                return None
+            return np.ascontiguousarray(f32), 4
         return np.ascontiguousarray(arr.astype("<f4" if p == "FLOAT" else "<f8")), (
             4 if p == "FLOAT" else 8)
     return None
@@ -420,8 +431,9 @@ def _chunk(footer: Footer, row_group: int, column: str | Sequence[str]) -> Chunk
     n = len(footer.row_groups)
     if isinstance(row_group, bool) or not isinstance(row_group, int):
         raise TypeError("row_group must be an int")
-    if not -n <= row_group < n:
-        raise IndexError(f"{footer.path}: row group {row_group} out of range ({n} row groups)")
+    if not 0 <= row_group < n:
+        raise IndexError(f"{footer.path}: row group {row_group} out of range (the file has "
+                         f"{n}, numbered 0 to {n - 1}; a negative number is no row group)")
     return footer.row_groups[row_group][idx]
 
 
@@ -451,18 +463,25 @@ class Candidates(dict):  # type: ignore[type-arg]
 
 
 def expand_paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
-    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    out: list[str] = []
-    for p in items:
-        s = os.fspath(p)
-        if _glob.has_magic(s):
-            hits = sorted(_glob.glob(s, recursive=True))
-            if not hits:
-                raise FileNotFoundError(f"no file matches {s!r}")
-            out.extend(hits)
-        else:
-            out.append(s)
-    return out
+    """The files of a lake: a path, a directory (every ``*.parquet`` below
+    it), a glob, or a list of them; the one rule of bloomkit.parquet.lake
+    (each real file once, symlink loops and FIFOs harmless).  A glob or
+    directory with no Parquet file raises FileNotFoundError."""
+    return expand(paths, empty_glob_ok=False)[0]
+
+
+def values_list(values: Any, who: str) -> list[Any]:
+    """``values`` as a list: an iterable of values (a numpy array too).  A
+    single value is a TypeError that says so (a str or bytes is refused
+    too: it would be probed character by character)."""
+    if is_numpy(values):
+        return values.tolist()  # type: ignore[no-any-return]
+    if isinstance(values, (str, bytes, bytearray, memoryview)) or not hasattr(
+            values, "__iter__"):
+        raise TypeError(f"{who}() takes an iterable of values (a list, a tuple, a numpy "
+                        f"array), not {type(values).__name__} {values!r:.40}; for one value "
+                        "pass [value]")
+    return list(values)
 
 
 def value_key(v: object) -> object:
@@ -521,11 +540,15 @@ def may_contain(paths_or_glob: PathLike | Iterable[PathLike], column: str | Sequ
     file without the column raises KeyError, a corrupt one FormatError, both
     naming the file.
     """
-    vals = values.tolist() if is_numpy(values) else list(values)  # type: ignore[attr-defined]
+    given = values_list(values, "may_contain")
     result = Candidates()
-    keys = [value_key(v) for v in vals]
-    for k in keys:
-        result.setdefault(k, [])
+    vals, keys = [], []
+    for v in given:  # each distinct value once, as candidates() does (R55)
+        k = value_key(v)
+        if k not in result:
+            result[k] = []
+            vals.append(v)
+            keys.append(k)
     probes: dict[ColumnType, _Probe] = {}
     colkey = _colkey(column)
     for path in expand_paths(paths_or_glob):

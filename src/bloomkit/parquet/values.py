@@ -263,11 +263,32 @@ class ColumnType:
             "DECIMAL": "decimal.Decimal or int",
         }.get(self.logical or "", "int")
 
+    def _max_digits(self) -> int:
+        """Decimal digits the column's unscaled integers can have at most:
+        its precision, else what the storage holds (INT32 10, INT64 19, a
+        FIXED_LEN_BYTE_ARRAY of n bytes 2.41 n + 1)."""
+        store = {"INT32": 10, "INT64": 19}.get(self.physical)
+        if store is None:
+            store = (8 * (self.type_length or 0) * 30103) // 100000 + 1
+        store = min(store, 4000)  # no writer's decimal comes near; keeps int() cheap
+        return min(self.precision, store) if self.precision > 0 else store
+
     def _unscaled(self, value: object) -> int | None:
         if isinstance(value, bool) or not isinstance(value, (int, decimal.Decimal)):
             raise self._fail(value, "decimal.Decimal or int")
         d = decimal.Decimal(value)
+        if d.is_nan():
+            raise TypeError(f"{value} is not a number: no {self.describe()} column holds it")
         if not d.is_finite():
+            return None
+        if not d:
+            return 0
+        # Decided from the exponent, in constant time (R56): 1e999999 made a
+        # million-digit int (25 s) and 1e9999999 raised decimal.Overflow.  A
+        # value with more integer digits than the column has, or whose
+        # leading digit lies below the scale's last, is in no row group.
+        top = d.adjusted() + self.scale  # power of ten of the leading unscaled digit
+        if top >= self._max_digits() or top < 0:
             return None
         scaled = d.scaleb(self.scale, context=decimal.Context(prec=10_000))
         if scaled != scaled.to_integral_value():
@@ -490,11 +511,16 @@ def value_from_text(col: ColumnType, text: str) -> object:
         if lg == "TIME":
             return int(text) if text.isdigit() else _dt.time.fromisoformat(text)
         if lg == "DECIMAL":
-            return decimal.Decimal(text)
+            d = decimal.Decimal(text)
+            if d.is_nan():
+                raise ValueError("not a number")
+            return d
         if lg == "UUID":
             return uuid.UUID(text)
         if p in ("INT32", "INT64"):
-            return int(text, 0)
+            # decimal as written ("0123" is 123); 0x / 0o / 0b prefixes too
+            body = text.strip().lstrip("+-")
+            return int(text, 0 if body[:2].lower() in ("0x", "0o", "0b") else 10)
         if p in ("FLOAT", "DOUBLE") or lg == "FLOAT16":
             return float(text)
         if p in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..errors import ColumnNotFoundError
 from . import base
 from .base import ARROW_HINT, CODECS, COMPRESSED, PARQUET_BUFFER, Batch, Source, need, tell
 
@@ -110,7 +111,7 @@ def _pick_column(names: Sequence[str], column: str | None, where: str) -> str:
         raise ValueError(f"{where}: {len(names)} columns: pick one with column= / --column "
                          f"({', '.join(names)})")
     if column not in names:
-        raise ValueError(f"{where}: no column {column!r} (columns: {', '.join(names)})")
+        raise ColumnNotFoundError(f"{where}: no column {column!r} (columns: {', '.join(names)})")
     return column
 
 
