@@ -71,10 +71,12 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
+    # `bloomkit parquet candidates: error: ...`: the subcommand names itself
+    name = getattr(args, "command_name", None) or args.command
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
-        print(f"bloomkit {args.command}: interrupted", file=sys.stderr)
+        print(f"bloomkit {name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader went away (`bloomkit query ... | head`): not an error
@@ -82,10 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except (CliError, BloomkitError, ValueError, TypeError, OSError, MemoryError) as exc:
-        print(f"bloomkit {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        print(f"bloomkit {name}: error: {one_line(exc)}", file=sys.stderr)
         return exit_code(exc)
     except Exception as exc:  # a bug: still one line, never a traceback
-        print(f"bloomkit {args.command}: internal error: {type(exc).__name__}: {one_line(exc)}",
+        print(f"bloomkit {name}: internal error: {type(exc).__name__}: {one_line(exc)}",
               file=sys.stderr)
         return EXIT_ERROR
     return code

@@ -416,6 +416,14 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    with _naming(args.file), open(args.file, "rb") as fh:
+        first = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
+    if first["kind"] == _core.KINDS["ParquetIndex"]:  # #31 item 13: was exit 4
+        from ..parquet import cli as parquet_cli
+
+        info = parquet_cli.index_info(args.file, first, not args.no_verify,
+                                      _max_bytes(args, not args.no_verify))
+        return _print_info(info, args.json)
     # --no-verify: the header only (an O(1) map, no pass over the payload)
     f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify),
                       keyed.for_file(args, args.file))
@@ -429,7 +437,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     temps = _note_temporaries(args.file, "info")
     if temps:
         info["temporaries"] = [{k: t[k] for k in ("name", "bytes", "status")} for t in temps]
-    if args.json:
+    return _print_info(info, args.json)
+
+
+def _print_info(info: dict[str, Any], as_json: bool) -> int:
+    if as_json:
         print(json.dumps(info, indent=2))
     else:
         width = max(len(k) for k in info)

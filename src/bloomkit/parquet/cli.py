@@ -44,9 +44,23 @@ INDEX_EXAMPLE = "bloomkit parquet index 'lake/*.parquet' --column user_id -o lak
 CANDIDATES_EXAMPLE = "bloomkit parquet candidates lake/users.bkidx 12345 67890"
 EXIT_STALE = 5  # --strict and the lake changed: like an unclean file, not to be trusted now
 
+# `bloomkit parquet --help` and each subcommand's: its own statuses (#31 item 11)
+EXIT_HELP = """exit statuses:
+  0  probe, candidates: every value may be somewhere; index, update: done
+  1  probe, candidates: some value is in no file or row group
+  2  usage error, missing file, unknown column, a file over --max-bytes,
+     a lake or index outside the index's directory without --allow-outside,
+     any other error
+  3  corrupt Parquet file or index (lengths, counts, offsets, checksum)
+  4  unsupported: an encrypted footer, a type pyarrow cannot read, an index
+     written by a later bloomkit
+  5  candidates --strict: the lake changed since the index was built
+Errors are one line on stderr: `bloomkit parquet SUBCOMMAND: error: ...`."""
+
 
 def register(sub: Any, epilog: str) -> None:
     """Add the ``parquet`` command to the subparsers of bloomkit/cli/parser.py."""
+    epilog = EXIT_HELP
     desc = "probe Parquet files' own Bloom filters and statistics (see docs/parquet.md)"
     p = sub.add_parser("parquet", help=desc, description=desc,
                        epilog=f"example:\n  {EXAMPLE}\n\n{epilog}")
@@ -62,7 +76,7 @@ def register(sub: Any, epilog: str) -> None:
                    help="use Bloom filters only, not min/max statistics")
     q.add_argument("--json", action="store_true", help="machine-readable output")
     q.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
-    q.set_defaults(func=cmd_probe)
+    q.set_defaults(func=cmd_probe, command_name="parquet probe")
 
     x = psub.add_parser(
         "index", help="write a sidecar index: which files / row groups may hold each value",
@@ -81,7 +95,10 @@ def register(sub: Any, epilog: str) -> None:
     x.add_argument("--dask", action="store_true",
                    help="index the files as Dask tasks on the current scheduler")
     x.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    x.set_defaults(func=cmd_index)
+    x.add_argument("--allow-outside", action="store_true",
+                   help="allow files and globs outside the index's directory (readers of "
+                        "the index must pass --allow-outside too)")
+    x.set_defaults(func=cmd_index, command_name="parquet index")
 
     c = psub.add_parser(
         "candidates", help="which files / row groups may hold each value, from an index",
@@ -97,7 +114,8 @@ def register(sub: Any, epilog: str) -> None:
     c.add_argument("--no-verify", action="store_true",
                    help="skip the checksum of the index (its tables are checked anyway)")
     c.add_argument("--json", action="store_true", help="machine-readable output")
-    c.set_defaults(func=cmd_candidates)
+    _reader_options(c)
+    c.set_defaults(func=cmd_candidates, command_name="parquet candidates")
 
     u = psub.add_parser(
         "update", help="re-index the files that changed, were added or removed",
@@ -106,13 +124,33 @@ def register(sub: Any, epilog: str) -> None:
         epilog=f"example:\n  bloomkit parquet update lake/users.bkidx\n\n{epilog}")
     u.add_argument("index", metavar="INDEX", help="the index file")
     u.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    u.set_defaults(func=cmd_update)
+    _reader_options(u)
+    u.set_defaults(func=cmd_update, command_name="parquet update")
+
+
+def _reader_options(p: Any) -> None:
+    from ..cli.parser import byte_size
+
+    p.add_argument("--max-bytes", type=byte_size, default=None, metavar="SIZE",
+                   help="refuse an index larger than SIZE (default: refuse a sparse one over "
+                        "16 GiB before the checksum pass; 0: no limit)")
+    p.add_argument("--allow-outside", action="store_true",
+                   help="accept an index whose files lie outside its directory (built with "
+                        "--allow-outside)")
+
+
+def _max_bytes(args: argparse.Namespace) -> int | None:
+    given = getattr(args, "max_bytes", None)
+    if given is None:
+        return None
+    return given if given > 0 else sys.maxsize
 
 
 def _paths(spec: str) -> list[str]:
-    if os.path.isdir(spec):
-        spec = os.path.join(spec, "**", "*.parquet")
-    paths = expand_paths(spec)
+    try:
+        paths = expand_paths(spec)
+    except FileNotFoundError:
+        paths = []
     if not paths:
         raise CliError(f"no Parquet file under {spec!r}")
     return paths
@@ -149,7 +187,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise CliError(f"{spec}: no such file or directory")
         specs.append(spec)
     idx = parquet.build_index(specs, args.column, args.error_rate, args.granularity,
-                              output=args.output, dask=args.dask)
+                              output=args.output, dask=args.dask,
+                              allow_outside=args.allow_outside)
     with idx:
         if not args.quiet:
             types = sorted({f.column_type.describe() for f in idx.files})
@@ -165,7 +204,8 @@ def _entries(idx: parquet.ParquetIndex) -> str:
 
 @_keyerrors
 def cmd_candidates(args: argparse.Namespace) -> int:
-    with parquet.open_index(args.index, verify=not args.no_verify) as idx:
+    with parquet.open_index(args.index, verify=not args.no_verify, max_bytes=_max_bytes(args),
+                            allow_outside=args.allow_outside) as idx:
         if idx.files:
             col = idx.files[0].column_type
             values = [value_from_text(col, t) for t in args.values]
@@ -195,7 +235,8 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 @_keyerrors
 def cmd_update(args: argparse.Namespace) -> int:
-    idx = parquet.open_index(args.index)
+    idx = parquet.open_index(args.index, max_bytes=_max_bytes(args),
+                             allow_outside=args.allow_outside)
     new, what = idx.update()
     with new:
         if not args.quiet:
@@ -230,3 +271,34 @@ def _probe(args: argparse.Namespace) -> int:
               f"{res.row_groups} row group(s), {res.filters_read} Bloom filter(s)",
               file=sys.stderr)
     return 0 if all(hits) else 1
+
+
+def index_info(path: str, header: dict[str, Any], verify: bool, max_bytes: int | None
+               ) -> dict[str, Any]:
+    """What ``bloomkit info`` prints of a Parquet index (kind 12): its
+    column, granularity, files, entries and error rate, from the index alone
+    (allow_outside: describing walks no path)."""
+    st = os.stat(path)
+    with parquet.open_index(path, verify=verify, max_bytes=max_bytes,
+                            allow_outside=True) as idx:
+        types = sorted({f.column_type.describe() for f in idx.files})
+        return {
+            "file": path,
+            "kind": header["kind_name"],
+            "kind_id": header["kind"],
+            "format_version": f"{header['version_major']}.{header['version_minor']}",
+            "file_bytes": st.st_size,
+            "column": idx.column,
+            "column_types": ", ".join(types) or "-",
+            "granularity": idx.granularity,
+            "files": len(idx.files),
+            "entries": len(idx),
+            "rows": sum(f.num_rows for f in idx.files),
+            "distinct_values": sum(n for _, _, n in idx.entries),
+            "error_rate": idx.error_rate,
+            "seed": idx.seed,
+            "patterns": ", ".join(os.path.relpath(p, os.path.dirname(path) or ".")
+                                  for p in idx.patterns) or "-",
+            "paths_outside_index_dir": idx.outside,
+            "verified": verify,
+        }

@@ -602,7 +602,7 @@ class ParquetIndex:
         hl = hdr["header_len"]
         self.outside = bool(gran & _OUTSIDE)
         if self.outside and not self.allow_outside:
-            raise FormatError(
+            raise ValueError(
                 f"{self.path}: this index lists files or patterns outside its own directory "
                 "(built with allow_outside=True); open it with allow_outside=True (CLI: "
                 "--allow-outside) if you trust it")
