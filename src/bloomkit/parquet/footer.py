@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from ..errors import ColumnNotFoundError, FormatError, UnsupportedFormatError
 from .thrift import ThriftError, decode_struct
@@ -43,15 +43,20 @@ def open_regular(path: str, what: str = "a Parquet file") -> Any:
     the open, then refused unless fstat says S_ISREG (a FIFO, socket, device
     or directory is a FormatError naming it).  The flag is cleared again
     before any read."""
+    def refuse(mode: int) -> FormatError:
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        return FormatError(f"{path}: {kind}, not {what}")
+
+    mode = os.stat(path).st_mode  # a socket cannot even be opened (ENXIO)
+    if not stat.S_ISREG(mode):
+        raise refuse(mode)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     try:
-        st = os.fstat(fd)
+        st = os.fstat(fd)  # again on what was opened: the name may have changed
         if not stat.S_ISREG(st.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else
-                    "a FIFO" if stat.S_ISFIFO(st.st_mode) else
-                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-            raise FormatError(f"{path}: {kind}, not {what}")
+            raise refuse(st.st_mode)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -65,7 +70,7 @@ class CountingFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._f = open_regular(self.path)  # closed by close() / __exit__
+        self._f: IO[bytes] = open_regular(self.path)  # closed by close() / __exit__
         self.size = os.fstat(self._f.fileno()).st_size
         self.bytes_read = 0
 

@@ -601,11 +601,6 @@ class ParquetIndex:
          _filters_off) = _PARAMS.unpack_from(mm, 64)
         hl = hdr["header_len"]
         self.outside = bool(gran & _OUTSIDE)
-        if self.outside and not self.allow_outside:
-            raise ValueError(
-                f"{self.path}: this index lists files or patterns outside its own directory "
-                "(built with allow_outside=True); open it with allow_outside=True (CLI: "
-                "--allow-outside) if you trust it")
         self.granularity = _GRANULARITIES[gran & ~_OUTSIDE]
         self.seed = hdr["seed"]
         strings_off = hl + nfiles * _FILE_LEN + nentries * _ENTRY_LEN
@@ -615,14 +610,22 @@ class ParquetIndex:
         colpath = tuple(self.column.split("."))
         self.files: list[IndexedFile] = []
         self._abs: list[str] = []  # absolute paths, for staleness
+        self._stored: list[str] = []  # as recorded (relative to the index's directory)
         for i in range(nfiles):
             rec = _FILE.unpack_from(mm, hl + i * _FILE_LEN)
             po, pl = rec[4], rec[5]
             stored = bytes(mm[strings_off + po:strings_off + po + pl]).decode("utf-8")
+            self._stored.append(stored)
             self._abs.append(os.path.abspath(os.path.join(self._base, stored)))
             self.files.append(IndexedFile(
                 os.path.normpath(os.path.join(self._base, stored)), rec[0], rec[1], rec[2],
                 rec[3], rec[6], _column_type(rec, colpath)))
+        if self.outside and not self.allow_outside and not all(
+                map(_inside, [*pats.split("\n"), *self._stored] if pats else self._stored)):
+            raise ValueError(
+                f"{self.path}: this index lists files or patterns outside its own directory "
+                "(built with allow_outside=True); open it with allow_outside=True (CLI: "
+                "--allow-outside) if you trust it")
         eoff = hl + nfiles * _FILE_LEN
         # (file, row group or None, values, filter offset in the file, length)
         self._entries = []

@@ -18,11 +18,11 @@ RecursionError, issue #34), so hostile bytes fail with
 Cost (R50): every decoded value costs a Python object, 8 to 60 times the
 one to three bytes it took, so "linear in the input" alone let a 15 MB
 footer of one list of 15 million empty structs cost 6.4 s and 1.07 GiB.
-Two rules bound it to a small multiple of the bytes read: an empty struct
-or list decodes to one shared immutable object (no allocation per byte),
-and the values decoded may number at most ``len(data) // 2 + 64`` (a real
-footer has about one value per 3 to 6 bytes: 0.17 to 0.3 values per byte in
-pyarrow's and DuckDB's footers, tests/test_parquet_hostile.py).
+Two rules bound it: an empty struct or list decodes to one shared object
+(no allocation per byte), and the decoder keeps an estimate of the bytes
+of objects it made (``COST_*`` below), refusing past ``BUDGET_PER_BYTE``
+(96) per input byte, about 2.5 times what honest footers cost.  Time stays linear in
+the input (each element takes at least one byte).
 """
 
 from __future__ import annotations
@@ -37,12 +37,20 @@ __all__ = ["MAX_DEPTH", "ThriftError", "decode_struct", "encode_bloom_header"]
 # keeping Python's recursion far from its limit.
 MAX_DEPTH = 64
 
-# Decoding cost in units of about one small Python object (~30 bytes): a
-# struct (a dict) costs 8, a list 2 plus one per element, a map entry 3,
-# a struct field 1.  Honest footers cost 0.4 to 1.2 units per byte (pyarrow
-# with and without statistics, DuckDB; measured in tests/test_parquet_hostile.py),
-# so 3 a byte leaves room and caps memory near 100 bytes per input byte.
-COST_STRUCT, COST_LIST, BUDGET_PER_BYTE = 8, 2, 3
+# Decoding cost, in bytes of the Python objects made (CPython 3.11 sizes,
+# rounded up): a struct is a dict (200, plus 24 a field), a list 56 plus 8
+# an element, a map entry a tuple (64), an int 32, a double 24, a binary
+# 33 plus its length; empty structs and lists are shared (the 8 of the
+# pointer).  Honest footers cost 22 to 32 bytes a byte (tracemalloc over
+# pyarrow's and DuckDB's, with and without statistics and dictionaries),
+# 29 to 43 by this model (which overestimates); a budget of 96 a byte
+# admits them with room (tests/test_parquet_hostile.py measures the densest)
+# and caps any footer at about 2.5 times what an honest one of its size
+# costs.  (Only a schema-aware decoder that checks counts while decoding
+# could do better; a list of 1-field structs costs a dict per 3 bytes.)
+COST_STRUCT, COST_FIELD, COST_LIST, COST_ELEM, COST_ENTRY = 200, 24, 56, 8, 64
+COST_INT, COST_DOUBLE, COST_BINARY = 32, 24, 33
+BUDGET_PER_BYTE = 96
 
 # Compact-protocol type ids (field headers; list elements use the same ids,
 # with 1 or 2 for bool).
@@ -69,13 +77,13 @@ class _Reader:
         self.buf = buf
         self.pos = pos
         self.end = len(buf)
-        self.budget = BUDGET_PER_BYTE * (self.end - pos) + 1024  # cost units left (R50)
+        self.budget = BUDGET_PER_BYTE * (self.end - pos) + 4096  # bytes of objects left (R50)
 
     def spend(self, n: int) -> None:
         self.budget -= n
         if self.budget < 0:
             raise self.fail(f"more values than {self.end} bytes of Thrift can honestly hold "
-                            f"(decoding would cost over {BUDGET_PER_BYTE} units a byte)")
+                            f"(decoding would make over {BUDGET_PER_BYTE} bytes of objects a byte)")
 
     def fail(self, what: str) -> ThriftError:
         return ThriftError(f"{what} at byte {self.pos}")
@@ -123,11 +131,15 @@ class _Reader:
             return b - 256 if b > 127 else b
         bits = _INT_BITS.get(t)
         if bits is not None:
+            self.budget -= COST_INT
             return self.zigzag(bits)
         if t == T_DOUBLE:
+            self.budget -= COST_DOUBLE
             return _DOUBLE.unpack(self.take(8))[0]
         if t == T_BINARY:
-            return self.take(self.varint())
+            raw = self.take(self.varint())
+            self.budget -= COST_BINARY + len(raw)
+            return raw
         if t in (T_LIST, T_SET):
             return self.list_(depth + 1)
         if t == T_MAP:
@@ -159,7 +171,7 @@ class _Reader:
             raise self.fail(f"list of {n} elements runs past the end of the data")
         if n == 0:
             return _EMPTY_LIST
-        self.spend(COST_LIST + n)
+        self.spend(COST_LIST + COST_ELEM * n)
         return [self.elem(et, depth) for _ in range(n)]
 
     def map_(self, depth: int) -> list[tuple[Any, Any]]:
@@ -170,7 +182,7 @@ class _Reader:
         kv = self.byte()
         if 2 * n > self.end - self.pos:
             raise self.fail(f"map of {n} entries runs past the end of the data")
-        self.spend(COST_LIST + 3 * n)
+        self.spend(COST_LIST + (COST_ELEM + COST_ENTRY) * n)
         kt, vt = kv >> 4, kv & 0x0F
         return [(self.elem(kt, depth), self.elem(vt, depth)) for _ in range(n)]
 
@@ -186,7 +198,7 @@ class _Reader:
             head = self.byte()
             if head == 0:
                 return fields
-            self.spend(1)
+            self.spend(COST_FIELD)
             t, delta = head & 0x0F, head >> 4
             fid = last + delta if delta else self.zigzag(16)
             last = fid
