@@ -191,7 +191,7 @@ static int bkbloom_add_size(void *vctx, Py_ssize_t n, int from_buffer)
     bkbloom_add_ctx *ctx = (bkbloom_add_ctx *)vctx;
     if (bkpy_writer_size(vctx, n, from_buffer) < 0)
         return -1;
-    if (from_buffer && ctx->stage.hs == NULL)
+    if (from_buffer == 1 && ctx->stage.hs == NULL) /* not BKPY_BUFFER_GAPS: not consecutive */
         bkbloom_stage_open(&ctx->stage, ctx->bloom, n, 0);
     /* A shared map's large GIL-free batch tries to hold its file alone:
      * three fcntl calls a batch against a locked OR a word (py_common.h). */
@@ -277,7 +277,7 @@ static int bkbloom_query_size(void *vctx, Py_ssize_t n, int from_buffer)
     bkbloom_query_ctx *ctx = (bkbloom_query_ctx *)vctx;
     if (bkpy_bools_size(vctx, n, from_buffer) < 0)
         return -1;
-    if (from_buffer && ctx->stage.hs == NULL)
+    if (from_buffer == 1 && ctx->stage.hs == NULL) /* not BKPY_BUFFER_GAPS: not consecutive */
         bkbloom_stage_open(&ctx->stage, ctx->bloom, n, 1);
     return 0;
 }

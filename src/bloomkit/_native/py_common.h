@@ -203,7 +203,14 @@ typedef void (*bkpy_chunk_fn)(void *ctx, const uint64_t *hs, size_t n, size_t of
 typedef struct {
     Py_ssize_t count;  /* keys seen */
     int from_buffer;   /* input was a 1-d buffer (numpy array, ...) */
+    Py_ssize_t nulls;  /* Arrow input: null rows skipped (count + nulls = rows) */
 } bkpy_batch_info;
+
+/* size_fn's from_buffer for Arrow input with null rows (py_arrow.c): fn is
+ * called on runs of non-null rows, `offset` still the row index, so chunks
+ * are not consecutive; results of the null rows must read as 0 (False), and
+ * nothing may rely on consecutive chunks (py_bloom.c's stage). */
+#define BKPY_BUFFER_GAPS 2
 
 /* Hash `keys` chunk by chunk and call fn on each chunk.  For buffer input
  * the hashing and fn run with the GIL released when nogil is set (fn must
@@ -241,6 +248,21 @@ int bkbytekeys_api_check(PyObject *o);
 Py_ssize_t bkbytekeys_api_len(PyObject *o);
 void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hasher *hs,
                         uint64_t *out);
+
+/* Arrow arrays (py_arrow.c): any object whose type has __arrow_c_array__
+ * or __arrow_c_stream__.  open (GIL) imports and validates every array
+ * (NULL with an exception); run (no Python API: may run without the GIL)
+ * hashes every non-null row, calling fn on runs of them; close (GIL)
+ * releases everything.  rows: all rows; gaps: some row may be null;
+ * nulls: null rows the last run skipped. */
+typedef struct bkarrow_keys bkarrow_keys;
+int bkarrow_api_check(PyObject *o);
+bkarrow_keys *bkarrow_api_open(PyObject *o);
+Py_ssize_t bkarrow_api_rows(const bkarrow_keys *k);
+int bkarrow_api_gaps(const bkarrow_keys *k);
+Py_ssize_t bkarrow_api_nulls(const bkarrow_keys *k);
+void bkarrow_api_run(bkarrow_keys *k, const bk_hasher *hs, bkpy_chunk_fn fn, void *ctx);
+void bkarrow_api_close(bkarrow_keys *k);
 
 /* Results of a batch query: for a contains_many a list of bools, or for
  * buffer input a numpy bool array (a bytearray of 0/1 when numpy cannot be

@@ -108,6 +108,32 @@ static int bkpy_chunks_bytekeys(const bkpy_batch *b, PyObject *keys)
     return 0;
 }
 
+/* Arrow arrays and streams (py_arrow.c): validated with the GIL, hashed
+ * without it when nogil.  Null rows are skipped (BKPY_BUFFER_GAPS). */
+static int bkpy_chunks_arrow(const bkpy_batch *b, PyObject *keys)
+{
+    bkarrow_keys *k = bkarrow_api_open(keys);
+    PyThreadState *ts;
+    Py_ssize_t rows;
+    int gaps;
+    if (k == NULL)
+        return -1;
+    rows = bkarrow_api_rows(k);
+    gaps = bkarrow_api_gaps(k);
+    b->info->from_buffer = 1;
+    if ((b->size_fn != NULL && b->size_fn(b->ctx, rows, gaps ? BKPY_BUFFER_GAPS : 1) < 0) ||
+        bkpy_batch_leave(b, &ts) < 0) {
+        bkarrow_api_close(k);
+        return -1;
+    }
+    bkarrow_api_run(k, b->hs, b->fn, b->ctx);
+    bkpy_batch_return(b, ts);
+    b->info->nulls = bkarrow_api_nulls(k);
+    b->info->count = rows - b->info->nulls;
+    bkarrow_api_close(k);
+    return 0;
+}
+
 /* The elements of a 1-d buffer at it->base, chunk by chunk. */
 static void bkpy_buffer_loop(const bkpy_batch *b, const bkpy_buf_iter *it)
 {
@@ -279,6 +305,7 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
     bkpy_batch b = {keyfunc, hs, fn, size_fn, ctx, nogil, pin, info, hold};
     info->count = 0;
     info->from_buffer = 0;
+    info->nulls = 0;
     if (bkpy_is_single_key(keys)) {
         PyErr_Format(PyExc_TypeError,
                      "expected an iterable of keys, got a single %.50s; use add()/`in` "
@@ -292,6 +319,8 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         return bkpy_chunks_buffer(&b, keys);
     if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))
         return bkpy_chunks_sequence(&b, keys);
+    if (keyfunc == NULL && bkarrow_api_check(keys))
+        return bkpy_chunks_arrow(&b, keys);
     return bkpy_chunks_iter(&b, keys);
 }
 
@@ -352,6 +381,8 @@ int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
         if (b->bytearray == NULL)
             return -1;
         b->out = (uint8_t *)PyByteArray_AS_STRING(b->bytearray);
+        if (from_buffer == BKPY_BUFFER_GAPS) /* null rows: False / 0 */
+            memset(b->out, 0, (size_t)(need * item));
         b->cap = b->len = need;
         return 0;
     }

@@ -363,7 +363,8 @@ static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kw
             return NULL;
         ctx.counts = cs;
         if (!PyList_CheckExact(keys) && !PyTuple_CheckExact(keys) &&
-            !((PyObject_CheckBuffer(keys) || bkbytekeys_api_check(keys)) &&
+            !((PyObject_CheckBuffer(keys) || bkbytekeys_api_check(keys) ||
+               bkarrow_api_check(keys)) &&
               self->st.keyfunc == NULL) &&
             !PyUnicode_Check(keys) && !PyBytes_Check(keys) && !PyByteArray_Check(keys)) {
             owned = PySequence_List(keys);
@@ -397,7 +398,8 @@ static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kw
     Py_XDECREF(owned);
     if (rc < 0)
         return NULL;
-    if (ctx.counts != NULL && (ctx.mismatch || (size_t)info.count != ctx.ncounts)) {
+    if (ctx.counts != NULL &&
+        (ctx.mismatch || (size_t)(info.count + info.nulls) != ctx.ncounts)) {
         PyErr_SetString(PyExc_ValueError, "keys and counts differ in length");
         return NULL;
     }
