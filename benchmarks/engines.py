@@ -1,0 +1,141 @@
+"""Membership inside query engines (issue #33.4, docs/engines.md), one run.
+
+    PYTHONPATH=src python benchmarks/engines.py            10^7 rows
+    PYTHONPATH=src python benchmarks/engines.py --smoke    10^4 rows (CI: it runs, nothing timed)
+
+Every figure is a ratio to a peer measured in the same process, the cells
+alternated, the median of --repeat runs (wall clock, time.perf_counter):
+
+  ints     contains_many of n random int64 keys (half present) as a numpy
+           array (the peer), a pyarrow Array, a pyarrow ChunkedArray of 8
+           chunks and a Polars Series;
+  strings  the same keys as decimal strings (7..19 bytes): a numpy 'S'
+           array (the buffer path of fixed-width bytes, the peer), a pyarrow
+           string Array, a Polars Series (string_view) and a list of str;
+  duckdb   SELECT count(*) FROM t WHERE seen(uid) over a BIGINT column of n
+           rows, seen() registered by bloomkit.engines.duckdb_register,
+           against contains_many(numpy column).sum() (the peer), and
+           DuckDB's own SELECT count(*) FROM t WHERE uid % 2 = 0 for scale;
+  polars   df.filter(bloomkit.engines.polars_contains(f, "uid")).height
+           against the numpy peer.
+
+The filter is a BlockedBloomFilter(n, 0.01) holding every other key.  The
+answers of every path are checked equal to the peer's before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import machine
+import numpy as np
+
+import bloomkit
+from bloomkit import engines
+
+
+def _median_ratios(cells: dict[str, Callable[[], Any]], peer: str, repeat: int
+                   ) -> dict[str, dict[str, float]]:
+    times: dict[str, list[float]] = {k: [] for k in cells}
+    for _ in range(repeat):
+        for name, run in cells.items():  # alternated: load changes hit every cell alike
+            t0 = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t0)
+    base = statistics.median(times[peer])
+    return {k: {"seconds": statistics.median(v), "ratio": statistics.median(v) / base}
+            for k, v in times.items()}
+
+
+def run(n: int, repeat: int) -> dict[str, Any]:
+    import duckdb
+    import polars as pl
+    import pyarrow as pa
+
+    rng = np.random.default_rng(33)
+    keys = rng.integers(0, 2**62, n, dtype=np.int64)
+    f = bloomkit.BlockedBloomFilter(n, 0.01, seed=7)
+    f.add_many(keys[::2])
+    want = f.contains_many(keys)
+    out: dict[str, Any] = {"n": n, "repeat": repeat}
+
+    arr = pa.array(keys)
+    chunked = pa.chunked_array(np.array_split(keys, 8))
+    series = pl.Series("uid", keys)
+    for x in (arr, chunked, series):
+        assert (f.contains_many(x) == want).all()
+    out["ints"] = _median_ratios({
+        "numpy": lambda: f.contains_many(keys),
+        "pyarrow": lambda: f.contains_many(arr),
+        "pyarrow chunked": lambda: f.contains_many(chunked),
+        "polars": lambda: f.contains_many(series),
+    }, "numpy", repeat)
+
+    strs = keys.astype("S19")  # decimal digits, 7..19 bytes (numpy strips no byte here)
+    slist = [s.decode() for s in strs.tolist()]
+    sarr = pa.array(slist)
+    sseries = pl.Series(slist)
+    g = bloomkit.BlockedBloomFilter(n, 0.01, seed=7)
+    g.add_many(sarr[::2])
+    swant = g.contains_many(strs)
+    for x in (sarr, sseries, slist):
+        assert list(g.contains_many(x)) == list(swant)
+    out["strings"] = _median_ratios({
+        "numpy S19": lambda: g.contains_many(strs),
+        "pyarrow": lambda: g.contains_many(sarr),
+        "polars": lambda: g.contains_many(sseries),
+        "list of str": lambda: g.contains_many(slist),
+    }, "numpy S19", repeat)
+    del slist
+
+    con = duckdb.connect()
+    con.execute("SET threads TO 1")  # the peer is one thread too
+    con.register("src", pa.table({"uid": arr}))
+    con.execute("CREATE TABLE t AS SELECT uid FROM src")
+    con.unregister("src")
+    engines.duckdb_register(con, "seen", f)
+    count = int(want.sum())
+    sql = "SELECT count(*) FROM t WHERE seen(uid)"
+    assert con.execute(sql).fetchone() == (count,)
+    df = pl.DataFrame({"uid": series})
+    expr = engines.polars_contains(f, "uid")
+    assert df.filter(expr).height == count
+    out["engines"] = _median_ratios({
+        "numpy contains_many": lambda: int(f.contains_many(keys).sum()),
+        "duckdb WHERE seen(uid)": lambda: con.execute(sql).fetchone(),
+        "duckdb WHERE uid % 2 = 0": lambda: con.execute(
+            "SELECT count(*) FROM t WHERE uid % 2 = 0").fetchone(),
+        "polars filter": lambda: df.filter(expr).height,
+    }, "numpy contains_many", repeat)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="10^4 rows, 1 repeat (CI)")
+    ap.add_argument("--n", type=int, default=10**7)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=None, help="directory for engines.json")
+    args = ap.parse_args()
+    info = machine.announce()
+    n, repeat = (10**4, 1) if args.smoke else (args.n, args.repeat)
+    res = run(n, repeat)
+    for section in ("ints", "strings", "engines"):
+        print(f"## {section} (n = {n:,}, median of {repeat}; ratio to the first line)")
+        for name, cell in res[section].items():
+            print(f"  {name:28s} {cell['seconds'] * 1e3:9.1f} ms   {cell['ratio']:5.2f}x")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        res["machine"] = info
+        name = "engines-smoke.json" if args.smoke else "engines.json"
+        (args.out / name).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
