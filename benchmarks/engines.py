@@ -14,8 +14,12 @@ alternated, the median of --repeat runs (wall clock, time.perf_counter):
            string Array, a Polars Series (string_view) and a list of str;
   duckdb   SELECT count(*) FROM t WHERE seen(uid) over a BIGINT column of n
            rows, seen() registered by bloomkit.engines.duckdb_register,
-           against contains_many(numpy column).sum() (the peer), and
-           DuckDB's own SELECT count(*) FROM t WHERE uid % 2 = 0 for scale;
+           on DuckDB with 1 and with 2 threads, against
+           contains_many(numpy column).sum() (the peer, one thread), and
+           two floors: const(uid), an Arrow UDF that hashes nothing and
+           returns all True (DuckDB calls a Python function once per
+           vector of 2,048 rows; this is its own cost of those calls), and
+           DuckDB's SELECT count(*) FROM t WHERE uid % 2 = 0;
   polars   df.filter(bloomkit.engines.polars_contains(f, "uid")).height
            against the numpy peer.
 
@@ -51,6 +55,13 @@ def _median_ratios(cells: dict[str, Callable[[], Any]], peer: str, repeat: int
     base = statistics.median(times[peer])
     return {k: {"seconds": statistics.median(v), "ratio": statistics.median(v) / base}
             for k, v in times.items()}
+
+
+def _const(keys: Any) -> Any:
+    """An Arrow UDF that hashes nothing (all True): DuckDB's own cost per call."""
+    import pyarrow as pa
+
+    return pa.array(np.ones(len(keys), dtype=np.bool_))
 
 
 def run(n: int, repeat: int) -> dict[str, Any]:
@@ -92,24 +103,31 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         "polars": lambda: g.contains_many(sseries),
         "list of str": lambda: g.contains_many(slist),
     }, "numpy S19", repeat)
-    del slist
 
-    con = duckdb.connect()
-    con.execute("SET threads TO 1")  # the peer is one thread too
-    con.register("src", pa.table({"uid": arr}))
-    con.execute("CREATE TABLE t AS SELECT uid FROM src")
-    con.unregister("src")
-    engines.duckdb_register(con, "seen", f)
+    cons = {}
     count = int(want.sum())
     sql = "SELECT count(*) FROM t WHERE seen(uid)"
-    assert con.execute(sql).fetchone() == (count,)
+    for threads in (1, 2):
+        con = duckdb.connect()
+        con.execute(f"SET threads TO {threads}")
+        con.register("src", pa.table({"uid": arr}))
+        con.execute("CREATE TABLE t AS SELECT uid FROM src")
+        con.unregister("src")
+        engines.duckdb_register(con, "seen", f)
+        con.create_function("const", _const, ["BIGINT"], "BOOLEAN", type="arrow")
+        assert con.execute(sql).fetchone() == (count,)
+        cons[threads] = con
+    con1, con2 = cons[1], cons[2]
     df = pl.DataFrame({"uid": series})
     expr = engines.polars_contains(f, "uid")
     assert df.filter(expr).height == count
     out["engines"] = _median_ratios({
         "numpy contains_many": lambda: int(f.contains_many(keys).sum()),
-        "duckdb WHERE seen(uid)": lambda: con.execute(sql).fetchone(),
-        "duckdb WHERE uid % 2 = 0": lambda: con.execute(
+        "duckdb WHERE seen(uid), 1 thr": lambda: con1.execute(sql).fetchone(),
+        "duckdb WHERE seen(uid), 2 thr": lambda: con2.execute(sql).fetchone(),
+        "duckdb WHERE const(uid), 1 thr": lambda: con1.execute(
+            "SELECT count(*) FROM t WHERE const(uid)").fetchone(),
+        "duckdb WHERE uid % 2 = 0, 1 thr": lambda: con1.execute(
             "SELECT count(*) FROM t WHERE uid % 2 = 0").fetchone(),
         "polars filter": lambda: df.filter(expr).height,
     }, "numpy contains_many", repeat)

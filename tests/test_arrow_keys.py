@@ -401,3 +401,18 @@ def test_capsule_of_the_wrong_name_raises() -> None:
 
     with pytest.raises(TypeError, match="arrow_schema"):
         BloomFilter(100, 0.01).add_many(Wrong())
+
+
+def test_pandas_series_through_arrow_or_as_objects() -> None:
+    pd = pytest.importorskip("pandas")
+    f, g = BloomFilter(1000, 0.01, seed=6), BloomFilter(1000, 0.01, seed=6)
+    f.add_many(pd.Series([1, 2, None], dtype="Int64"))  # a nullable column: nulls skipped
+    g.add_many([1, 2])
+    assert _state(f) == _state(g)
+    # a column pyarrow cannot export (mixed objects, an int past 64 bits) is
+    # read as the Python objects, as before Arrow input
+    mixed = pd.Series([1, "a", b"b", 2**70], dtype=object)
+    f.add_many(mixed)
+    g.add_many([1, "a", b"b", 2**70])
+    assert _state(f) == _state(g)
+    assert f.contains_many(mixed) == [True] * 4

@@ -16,6 +16,7 @@ through their own methods).  DuckDB and Polars are imported only when called.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = ["duckdb_register", "polars_contains"]
@@ -31,8 +32,7 @@ def duckdb_register(con: Any, name: str, filt: Any, key_type: str = "BIGINT") ->
     ``SELECT count(*) FROM t WHERE name(uid)``.  The function is declared
     free of side effects, so DuckDB may run it in parallel threads (the
     hashing releases the GIL)."""
-    import pyarrow as pa
-
+    pa = importlib.import_module("pyarrow")  # untyped: imported as a module object
     contains_many = filt.contains_many
 
     def seen(keys: Any) -> Any:
@@ -46,8 +46,7 @@ def polars_contains(filt: Any, column: Any) -> Any:
     expression) in ``filt``?  ``df.filter(polars_contains(f, "uid"))``; null
     values answer False.  The Series of each batch goes to
     ``filt.contains_many`` through the Arrow C stream interface."""
-    import polars as pl
-
+    pl = importlib.import_module("polars")
     expr = pl.col(column) if isinstance(column, str) else column
     contains_many = filt.contains_many
 

@@ -561,6 +561,7 @@ static int bkarrow_part_init(bkarrow_part *p, const bkarrow_schema *s, const bka
     p->maybe_null = p->col.valid != NULL || p->col.kind == BKARROW_NULLS;
     if (s->dictionary == NULL)
         return 0;
+    p->has_dict = 1;
     if (p->col.kind != BKARROW_INT) {
         PyErr_Format(PyExc_TypeError, "Arrow dictionary indices of format '%.20s'", s->format);
         return -1;
@@ -570,11 +571,11 @@ static int bkarrow_part_init(bkarrow_part *p, const bkarrow_schema *s, const bka
         PyErr_SetString(PyExc_TypeError, "Arrow keys: a nested dictionary or struct is not keys");
         return -1;
     }
-    p->has_dict = 1;
-    p->maybe_null = 1;
     if (bkarrow_col_init(&p->dict, s->dictionary->format, a->dictionary, 0,
                          a->dictionary->length < 0 ? 0 : a->dictionary->length) < 0)
         return -1;
+    if (p->dict.valid != NULL || p->dict.kind == BKARROW_NULLS)
+        p->maybe_null = 1; /* a null dictionary value is a null row */
     p->dict_hash = (uint64_t *)PyMem_RawMalloc((size_t)(p->dict.length + 1) * 8);
     p->dict_ok = (uint8_t *)PyMem_RawMalloc((size_t)p->dict.length + 1);
     if (p->dict_hash == NULL || p->dict_ok == NULL) {
@@ -704,7 +705,7 @@ static int bkarrow_stream_error(bkarrow_stream *st, int rc, const char *what)
 }
 
 /* Read every array of a stream (an ArrowArrayStream capsule). */
-static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap)
+static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap, int *export_failed)
 {
     bkarrow_stream *st = (bkarrow_stream *)bkarrow_capsule(cap, "arrow_array_stream");
     int rc;
@@ -715,6 +716,10 @@ static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap)
     rc = st->get_schema(st, &k->schema);
     if (rc != 0)
         return bkarrow_stream_error(st, rc, "get_schema");
+    if (k->schema.format == NULL || k->schema.release == NULL) {
+        *export_failed = 0;
+        return bkarrow_bad("schema", "the stream's schema has no format%.0lld%.0lld", 0, 0);
+    }
     for (;;) {
         bkarrow_array *a;
         if (k->nowned == k->capowned) {
@@ -735,13 +740,15 @@ static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap)
         if (a->release == NULL)
             break;
         k->nowned++;
+        *export_failed = 0; /* the producer did its part: a bad array is our error */
         if (bkarrow_add_part(k, &k->schema, a) < 0)
             return -1;
+        *export_failed = 1;
     }
     return 0;
 }
 
-bkarrow_keys *bkarrow_api_open(PyObject *obj)
+bkarrow_keys *bkarrow_api_open(PyObject *obj, int *export_failed)
 {
     bkarrow_keys *k = (bkarrow_keys *)PyMem_Calloc(1, sizeof *k);
     PyObject *r;
@@ -752,10 +759,12 @@ bkarrow_keys *bkarrow_api_open(PyObject *obj)
     if (bkarrow_type_has(obj, &bkarrow_name_array, "__arrow_c_array__")) {
         const bkarrow_schema *s;
         const bkarrow_array *a;
+        *export_failed = 1;
         r = PyObject_CallMethod(obj, "__arrow_c_array__", NULL);
         k->hold = r;
         if (r == NULL)
             goto fail;
+        *export_failed = 0;
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
             PyErr_Format(PyExc_TypeError, "%.50s.__arrow_c_array__() must return a 2-tuple of "
                          "capsules", Py_TYPE(obj)->tp_name);
@@ -767,10 +776,12 @@ bkarrow_keys *bkarrow_api_open(PyObject *obj)
             goto fail;
         return k;
     }
+    *export_failed = 1;
     r = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
     k->hold = r;
-    if (r == NULL || bkarrow_read_stream(k, r) < 0)
+    if (r == NULL || bkarrow_read_stream(k, r, export_failed) < 0)
         goto fail;
+    *export_failed = 0;
     return k;
 fail:
     bkarrow_api_close(k);

@@ -253,11 +253,14 @@ void bkbytekeys_api_hash(PyObject *o, Py_ssize_t start, size_t n, const bk_hashe
  * or __arrow_c_stream__.  open (GIL) imports and validates every array
  * (NULL with an exception); run (no Python API: may run without the GIL)
  * hashes every non-null row, calling fn on runs of them; close (GIL)
- * releases everything.  rows: all rows; gaps: some row may be null;
+ * releases everything; *export_failed is set when open failed because
+ * the object's own export raised (pandas cannot export a column of mixed
+ * objects: the caller then iterates it as before).  rows: all rows; gaps:
+ * some row may be null;
  * nulls: null rows the last run skipped. */
 typedef struct bkarrow_keys bkarrow_keys;
 int bkarrow_api_check(PyObject *o);
-bkarrow_keys *bkarrow_api_open(PyObject *o);
+bkarrow_keys *bkarrow_api_open(PyObject *o, int *export_failed);
 Py_ssize_t bkarrow_api_rows(const bkarrow_keys *k);
 int bkarrow_api_gaps(const bkarrow_keys *k);
 Py_ssize_t bkarrow_api_nulls(const bkarrow_keys *k);

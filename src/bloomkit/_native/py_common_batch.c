@@ -110,14 +110,25 @@ static int bkpy_chunks_bytekeys(const bkpy_batch *b, PyObject *keys)
 
 /* Arrow arrays and streams (py_arrow.c): validated with the GIL, hashed
  * without it when nogil.  Null rows are skipped (BKPY_BUFFER_GAPS). */
+static int bkpy_chunks_iter(const bkpy_batch *b, PyObject *keys);
+
 static int bkpy_chunks_arrow(const bkpy_batch *b, PyObject *keys)
 {
-    bkarrow_keys *k = bkarrow_api_open(keys);
+    int export_failed = 0;
+    bkarrow_keys *k = bkarrow_api_open(keys, &export_failed);
     PyThreadState *ts;
     Py_ssize_t rows;
     int gaps;
-    if (k == NULL)
+    if (k == NULL) {
+        /* The producer could not export (a pandas object column of mixed
+         * types): its values as Python objects, as before Arrow input. */
+        if (export_failed && PyErr_ExceptionMatches(PyExc_Exception) &&
+            !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyErr_Clear();
+            return bkpy_chunks_iter(b, keys);
+        }
         return -1;
+    }
     rows = bkarrow_api_rows(k);
     gaps = bkarrow_api_gaps(k);
     b->info->from_buffer = 1;
