@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # R25: build the extension with AddressSanitizer + UBSan (BLOOMKIT_SANITIZE=1)
 # into build/asan/lib (package and .so; the in-place build is untouched) and
-# run the format, persistence and locking tests against it.  libasan is preloaded
+# run the format, persistence, locking and Arrow-batch tests against it.  libasan is preloaded
 # because the Python binary itself is not instrumented; leak checking is
 # off (CPython's interned objects and caches read as leaks at exit).
 # Usage: .ci/asan.sh [pytest args...]
@@ -22,4 +22,5 @@ import bloomkit, sys
 assert "build/asan/lib" in bloomkit.__file__, bloomkit.__file__
 print("sanitized build:", bloomkit._core.__file__, file=sys.stderr)
 PY
-python -m pytest -q -p no:cacheprovider tests/format tests/test_persist.py tests/test_locking.py "$@"
+python -m pytest -q -p no:cacheprovider tests/format tests/test_persist.py tests/test_locking.py \
+    tests/test_arrow_keys.py "$@"   # Arrow capsules: every buffer read bounds-checked (#33.4)

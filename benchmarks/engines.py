@@ -19,7 +19,9 @@ alternated, the median of --repeat runs (wall clock, time.perf_counter):
            two floors: const(uid), an Arrow UDF that hashes nothing and
            returns all True (DuckDB calls a Python function once per
            vector of 2,048 rows; this is its own cost of those calls), and
-           DuckDB's SELECT count(*) FROM t WHERE uid % 2 = 0;
+           DuckDB's SELECT count(*) FROM t WHERE uid % 2 = 0; and the
+           column fetched whole as DuckDB's Arrow stream into one
+           contains_many call;
   polars   df.filter(bloomkit.engines.polars_contains(f, "uid")).height
            against the numpy peer.
 
@@ -125,6 +127,8 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         "numpy contains_many": lambda: int(f.contains_many(keys).sum()),
         "duckdb WHERE seen(uid), 1 thr": lambda: con1.execute(sql).fetchone(),
         "duckdb WHERE seen(uid), 2 thr": lambda: con2.execute(sql).fetchone(),
+        "contains_many(duckdb rel)": lambda: int(
+            f.contains_many(con1.sql("SELECT uid FROM t")).sum()),
         "duckdb WHERE const(uid), 1 thr": lambda: con1.execute(
             "SELECT count(*) FROM t WHERE const(uid)").fetchone(),
         "duckdb WHERE uid % 2 = 0, 1 thr": lambda: con1.execute(
