@@ -7,7 +7,10 @@ the compiler does not check, kept by the suite (issue #24).
   bk_atomic.h, which holds the GCC/clang, MSVC and plain paths together;
 - every function a C file defines carries that file's one prefix;
 - the built extension exports one dynamic symbol, PyInit__core
-  (-fvisibility=hidden in setup.py).
+  (-fvisibility=hidden in setup.py);
+- ``BK_HAVE_<X>`` has one meaning, "structure X is compiled in" (setup.py
+  defines it for every py_<x>.c); a platform capability is ``BK_HAS_<X>``
+  (BK_HAS_ATOMICS, BK_HAS_INT128), issue #30.
 """
 
 from __future__ import annotations
@@ -108,6 +111,18 @@ def test_one_prefix_per_c_file() -> None:
             if not name.startswith(prefix):
                 offenders.append(f"{path.name}: {name} (prefix {prefix})")
     assert offenders == []
+
+
+def test_bk_have_names_a_compiled_structure() -> None:
+    structures = {p.stem[3:].upper() for p in NATIVE.glob("py_*.c")}
+    offenders = []
+    for path in SOURCES:
+        for n, line in enumerate(_strip_comments(path.read_text()).splitlines(), 1):
+            for name in re.findall(r"\bBK_HAVE_([A-Z0-9_]+)", line):
+                if name not in structures:
+                    offenders.append(f"{path.name}:{n}: BK_HAVE_{name} (no py_{name.lower()}.c)")
+    assert offenders == []
+    assert {"SLIDING", "FUSE"} <= structures  # the walk found the glue files
 
 
 def test_the_lint_sees_definitions() -> None:

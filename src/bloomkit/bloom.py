@@ -236,7 +236,7 @@ class BlockedBloomFilter(_BloomFacade[_K]):
         """A filter of ``num_bits`` (rounded up to a multiple of 512) and ``num_hashes``."""
         num_bits = _check_int("num_bits", num_bits)
         num_hashes = _check_int("num_hashes", num_hashes)
-        version = validate_layout_version("blocked", layout_version)
+        layout_version = validate_layout_version("blocked", layout_version)
         if not 1 <= num_bits <= 2**46:
             raise ValueError("num_bits must be in [1, 2**46]")
         if not 1 <= num_hashes <= 24:
@@ -244,7 +244,7 @@ class BlockedBloomFilter(_BloomFacade[_K]):
         num_bits = -(-num_bits // BLOCK_BITS) * BLOCK_BITS
         capacity, rate = _nominal(num_bits, num_hashes)
         obj: BlockedBloomFilter[Any] = _core.BloomBase.__new__(
-            cls, layout_id("blocked", version), num_bits, num_hashes, capacity, rate, seed=seed,
-            secret=secret, key=key,
+            cls, layout_id("blocked", layout_version), num_bits, num_hashes, capacity, rate,
+            seed=seed, secret=secret, key=key,
         )
         return obj

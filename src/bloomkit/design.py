@@ -401,16 +401,16 @@ def _secant_root(g: Callable[[int], float], x0: int, x1: int) -> float:
     return math.exp(root)
 
 
-def _model(version: int, cells: int = BLOCK_BITS) -> Callable[[int, int, int], float]:
+def _model(layout_version: int, cells: int = BLOCK_BITS) -> Callable[[int, int, int], float]:
     """The blocked FPR model ``(n, num_blocks, k) -> FPR`` of a layout version
     (blocks of ``cells`` bits, or counters of a blocked counting filter)."""
-    if version == 0:
+    if layout_version == 0:
         return lambda n, blocks, k: poisson_mixture(n / blocks, k, cells)
     return lambda n, blocks, k: occupancy_fpr(n, blocks, k, cells)
 
 
 def _min_blocks(
-    n: int, p: float, k: int, max_blocks: int, version: int = BLOCKED_LAYOUT_VERSION,
+    n: int, p: float, k: int, max_blocks: int, layout_version: int = BLOCKED_LAYOUT_VERSION,
     cells: int = BLOCK_BITS,
 ) -> tuple[int, float] | None:
     """Smallest num_blocks with blocked FPR <= p for this k (None if > max_blocks).
@@ -424,7 +424,7 @@ def _min_blocks(
     """
     log_p = math.log(p)
     cache: dict[int, float] = {}
-    model = _model(version, cells)
+    model = _model(layout_version, cells)
 
     def g(blocks: int) -> float:
         fpr = cache.get(blocks)
@@ -499,7 +499,7 @@ def _min_blocks(
 
 
 def blocked_design(
-    n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
+    n: int, p: float, layout_version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
 ) -> Design:
     """Blocked sizing; ``cells`` is the block's bits (512), or its counters
     for a blocked counting filter (512 // counter_bits: its ``num_bits`` is
@@ -514,7 +514,7 @@ def blocked_design(
 
     def blocks_for(k: int) -> int | float:
         if k not in results:
-            results[k] = _min_blocks(n, p, k, max_blocks, version, cells)
+            results[k] = _min_blocks(n, p, k, max_blocks, layout_version, cells)
         res = results[k]
         return math.inf if res is None else res[0]
 
@@ -534,11 +534,11 @@ def blocked_design(
             else:
                 worse += 1
             k += direction
-    return _pick_blocked(n, p, results, version, cells)
+    return _pick_blocked(n, p, results, layout_version, cells)
 
 
 def _pick_blocked(
-    n: int, p: float, results: _Results, version: int, cells: int = BLOCK_BITS
+    n: int, p: float, results: _Results, layout_version: int, cells: int = BLOCK_BITS
 ) -> Design:
     found = [(res[0], k, res[1]) for k, res in results.items() if res is not None]
     if not found:
@@ -552,20 +552,20 @@ def _pick_blocked(
         num_hashes=k,
         num_blocks=blocks,
         expected_error_rate=fpr,
-        layout_version=version,
+        layout_version=layout_version,
     )
 
 
 def _blocked_design_exhaustive(
-    n: int, p: float, version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
+    n: int, p: float, layout_version: int = BLOCKED_LAYOUT_VERSION, cells: int = BLOCK_BITS
 ) -> Design:
     """Reference implementation: scan every k in 1..24 (used by the tests)."""
     max_blocks = MAX_NUM_BITS // cells
     results = {
-        k: _min_blocks(n, p, k, max_blocks, version, cells)
+        k: _min_blocks(n, p, k, max_blocks, layout_version, cells)
         for k in range(1, MAX_BLOCKED_HASHES + 1)
     }
-    return _pick_blocked(n, p, results, version, cells)
+    return _pick_blocked(n, p, results, layout_version, cells)
 
 
 def validate_layout_version(layout: str, layout_version: object) -> int:
@@ -614,7 +614,7 @@ def design(
     n = validate_capacity(capacity)
     p = validate_error_rate(error_rate)
     kind = _validate_layout(layout)
-    version = validate_layout_version(kind, layout_version)
+    layout_version = validate_layout_version(kind, layout_version)
     if kind == "classic":
         return _classic_design(n, p)
     if p < MIN_BLOCKED_ERROR_RATE:
@@ -624,4 +624,4 @@ def design(
             "version 0 comes from 32 bits of the hash, which adds about keys_per_block / "
             "2**32 to the rate); use the classic layout for lower rates"
         )
-    return blocked_design(n, p, version)
+    return blocked_design(n, p, layout_version)

@@ -152,13 +152,13 @@ class ScalableBloomFilter(Persistent, _core.ScalableBase[_K]):
             raise TypeError(f"layout must be one of {LAYOUTS!r}, not {type(layout).__name__}")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS!r}, got {layout!r}")
-        version = validate_layout_version(layout, layout_version)
+        layout_version = validate_layout_version(layout, layout_version)
         try:
-            num_bits, k, _, rate = _link_params(0, n0, p, s, r, layout, version)
+            num_bits, k, _, rate = _link_params(0, n0, p, s, r, layout, layout_version)
         except CapacityError as exc:
             raise ValueError(str(exc).replace("scalable chain is full: ", "")) from exc
         return super().__new__(
-            cls, p, r, n0, s, layout_id(layout, version), num_bits, k, rate,
+            cls, p, r, n0, s, layout_id(layout, layout_version), num_bits, k, rate,
             seed=seed, secret=secret, key=key,
         )
 

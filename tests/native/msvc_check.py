@@ -92,7 +92,7 @@ PROBE = """\
 #if !BK_CC_MSVC || BK_CC_GNU
 #error "the cl.exe view does not select the MSVC compiler paths"
 #endif
-#if BK_HAVE_INT128 || BK_TARGET_ATTRIBUTES || !BK_X86_DISPATCH
+#if BK_HAS_INT128 || BK_TARGET_ATTRIBUTES || !BK_X86_DISPATCH
 #error "the cl.exe view: __int128 or target attributes on, or the AVX2 dispatch off"
 #endif
 int bk_msvc_probe(void);
@@ -144,7 +144,7 @@ class Checker:
                         if m in COMPILER_IDS and path.name not in COMPILER_HOMES:
                             errors.append(f"{path.name}:{no}: #if tests {m}: ask bk_intrin.h "
                                           "(BK_CC_*, BK_INTRIN_*) or bk_atomic.h "
-                                          "(BK_HAVE_ATOMICS) instead")
+                                          "(BK_HAS_ATOMICS) instead")
                         if m not in known:
                             errors.append(f"{path.name}:{no}: #if tests {m}: add it to "
                                           "msvc_check.py's NOT_CL (cl.exe lacks it) or "

@@ -18,7 +18,7 @@
  *                 x86 would need _InterlockedCompareExchange64 for the
  *                 64-bit load, not done).  Not compiled on this project's
  *                 CI: docs/building.md, "Windows and MSVC".
- *   other         plain loads and stores: BK_HAVE_ATOMICS is 0 and a shared
+ *   other         plain loads and stores: BK_HAS_ATOMICS is 0 and a shared
  *                 writer may lose concurrent updates (never a crash; a
  *                 process-local buffer written under the GIL is unaffected).
  *
@@ -33,14 +33,14 @@
 #include "bk_endian.h"
 
 #if defined(__GNUC__) || defined(__clang__)
-#define BK_HAVE_ATOMICS 1
+#define BK_HAS_ATOMICS 1
 #define BK_ATOMIC_GNU 1
 #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
 #include <intrin.h>
-#define BK_HAVE_ATOMICS 1
+#define BK_HAS_ATOMICS 1
 #define BK_ATOMIC_MSVC 1
 #else
-#define BK_HAVE_ATOMICS 0
+#define BK_HAS_ATOMICS 0
 #endif
 
 /* ---- loads ------------------------------------------------------------ */
@@ -187,7 +187,7 @@ BK_INLINE void bk_atomic_or64(uint64_t *p, uint64_t v)
 BK_INLINE void bk_atomic_add_u64le(uint8_t *p, uint64_t n)
 {
     uint64_t *w = (uint64_t *)(void *)p;
-#if BK_HAVE_ATOMICS && !BK_BIG_ENDIAN
+#if BK_HAS_ATOMICS && !BK_BIG_ENDIAN
 #if defined(BK_ATOMIC_GNU)
     __atomic_fetch_add(w, n, __ATOMIC_RELAXED);
 #else

@@ -92,7 +92,7 @@ BK_INLINE uint32_t bk_counting_get(const bk_counting *c, uint64_t i)
  * sharing a buffer never lose each other's updates. */
 BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomic)
 {
-#if !BK_HAVE_ATOMICS
+#if !BK_HAS_ATOMICS
     atomic = 0; /* no byte CAS (bk_atomic.h): neither GCC/clang nor MSVC */
 #endif
     if (c->bits == 16) {
@@ -104,7 +104,7 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
             bk_store_u16le(p, (uint16_t)(v + (uint32_t)delta));
             return;
         }
-#if BK_HAVE_ATOMICS
+#if BK_HAS_ATOMICS
         {
             uint16_t *w = (uint16_t *)(void *)p, old = bk_atomic_load16(w), nw;
             do {
@@ -122,7 +122,7 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
         int shift = (c->bits == 4 && (i & 1)) ? 4 : 0;
         uint32_t mask = c->bits == 4 ? 15u : 255u;
         uint8_t old = atomic ? 0 : *p, nb;
-#if BK_HAVE_ATOMICS
+#if BK_HAS_ATOMICS
         if (atomic)
             old = bk_atomic_load8(p);
 #endif
@@ -136,7 +136,7 @@ BK_INLINE void bk_counting_step(bk_counting *c, uint64_t i, int delta, int atomi
                 *p = nb;
                 return;
             }
-#if BK_HAVE_ATOMICS
+#if BK_HAS_ATOMICS
             if (bk_atomic_cas8(p, &old, nb))
                 return;
 #else

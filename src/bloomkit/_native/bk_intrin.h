@@ -125,10 +125,10 @@
 /* ---- 64 x 64 -> 128-bit multiplication -------------------------------- */
 
 #if BK_INTRIN_GNU && defined(__SIZEOF_INT128__)
-#define BK_HAVE_INT128 1
+#define BK_HAS_INT128 1
 __extension__ typedef unsigned __int128 bk_u128; /* GNU C; -Wpedantic-clean */
 #else
-#define BK_HAVE_INT128 0
+#define BK_HAS_INT128 0
 #endif
 
 /* The portable product: four 32 x 32 -> 64 partial products.  Cannot
@@ -149,7 +149,7 @@ BK_INLINE uint64_t bk_mul128_portable(uint64_t a, uint64_t b, uint64_t *hi)
 /* a * b as 128 bits: returns the low 64, stores the high 64 in *hi. */
 BK_INLINE uint64_t bk_mul128(uint64_t a, uint64_t b, uint64_t *hi)
 {
-#if BK_HAVE_INT128
+#if BK_HAS_INT128
     bk_u128 r = (bk_u128)a * b;
     *hi = (uint64_t)(r >> 64);
     return (uint64_t)r;
@@ -170,7 +170,7 @@ BK_INLINE uint64_t bk_mul128(uint64_t a, uint64_t b, uint64_t *hi)
  * and without bias worth measuring (Lemire's "fastrange"). */
 BK_INLINE uint64_t bk_mulhi64(uint64_t a, uint64_t b)
 {
-#if BK_HAVE_INT128
+#if BK_HAS_INT128
     return (uint64_t)(((bk_u128)a * b) >> 64);
 #elif BK_INTRIN_MSVC && (defined(_M_X64) || defined(_M_ARM64))
     return __umulh(a, b);

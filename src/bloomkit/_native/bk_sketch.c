@@ -255,7 +255,7 @@ BK_INLINE void bk_sketch_cms_set(bk_cms *c, uint64_t idx, uint64_t v)
 }
 
 /* new = min(old + add, max) and raise-to (conservative) as atomic loops. */
-#if !BK_BIG_ENDIAN && BK_HAVE_ATOMICS
+#if !BK_BIG_ENDIAN && BK_HAS_ATOMICS
 #define BK_CMS_HAVE_ATOMIC 1
 static void bk_sketch_cms_atomic_add(bk_cms *c, uint64_t idx, uint64_t add)
 {

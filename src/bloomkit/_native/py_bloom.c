@@ -40,7 +40,7 @@ static void bkbloom_add_count(BKBloom *self, uint64_t n, int atomic)
     uint8_t *p = BKBLOOM_COUNT_PTR(self);
     if (n == 0)
         return;
-    if (BK_HAVE_ATOMICS && atomic) {
+    if (BK_HAS_ATOMICS && atomic) {
         bk_atomic_add_u64le(p, n);
         return;
     }

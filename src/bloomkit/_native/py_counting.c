@@ -46,7 +46,7 @@ static void bkcounting_bump(BKCounting *self, size_t off, int64_t n)
     uint64_t v;
     if (n == 0)
         return;
-    if (BK_HAVE_ATOMICS && self->st.shared) {
+    if (BK_HAS_ATOMICS && self->st.shared) {
         bk_atomic_add_u64le(p, (uint64_t)n);
         return;
     }

@@ -138,7 +138,7 @@ static uint64_t bksketch_u64_or_0(PyObject *obj)
 static void bksketch_cms_total_add(BKCms *self, uint64_t n, int atomic)
 {
     uint8_t *p = BKCMS_TOTAL_PTR(self);
-    if (BK_HAVE_ATOMICS && atomic) {
+    if (BK_HAS_ATOMICS && atomic) {
         bk_atomic_sat_add_u64le(p, n);
         return;
     }
