@@ -352,7 +352,7 @@ double bk_bloom_estimate_error_rate(const bk_bloom *b);
 /* The reference probe sequence: the k payload bit indices key hash h
  * probes (classic: the enhanced double hashing above; blocked: the key's
  * block times 512 plus its in-block positions).  Every caller that needs
- * the positions themselves (the Python _bit_positions, hence redis.py)
+ * the positions themselves (the Python _bit_positions, hence bloomkit/redis)
  * goes through this one function; the add and contains loops above inline
  * the same sequence for speed, and tests/test_probes.py checks they agree. */
 void bk_bloom_positions(const bk_bloom *b, uint64_t h, uint64_t *out);

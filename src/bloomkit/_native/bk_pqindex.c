@@ -21,7 +21,7 @@
  * +0.0, every NaN is 0x7FF8... / 0x7FC0...), so a probe follows SQL
  * equality.  The column's type is stored per file (schemas may differ
  * across a lake), so probes are encoded as each file stores the column.
- * Python does all of this (bloomkit/_pq_index.py); the C side is only the
+ * Python does all of this (bloomkit/parquet/index.py); the C side is only the
  * validator, because every loader goes through bk_format_validate.
  *
  * Layout (docs/FORMAT.md, "Kind 12", draws every box):

@@ -2,7 +2,7 @@
  * bk_pqindex.h -- the Parquet sidecar index (container kind 12): layout
  * constants and its validator.  bk_pqindex.c has the essay, docs/FORMAT.md
  * ("Kind 12") the spec.  Building and probing are Python
- * (bloomkit/_pq_index.py) over kind-2 blocked Bloom filters; this module
+ * (bloomkit/parquet/index.py) over kind-2 blocked Bloom filters; this module
  * only says whether a state buffer is a sound index.  C11, no Python.h.
  */
 #ifndef BK_PQINDEX_H

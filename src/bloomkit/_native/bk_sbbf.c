@@ -27,7 +27,7 @@
  * pages carry (that is what every writer hashes).  Logical types hash their
  * stored physical value (a DATE is an INT32 day count, a TIMESTAMP an INT64
  * count of its unit, a STRING its UTF-8 bytes); that mapping lives in the
- * Python facade (bloomkit/_pq_values.py), which knows the column's schema.
+ * Python facade (bloomkit/parquet/values.py), which knows the column's schema.
  *
  * Sizing.  The spec: a split-block filter with k = 8 needs
  * c = -8 / ln(1 - p^(1/8)) bits per distinct value for rate p (11.54 bits

@@ -62,7 +62,7 @@
  * G == ceil(capacity / l); count mode has window_us = start_us =
  * early_shifts = 0.  Writers are exclusive (a shift clears a slice and
  * moves g: not one atomic OR), so mapped files get one writer at a time
- * (persist.py's WRITERS lock); readers may run beside a writer: a reader
+ * (bloomkit/_locking.py's WRITERS lock); readers may run beside a writer: a reader
  * that sees an old g scans the same ring with its boundary one slice off,
  * which can add a false positive for a moment, never a false negative.
  *

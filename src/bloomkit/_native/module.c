@@ -9,7 +9,7 @@
  * Module-level helpers: the hash functions (for tests against independent
  * implementations and for tools that must agree with the filters), the
  * key encoding, the container header parser and validator, and the header
- * writers (init_header, set_dirty, seal) that persist.py and redis.py use.
+ * writers (init_header, set_dirty, seal) that bloomkit/persist and bloomkit/redis use.
  */
 #include "py_common.h"
 
@@ -314,7 +314,7 @@ static PyObject *bkmod_checksum(PyObject *mod, PyObject *data)
 }
 
 /* ---- Begin header writers (issue #24: one home for the header) -----------
- * persist.py and redis.py write the container header through these three,
+ * bloomkit/persist and bloomkit/redis write the container header through these three,
  * never with struct: the offsets, the flag bits and the checksum rule live
  * in bk_format.c only. */
 

@@ -546,8 +546,8 @@ static PyObject *bkbloom_partition(PyObject *cls, PyObject *const *args, Py_ssiz
 }
 
 /* _hold_file([fd]): the descriptor that holds this shared map's writer
- * lock (persist.py, after joining the writers); None forgets it for good
- * (persist.py's fork hook; _detach clears it).  Returns the number of
+ * lock (bloomkit/persist, after joining the writers); None forgets it for good
+ * (persist/registry.py's fork hook; _detach clears it).  Returns the number of
  * add_many batches that have started holding the file alone so far (the
  * tests' evidence that the plain path ran). */
 static PyObject *bkbloom_hold_file(BKBloom *self, PyObject *const *args, Py_ssize_t nargs)

@@ -432,10 +432,10 @@ static inline void bkpy_writer_chunk(bkpy_writer *w)
  * every other writer of the object out, and another object of the same
  * file has its own lock, so it shares WRITERS and the conversion fails.
  * Linux (OFD locks) only; elsewhere every shared batch is atomic.  The
- * descriptor is the object's (persist.py sets it with _hold_file after
+ * descriptor is the object's (bloomkit/persist sets it with _hold_file after
  * joining, _detach forgets it).  A fork shares the open file description,
  * lock included, with the child, so neither side could tell the other
- * apart: persist.py's fork hook makes both forget the descriptor for good
+ * apart: persist/registry.py's fork hook makes both forget the descriptor for good
  * (lock_fd1 negated: every later batch is atomic, and a batch running in
  * another thread of the parent hands the file back at its next check). */
 #define BKPY_HOLD_CHECK_KEYS ((size_t)1 << 18)
@@ -636,7 +636,7 @@ PyObject *bkpy_obj_reduce(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_seal(PyObject *self, PyObject *unused);
 PyObject *bkpy_obj_set_dirty(PyObject *self, PyObject *arg);
 /* _key_hash(key): the 64-bit hash the structure uses for key (tests,
- * redis.py). */
+ * bloomkit/redis). */
 PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key);
 
 /* Getters: seed, keyed, key, writable, mapped, dirty, state_nbytes. */

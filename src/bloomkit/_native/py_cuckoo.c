@@ -240,7 +240,7 @@ static PyObject *bkcuckoo_clear(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
 }
 
 /* _recount(): count the stored fingerprints (bloomkit.repair after a
- * killed writer; persist.py). */
+ * killed writer; bloomkit/persist). */
 static PyObject *bkcuckoo_recount(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
 {
     if (bkpy_state_check_writable(&self->st) < 0)

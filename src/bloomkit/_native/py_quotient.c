@@ -473,7 +473,7 @@ static PyObject *bkquotient_clear(BKQuotient *self, PyObject *Py_UNUSED(ignored)
 }
 
 /* _recount(): count the occupied slots, the stored fingerprints
- * (bloomkit.repair after a killed writer; persist.py).  O(2^q). */
+ * (bloomkit.repair after a killed writer; bloomkit/persist).  O(2^q). */
 static PyObject *bkquotient_recount(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
     uint64_t used = 0;

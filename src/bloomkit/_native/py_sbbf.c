@@ -8,7 +8,7 @@
  * contract.  The object owns one bitset allocation (zero-filled, 16-byte
  * aligned by PyMem) and offers the hash-level operations; value encoding
  * (which bytes a DATE or a DECIMAL hashes) is the facade's job
- * (bloomkit/parquet.py), which knows the column's schema.
+ * (bloomkit/parquet/sbbf.py), which knows the column's schema.
  *
  * Batch methods take contiguous buffers of native-order uint64 hashes (or
  * of fixed-width little-endian PLAIN values) and run without the GIL past

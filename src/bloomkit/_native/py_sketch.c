@@ -6,7 +6,7 @@
  * payload, bk_sketch.c), owned or borrowed from an mmap, exactly like
  * py_bloom.c.  The two structs share a common initial sequence (BKSk), so
  * the state-level methods (to_bytes, _seal, pickling, equality, ...) are
- * written once.  The facades in bloomkit/sketch.py subclass these types.
+ * written once.  The facades in bloomkit/sketch.py and topk.py subclass these types.
  */
 #include "py_sketch.h"
 

@@ -7,7 +7,7 @@
  * Per event: hash the key once with the sketch's hasher (and key=), add it
  * to the sketch and read its estimate in one pass over its d counters
  * (bk_sketch_cms_add_estimate), offer (h, estimate) to the candidates.  The
- * facade (bloomkit/sketch.py, TopK) adds construction from (epsilon,
+ * facade (bloomkit/topk.py, TopK) adds construction from (epsilon,
  * delta), pickling and heavy_hitters' sort.
  *
  * Batches (update).  The per-event loop spent ~266 of ~450 instructions an
@@ -82,7 +82,7 @@ static PyTypeObject BKTopK_Type;
 /* TopKBase(k, sketch): candidates for k keys over a CountMinBase.
  * TopKBase() with no argument at all makes an empty shell that only
  * _restore accepts: pickles written by the pure-Python TopK rebuild their
- * object with cls.__new__(cls) and then __setstate__ (sketch.py). */
+ * object with cls.__new__(cls) and then __setstate__ (topk.py). */
 static PyObject *bktopk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"k", "sketch", NULL};
