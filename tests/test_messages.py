@@ -132,3 +132,79 @@ class RedisMessageTests:
             assert "for capacity=1000, error_rate=0.001)" in str(info.value), info.value
         finally:
             server.stop()
+
+
+# ---- one message family for every batch method (issue #31 item 11) -------------------
+
+_NOT_A_BATCH = [(5, "int (not iterable)"), (None, "NoneType (not iterable)"),
+                (1.5, "float (not iterable)"), ("abc", "a single str"), (b"abc", "a single bytes")]
+
+
+def _local_batches() -> list[tuple[str, Any]]:
+    import numpy as np
+
+    out: list[tuple[str, Any]] = []
+    for f in (bloomkit.BloomFilter(10), bloomkit.BlockedBloomFilter(10),
+              bloomkit.CountingBloomFilter(10), bloomkit.CuckooFilter(10),
+              bloomkit.QuotientFilter(10), bloomkit.ScalableBloomFilter(10),
+              bloomkit.SlidingBloomFilter(10), bloomkit.BinaryFuseFilter(np.arange(3)),
+              bloomkit.CountMinSketch.from_error(0.01, 0.01), bloomkit.TopK(3)):
+        for m in ("add_many", "contains_many", "remove_many", "update", "estimate_many"):
+            if hasattr(f, m) and not (isinstance(f, bloomkit.BinaryFuseFilter)
+                                      and m in ("add_many", "update")):  # static: own TypeError
+                out.append((f"{type(f).__name__}.{m}", getattr(f, m)))
+    out.append(("BinaryFuseFilter()", bloomkit.BinaryFuseFilter))
+    return out
+
+
+@pytest.mark.parametrize("arg,said", _NOT_A_BATCH, ids=[repr(a) for a, _ in _NOT_A_BATCH])
+def test_every_local_batch_method_explains_a_non_batch(arg: Any, said: str) -> None:
+    """`f.contains_many(5)` said only "'int' object is not iterable" where
+    `add_many("abc")` explained: every batch method now says what it got and
+    what to do, in one family of words."""
+    bad = []
+    for name, method in _local_batches():
+        try:
+            method(arg)
+        except TypeError as e:
+            text = str(e)
+            if not (text.startswith(f"expected an iterable of keys, got {said}")
+                    and "for one key, or wrap it in a list" in text):
+                bad.append(f"{name}({arg!r}): {text}")
+        else:
+            bad.append(f"{name}({arg!r}) raised nothing")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_redis_batch_method_explains_a_non_batch(tmp_path: Path) -> None:
+    require_redis()
+    from bloomkit.redis import (
+        RedisBloomFilter,
+        RedisCountingBloomFilter,
+        RedisCountMinSketch,
+        RedisSlidingBloomFilter,
+    )
+
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        client = server.client()
+        filters = [RedisBloomFilter.create(client, "b", 100, 0.01),
+                   RedisCountingBloomFilter.create(client, "c", 100, 0.01),
+                   RedisCountMinSketch.create(client, "m", 1000, 4),
+                   RedisSlidingBloomFilter.create(client, "s", 100, 0.01)]
+        bad = []
+        for f in filters:
+            for m in ("add_many", "contains_many", "remove_many", "update", "estimate_many"):
+                if not hasattr(f, m):
+                    continue
+                for arg, said in _NOT_A_BATCH:
+                    try:
+                        getattr(f, m)(arg)
+                    except TypeError as e:
+                        if not str(e).startswith(f"expected an iterable of keys, got {said}"):
+                            bad.append(f"{type(f).__name__}.{m}({arg!r}): {e}")
+                    else:
+                        bad.append(f"{type(f).__name__}.{m}({arg!r}) raised nothing")
+        assert not bad, "\n".join(bad)
+    finally:
+        server.stop()

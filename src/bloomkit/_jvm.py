@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import _core
+from ._batch import check_keys
 
 SPARK, GUAVA, CMS = 0, 1, 2
 
@@ -121,9 +122,7 @@ def columns(keys: Any, rule: int, what: str) -> Iterator[Column] | None:
 
 
 def key_list(keys: Iterable[Any]) -> list[Any] | tuple[Any, ...]:
-    if isinstance(keys, (str, bytes)):
-        raise TypeError("a batch takes an iterable of keys; a single str or bytes is one key: "
-                        "use add() / in")
+    check_keys(keys)
     if hasattr(keys, "tolist") and not isinstance(keys, (list, tuple)):
         return list(keys.tolist())
     return keys if isinstance(keys, (list, tuple)) else list(keys)

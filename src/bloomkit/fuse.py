@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
 from . import _core
+from ._batch import check_keys
 from ._typing import Key
 from .persist import Persistent
 
@@ -91,6 +92,7 @@ class BinaryFuseFilter(Persistent, _core.BinaryFuseBase[_K]):
         secret: bytes | None = None,
     ) -> BinaryFuseFilter[Any]:
         f = _choose_bits(fingerprint_bits, error_rate)
+        check_keys(keys, one="BinaryFuseFilter([key])")
         return super().__new__(cls, keys, f, seed=seed, secret=secret, key=key)
 
     @overload

@@ -218,6 +218,10 @@ typedef struct {
  * is known up front (-1 otherwise) before the first call, through
  * size_fn, so callers can size outputs.  Returns 0 or -1. */
 typedef int (*bkpy_size_fn)(void *ctx, Py_ssize_t n, int from_buffer);
+/* TypeError (-1) unless keys can be a batch of keys: a single str/bytes or a
+ * non-iterable gets the one message family; ``one`` names the one-key call. */
+int bkpy_check_keys(PyObject *keys, const char *one);
+
 int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,
                         bkpy_batch_info *info);

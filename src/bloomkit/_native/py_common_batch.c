@@ -17,6 +17,28 @@ static int bkpy_is_single_key(PyObject *keys)
     return PyUnicode_Check(keys) || PyBytes_Check(keys) || PyByteArray_Check(keys);
 }
 
+/* The one message family of every batch method of every kind (issue #31
+ * item 11; bloomkit/_batch.py words it the same for the Python faces): a
+ * single str/bytes, or an object that is no iterable at all (5, None,
+ * 1.5 said only "'int' object is not iterable"), is refused naming what
+ * was given and what to do. */
+int bkpy_check_keys(PyObject *keys, const char *one)
+{
+    if (bkpy_is_single_key(keys)) {
+        PyErr_Format(PyExc_TypeError,
+                     "expected an iterable of keys, got a single %.50s; use %s for one key, "
+                     "or wrap it in a list", Py_TYPE(keys)->tp_name, one);
+        return -1;
+    }
+    if (Py_TYPE(keys)->tp_iter == NULL && !PySequence_Check(keys)) {
+        PyErr_Format(PyExc_TypeError,
+                     "expected an iterable of keys, got %.50s (not iterable); use %s for one "
+                     "key, or wrap it in a list", Py_TYPE(keys)->tp_name, one);
+        return -1;
+    }
+    return 0;
+}
+
 /* Lists: how many keys ahead the hashing loop prefetches the key objects.
  * The objects of a large list are out of cache (a 20-char str takes 80
  * bytes, an int 32-48), and the hardware prefetcher learns their addresses
@@ -317,13 +339,8 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
     info->count = 0;
     info->from_buffer = 0;
     info->nulls = 0;
-    if (bkpy_is_single_key(keys)) {
-        PyErr_Format(PyExc_TypeError,
-                     "expected an iterable of keys, got a single %.50s; use add()/`in` "
-                     "for one key, or wrap it in a list",
-                     Py_TYPE(keys)->tp_name);
+    if (bkpy_check_keys(keys, "add()/`in`") < 0)
         return -1;
-    }
     if (keyfunc == NULL && bkbytekeys_api_check(keys))
         return bkpy_chunks_bytekeys(&b, keys);
     if (keyfunc == NULL && PyObject_CheckBuffer(keys))

@@ -661,12 +661,8 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
     int rc;
     if (bktopk_ready(self) < 0)
         return NULL;
-    if (PyUnicode_Check(keys) || PyBytes_Check(keys) || PyByteArray_Check(keys)) {
-        PyErr_Format(PyExc_TypeError,
-                     "expected an iterable of keys, got a single %.50s; use add() for one "
-                     "key, or wrap it in a list", Py_TYPE(keys)->tp_name);
+    if (bkpy_check_keys(keys, "add()") < 0)
         return NULL;
-    }
     st = bksketch_cms_state(self->sketch);
     if (bkpy_state_check_writable(st) < 0)
         return NULL;

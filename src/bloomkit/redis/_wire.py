@@ -24,6 +24,7 @@ from redis.exceptions import ConnectionError as _RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
+from .._batch import check_keys
 from .errors import FilterNotFoundError, RedisConnectionLost
 
 
@@ -179,10 +180,9 @@ def map_response_error(exc: ResponseError, name: str) -> Exception:
 
 
 def chunked(keys: Iterable[object], size: int) -> Iterator[list[object]]:
-    if hasattr(keys, "tolist") and not isinstance(keys, (bytes, bytearray, memoryview)):
+    check_keys(keys, single=(str, bytes, bytearray, memoryview))
+    if hasattr(keys, "tolist"):
         keys = keys.tolist()  # numpy arrays: same keys, much faster iteration
-    if isinstance(keys, (str, bytes, bytearray, memoryview)):
-        raise TypeError("keys must be an iterable of keys, not a single str or bytes")
     it = iter(keys)
     while True:
         chunk = list(islice(it, size))

@@ -44,6 +44,7 @@ from redis.exceptions import ConnectionError as _RedisConnectionError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
+from .._batch import check_keys
 from ..errors import CapacityError
 from ._layout import (
     MAX_STRING_BYTES,
@@ -577,10 +578,9 @@ class RedisSlidingBloomFilter(MetaHandle):
         ``TIME``, and the keys are answered by the local C code (the same
         answers: it is :meth:`to_local` at that moment); a larger one gets
         one read-only script call per chunk, pipelined."""
-        if hasattr(keys, "tolist") and not isinstance(keys, (bytes, bytearray, memoryview)):
+        check_keys(keys, single=(str, bytes, bytearray, memoryview))
+        if hasattr(keys, "tolist"):
             keys = keys.tolist()
-        if isinstance(keys, (str, bytes, bytearray, memoryview)):
-            raise TypeError("keys must be an iterable of keys, not a single str or bytes")
         batch = keys if isinstance(keys, list) else list(keys)
         if not batch:
             return []
