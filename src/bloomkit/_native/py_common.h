@@ -218,9 +218,12 @@ typedef struct {
  * is known up front (-1 otherwise) before the first call, through
  * size_fn, so callers can size outputs.  Returns 0 or -1. */
 typedef int (*bkpy_size_fn)(void *ctx, Py_ssize_t n, int from_buffer);
-/* TypeError (-1) unless keys can be a batch of keys: a single str/bytes or a
- * non-iterable gets the one message family; ``one`` names the one-key call. */
+/* The one message family of a batch given no batch (issue #31 item 11),
+ * ``one`` naming the one-key call: TypeError (-1) for a single str/bytes
+ * (check_keys) or a non-iterable (check_iterable, after the buffer and Arrow
+ * paths have had their look). */
 int bkpy_check_keys(PyObject *keys, const char *one);
+int bkpy_check_iterable(PyObject *keys, const char *one);
 
 int bkpy_for_each_chunk(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
                         bkpy_chunk_fn fn, bkpy_size_fn size_fn, void *ctx, int nogil,

@@ -30,6 +30,13 @@ int bkpy_check_keys(PyObject *keys, const char *one)
                      "or wrap it in a list", Py_TYPE(keys)->tp_name, one);
         return -1;
     }
+    return 0;
+}
+
+/* The same family when the last resort, iteration, is impossible (checked
+ * after the buffer and Arrow paths, which take objects with no __iter__). */
+int bkpy_check_iterable(PyObject *keys, const char *one)
+{
     if (Py_TYPE(keys)->tp_iter == NULL && !PySequence_Check(keys)) {
         PyErr_Format(PyExc_TypeError,
                      "expected an iterable of keys, got %.50s (not iterable); use %s for one "
@@ -349,6 +356,8 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
         return bkpy_chunks_sequence(&b, keys);
     if (keyfunc == NULL && bkarrow_api_check(keys))
         return bkpy_chunks_arrow(&b, keys);
+    if (bkpy_check_iterable(keys, "add()/`in`") < 0)
+        return -1;
     return bkpy_chunks_iter(&b, keys);
 }
 

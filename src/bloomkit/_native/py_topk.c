@@ -601,7 +601,8 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
     PyObject *iter = NULL;
     Py_ssize_t i = 0;
     bkpy_state *st = bksketch_cms_state(b->self->sketch);
-    if (!seq && (iter = PyObject_GetIter(keys)) == NULL)
+    if (!seq && (bkpy_check_iterable(keys, "add()") < 0 ||
+                 (iter = PyObject_GetIter(keys)) == NULL))
         return -1;
     for (;;) {
         PyObject *key;
