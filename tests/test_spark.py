@@ -254,3 +254,38 @@ def test_build_refuses_what_cannot_be_merged(session: Any) -> None:
         spark.build(df, "id", 10, 0.01, kind=bloomkit.BinaryFuseFilter)
     with pytest.raises(TypeError, match="eps and confidence"):
         spark.build(df, "id", 10, 0.01, kind=spark.CountMinSketch)
+
+
+def test_build_of_many_partitions_merges_on_the_executors_first(session: Any) -> None:
+    # > 64 partitions: the partials are shuffled into sqrt(P) groups merged by a
+    # second mapInArrow before the driver merges the rest; same bytes still
+    df = session.range(0, 7000, numPartitions=70).selectExpr("id * 31 as k")
+    ref = bloomkit.BlockedBloomFilter(capacity=7000, error_rate=0.01)
+    ref.add_many(np.arange(7000, dtype=np.int64) * 31)
+    ref._recount()
+    got = spark.build(df, "k", 7000, 0.01, kind=bloomkit.BlockedBloomFilter)
+    assert got.to_bytes() == ref.to_bytes()
+    theirs = _spark_bytes(df, "k", 7000, 0.01)
+    version = int.from_bytes(theirs[:4], "big")
+    assert spark.build(df, "k", 7000, 0.01, version=version).to_bytes() == theirs
+
+
+def test_build_spark_format_follows_sparks_size_caps(session: Any) -> None:
+    # df.stat.bloomFilter runs bloom_filter_agg, which caps the items and bits by
+    # two SQL confs (defaults 4e6 items, 2^26 bits); lowered here so that 20000
+    # rows cross both, the bytes must still be Spark's
+    df = session.range(0, 20000, numPartitions=3).selectExpr("id * 13 as k")
+    conf = session.conf
+    conf.set("spark.sql.optimizer.runtime.bloomFilter.maxNumItems", "5000")
+    conf.set("spark.sql.optimizer.runtime.bloomFilter.maxNumBits", str(2**15))
+    try:
+        theirs = _spark_bytes(df, "k", 20000, 0.01)
+        version = int.from_bytes(theirs[:4], "big")
+        got = spark.build(df, "k", 20000, 0.01, version=version)
+        assert got.to_bytes() == theirs
+        assert got.bit_size == 2**15
+        full = spark.build(df, "k", 20000, 0.01, version=version, spark_caps=False)
+        assert full.bit_size > 2**15 and full.bit_size == spark.BloomFilter(20000, 0.01).bit_size
+    finally:
+        conf.unset("spark.sql.optimizer.runtime.bloomFilter.maxNumItems")
+        conf.unset("spark.sql.optimizer.runtime.bloomFilter.maxNumBits")

@@ -338,7 +338,11 @@ def build(df: Any, column: str, capacity: int, error_rate: float = 0.03, *,
     Each partition builds its own filter over Arrow batches (``mapInArrow``)
     and the partial filters are merged by a tree (``treeReduce``).
     ``kind=bloomkit.spark.BloomFilter`` (default) gives Spark's own format,
-    byte-identical to ``df.stat.bloomFilter(column, capacity, error_rate)``;
+    byte-identical to ``df.stat.bloomFilter(column, capacity, error_rate)``,
+    including the size caps Spark's aggregate applies (the SQL confs
+    ``spark.sql.optimizer.runtime.bloomFilter.maxNumItems`` / ``maxNumBits``,
+    default 4,000,000 items and 2^26 bits; ``spark_caps=False`` sizes by the
+    formula alone, as ``BloomFilter(capacity, error_rate)``);
     any mergeable bloomkit kind (``bloomkit.BlockedBloomFilter``, ...) gives
     the bytes a serial ``add_many`` of the same keys gives.  Nulls are
     skipped, as Spark does.  ``params`` go to the kind's constructor.
