@@ -29,19 +29,29 @@ from __future__ import annotations
 from ._layout import MAX_STRING_BYTES
 from ._layout import REDIS_FORMAT as REDIS_FORMAT
 from ._layout import REDIS_FORMAT_BLOCKED_V1 as REDIS_FORMAT_BLOCKED_V1
+from ._wire import guard_state_errors
 from .bloom import RedisBloomFilter
 from .counters import RedisCountingBloomFilter, RedisCountMinSketch
 from .errors import (
+    CorruptStateError,
     FilterExistsError,
     FilterMismatchError,
     FilterNotFoundError,
     RedisConnectionLost,
     RedisFilterError,
+    RedisStateError,
+    WrongTypeError,
 )
 from .sliding import RedisSlidingBloomFilter
 
+for _cls in (RedisBloomFilter, RedisCountingBloomFilter, RedisCountMinSketch,
+             RedisSlidingBloomFilter):
+    guard_state_errors(_cls)
+del _cls
+
 __all__ = [
     "MAX_STRING_BYTES",
+    "CorruptStateError",
     "FilterExistsError",
     "FilterMismatchError",
     "FilterNotFoundError",
@@ -51,4 +61,6 @@ __all__ = [
     "RedisCountingBloomFilter",
     "RedisFilterError",
     "RedisSlidingBloomFilter",
+    "RedisStateError",
+    "WrongTypeError",
 ]

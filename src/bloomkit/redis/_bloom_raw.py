@@ -18,7 +18,7 @@ from typing import Any
 
 from ..design import BLOCK_BITS
 from ._wire import ErrorReply, RawReader, chunked, raw_pipeline
-from .errors import FilterNotFoundError, RedisFilterError
+from .errors import FilterNotFoundError, RedisFilterError, WrongTypeError
 
 __all__ = ["RawContains"]
 
@@ -94,6 +94,10 @@ class RawContains:
 
     def _check_tail(self, tail: list[Any]) -> None:
         gen = self._gen.encode()
+        for r in tail:
+            if isinstance(r, ErrorReply) and "WRONGTYPE" in r.text:
+                raise WrongTypeError(f"Redis filter {self.name!r}: one of its keys holds "
+                                     f"another Redis type (Redis said: {r.text})")
         for s in range(self.shards):
             if tail[2 * s] != gen or tail[2 * s + 1] != self._lens[s]:
                 raise FilterNotFoundError(
@@ -114,6 +118,9 @@ class RawContains:
         for r in replies:
             if isinstance(r, ErrorReply):
                 conn.disconnect()  # the caller's handler does too; never reuse it
+                if "WRONGTYPE" in r.text:
+                    raise WrongTypeError(f"Redis filter {self.name!r}: one of its keys holds "
+                                         f"another Redis type (Redis said: {r.text})")
                 raise RedisFilterError(f"unexpected reply to {cmd} on {self.name!r}: "
                                        f"{r.text!r}")
         self._check_tail(replies[n:])

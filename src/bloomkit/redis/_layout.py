@@ -23,7 +23,7 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 from .. import _core
 from ..design import BLOCK_BITS, blocked_estimate_count, design
 from ._wire import wrap_connection_error
-from .errors import FilterMismatchError, FilterNotFoundError, RedisFilterError
+from .errors import FilterMismatchError, FilterNotFoundError, RedisFilterError, WrongTypeError
 
 MAX_STRING_BYTES = 512 * 1024 * 1024
 
@@ -182,6 +182,9 @@ def read_meta(client: Any, name: str, structure: str, owner: str,
     except (_RedisConnectionError, _RedisTimeoutError) as exc:
         raise wrap_connection_error(exc, f"open({name!r})") from exc
     except ResponseError as exc:
+        if "WRONGTYPE" in str(exc):
+            raise WrongTypeError(f"Redis key {meta_key!r} is not a bloomkit structure: it "
+                                 f"holds another Redis type ({exc})") from exc
         raise FilterMismatchError(f"Redis key {meta_key!r} is not a bloomkit structure "
                                   f"({exc})") from exc
     if not raw:

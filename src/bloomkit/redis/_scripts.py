@@ -486,6 +486,16 @@ local S, k, m, G = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonu
 local W, D = tonumber(ARGV[7]), tonumber(ARGV[8])
 local g, c, ins = tonumber(st[2]), tonumber(st[3]), tonumber(st[4])
 local start, early = tonumber(st[5]), tonumber(st[6])
+-- a damaged or foreign state never answers (issue #34 item 12): every field
+-- an integer the doubles hold exactly (below 2^53), else a wrong slice
+local function bad(v, signed)
+  return v == nil or v ~= v or v % 1 ~= 0 or v >= 9007199254740992
+    or v < (signed and -9007199254740992 or 0)
+end
+if bad(g) or bad(c) or bad(ins) or bad(early) or bad(start, true) then
+  return redis.error_reply('BKCORRUPT damaged state hash: g, c, inserted, start and early must '
+    .. 'be integers below 2^53')
+end
 local rec = ARGV[9]
 local fmtS = '<' .. string.rep('I4', S)
 local now = 0

@@ -14,6 +14,7 @@ Cluster clients go through redis-py pipelines instead.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +26,12 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .._batch import check_keys
-from .errors import FilterNotFoundError, RedisConnectionLost
+from .errors import CorruptStateError, FilterNotFoundError, RedisConnectionLost, WrongTypeError
+
+# Lua numbers are doubles: a state counter at or past 2**53 is no longer
+# exact on the server, and a slice or a count computed from it is wrong.
+MAX_EXACT = 2**53
+_STATE_INT = re.compile(r"-?[0-9]{1,16}")
 
 
 def wrap_connection_error(
@@ -176,7 +182,70 @@ def map_response_error(exc: ResponseError, name: str) -> Exception:
             f"Redis filter {name!r} was deleted or replaced while this handle was open; "
             "open it again"
         )
+    if "BKCORRUPT" in text:
+        return CorruptStateError(f"Redis filter {name!r}: {text.split('BKCORRUPT', 1)[1].strip()}")
+    if "WRONGTYPE" in text:
+        return WrongTypeError(
+            f"Redis filter {name!r}: one of its keys holds another Redis type (Redis said: "
+            f"{text}); it was replaced by something that is not this filter"
+        )
     return exc
+
+
+def state_int(value: Any, field: str, name: str, signed: bool = False) -> int:
+    """A field of a state hash as an int, or CorruptStateError naming it: a
+    decimal integer, in [0, 2**53) (signed: (-2**53, 2**53)), the range the
+    server's Lua numbers hold exactly (issue #34 item 12: ``g=abc`` raised a
+    bare ValueError, ``inserted=1e30`` a struct.error, ``g=2**53+1`` lost
+    keys silently)."""
+    text = value.decode("ascii", "replace") if isinstance(value, (bytes, bytearray)) \
+        else str(value)
+    if _STATE_INT.fullmatch(text) is not None:
+        v = int(text)
+        if (-MAX_EXACT < v if signed else 0 <= v) and v < MAX_EXACT:
+            return v
+    raise CorruptStateError(
+        f"Redis filter {name!r}: state field {field!r} is {text[:40]!r}, not an integer in "
+        f"[{'-2**53' if signed else '0'}, 2**53) (a damaged or foreign state)")
+
+
+def guard_state_errors(cls: type) -> type:
+    """Wrap the public methods of a Redis filter class so that a raw
+    WRONGTYPE reply (a key of the filter replaced by a list, a set...) from
+    any of them, however it was sent (a script, a pipeline, a command) is
+    :class:`WrongTypeError`, of the one family of damaged or foreign state."""
+    def wrap(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except ResponseError as exc:
+                mapped = map_response_error(exc, _name_of(args, kwargs, label))
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+        return call
+
+    for attr, value in list(vars(cls).items()):
+        if attr.startswith("_") and attr not in ("__contains__", "__len__", "__iter__"):
+            continue
+        if isinstance(value, classmethod):
+            setattr(cls, attr, classmethod(wrap(value.__func__, attr)))
+        elif isinstance(value, property) and value.fget is not None:
+            setattr(cls, attr, property(wrap(value.fget, attr), value.fset, value.fdel,
+                                        value.__doc__))
+        elif callable(value) and not isinstance(value, (staticmethod, type)):
+            setattr(cls, attr, wrap(value, attr))
+    return cls
+
+
+def _name_of(args: tuple[Any, ...], kwargs: dict[str, Any], label: str) -> str:
+    """The filter's name for a message: the handle's, or open()'s argument."""
+    if args and isinstance(getattr(args[0], "name", None), str):
+        return str(args[0].name)
+    if len(args) >= 3 and isinstance(args[2], str):
+        return args[2]
+    return str(kwargs.get("name", f"? ({label})"))
 
 
 def chunked(keys: Iterable[object], size: int) -> Iterator[list[object]]:

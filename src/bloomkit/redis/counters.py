@@ -55,7 +55,13 @@ from ._scripts import (
     MIN_SCRIPT,
     Script,
 )
-from ._wire import chunked, chunked_flat, map_response_error, wrap_connection_error
+from ._wire import (
+    chunked,
+    chunked_flat,
+    map_response_error,
+    state_int,
+    wrap_connection_error,
+)
 from .errors import (
     FilterExistsError,
     FilterMismatchError,
@@ -269,7 +275,7 @@ class _RedisCounters(MetaHandle):
                 f"Redis structure {self.name!r} was deleted or replaced while this handle was "
                 "open"
             )
-        return int(value or 0)
+        return state_int(value or 0, field, self.name)
 
     def _read(self) -> tuple[bytes, list[Any]]:
         """The counters string and the hash fields, read in one MULTI."""
@@ -288,7 +294,8 @@ class _RedisCounters(MetaHandle):
                 f"Redis structure {self.name!r} was deleted or replaced while this handle was "
                 "open"
             )
-        return data, [int(v or 0) for v in fields[1:]]
+        return data, [state_int(v or 0, f, self.name)
+                      for f, v in zip(self._hash_fields, fields[1:], strict=True)]
 
     def _build_local(self, payload: bytes, patches: list[tuple[int, int]]) -> Any:
         data = bytearray(self._proto.to_bytes())

@@ -7,14 +7,17 @@ found" also derive from the matching builtin.
 
 from __future__ import annotations
 
-from ..errors import BloomkitError
+from ..errors import BloomkitError, FormatError
 
 __all__ = [
+    "CorruptStateError",
     "FilterExistsError",
     "FilterMismatchError",
     "FilterNotFoundError",
     "RedisConnectionLost",
     "RedisFilterError",
+    "RedisStateError",
+    "WrongTypeError",
 ]
 
 
@@ -32,6 +35,24 @@ class FilterExistsError(RedisFilterError):
 
 class FilterMismatchError(RedisFilterError, ValueError):
     """The stored filter is not what the caller expects (parameters, secret, format)."""
+
+
+class RedisStateError(FilterMismatchError, FormatError):
+    """A filter's Redis state is damaged or foreign (issue #34 item 12): one
+    family, raised before the state can answer a query wrongly.  A
+    :class:`bloomkit.FormatError` too, as a damaged file is, and a
+    :class:`FilterMismatchError` (what a bad meta hash raised before)."""
+
+
+class CorruptStateError(RedisStateError):
+    """A field of the filter's state hash does not parse or is out of its range
+    (``g=abc``, ``inserted=1e30``, a counter past 2**53 where the server's Lua
+    numbers stop being exact and keys would be lost)."""
+
+
+class WrongTypeError(RedisStateError):
+    """A key of the filter holds another Redis type (a list, a set...): the
+    filter was replaced by something else (Redis said WRONGTYPE)."""
 
 
 class RedisConnectionLost(RedisFilterError, ConnectionError):

@@ -66,7 +66,7 @@ from ._scripts import (
     Script,
     sliding_add_script,
 )
-from ._wire import chunked, settle_replies, wrap_connection_error
+from ._wire import chunked, settle_replies, state_int, wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
 __all__ = ["RedisSlidingBloomFilter"]
@@ -627,15 +627,10 @@ class RedisSlidingBloomFilter(MetaHandle):
         S = self.num_slices
         births_len = _births_len(S)
         data = bytearray(HEADER_LEN + births_len + len(slices))
-        try:
-            g, c, inserted, start, early = (int(state[f]) for f in _STATE_FIELDS)
-            births = [state[f"b{p}"].split(" ") for p in range(S)]
-            for p, (b_ins, b_t) in enumerate(births):
-                struct.pack_into("<Qq", data, HEADER_LEN + p * _BIRTH_LEN, int(b_ins),
-                                 int(b_t))
-        except (KeyError, ValueError) as exc:
-            raise FilterMismatchError(f"filter {self.name!r} has a damaged state hash "
-                                      f"({exc!r})") from exc
+        g, c, inserted, start, early = (self._field(state, f) for f in _STATE_FIELDS)
+        for p in range(S):
+            b_ins, b_t = self._birth(state, p)
+            struct.pack_into("<Qq", data, HEADER_LEN + p * _BIRTH_LEN, b_ins, b_t)
         _core.init_header(data, _KIND_SLIDING, HEADER_LEN, _PARAMS_LEN,
                           births_len + len(slices), self.seed,
                           self._key_check if self.keyed else None)
@@ -679,6 +674,18 @@ class RedisSlidingBloomFilter(MetaHandle):
             )
         return state, int(sec) * 1_000_000 + int(usec)
 
+    def _field(self, state: dict[str, str], field: str) -> int:
+        """A state field, checked (CorruptStateError names a damaged one)."""
+        return state_int(state.get(field, "missing"), field, self.name, signed=field == "start")
+
+    def _birth(self, state: dict[str, str], p: int) -> tuple[int, int]:
+        """Physical slice p's birth record, (inserted, time), checked."""
+        parts = state.get(f"b{p}", "missing").split(" ")
+        if len(parts) != 2:
+            parts = ["damaged", "0"]
+        return (state_int(parts[0], f"b{p}", self.name),
+                state_int(parts[1], f"b{p}", self.name, signed=True))
+
     def _pending(self, start: int, now_us: int) -> int:
         if not self.window_us or now_us <= start:
             return 0
@@ -687,22 +694,22 @@ class RedisSlidingBloomFilter(MetaHandle):
     def __len__(self) -> int:
         """Insertions the window holds now (``stats()["keys_in_window"]``)."""
         state, now = self._read_state()
-        skip = self._pending(int(state["start"]), now)
+        skip = self._pending(self._field(state, "start"), now)
         if skip > self.generations:
             return 0
-        g = int(state["g"])
-        born = int(state[f"b{(g - (self.generations - skip)) % self.num_slices}"].split()[0])
-        return max(0, int(state["inserted"]) - born)
+        g = self._field(state, "g")
+        born = self._birth(state, (g - (self.generations - skip)) % self.num_slices)[0]
+        return max(0, self._field(state, "inserted") - born)
 
     @property
     def generation(self) -> int:
         """Shifts since creation (pending time shifts not counted)."""
-        return int(self._read_state()[0]["g"])
+        return self._field(self._read_state()[0], "g")
 
     @property
     def early_shifts(self) -> int:
         """Time mode: shifts forced by a full generation (see stats())."""
-        return int(self._read_state()[0]["early"])
+        return self._field(self._read_state()[0], "early")
 
     def stats(self) -> dict[str, Any]:
         """The local filter's ``stats()`` at the server's time now (reads the
