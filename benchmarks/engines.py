@@ -117,7 +117,7 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         con.unregister("src")
         engines.duckdb_register(con, "seen", f)
         con.create_function("const", _const, ["BIGINT"], "BOOLEAN", type="arrow")
-        assert con.execute(sql).fetchone() == (count,)
+        assert con.execute(sql).fetchall() == [(count,)]
         cons[threads] = con
     con1, con2 = cons[1], cons[2]
     df = pl.DataFrame({"uid": series})
@@ -125,14 +125,14 @@ def run(n: int, repeat: int) -> dict[str, Any]:
     assert df.filter(expr).height == count
     out["engines"] = _median_ratios({
         "numpy contains_many": lambda: int(f.contains_many(keys).sum()),
-        "duckdb WHERE seen(uid), 1 thr": lambda: con1.execute(sql).fetchone(),
-        "duckdb WHERE seen(uid), 2 thr": lambda: con2.execute(sql).fetchone(),
+        "duckdb WHERE seen(uid), 1 thr": lambda: con1.execute(sql).fetchall(),
+        "duckdb WHERE seen(uid), 2 thr": lambda: con2.execute(sql).fetchall(),
         "contains_many(duckdb rel)": lambda: int(
             f.contains_many(con1.sql("SELECT uid FROM t")).sum()),
         "duckdb WHERE const(uid), 1 thr": lambda: con1.execute(
-            "SELECT count(*) FROM t WHERE const(uid)").fetchone(),
+            "SELECT count(*) FROM t WHERE const(uid)").fetchall(),
         "duckdb WHERE uid % 2 = 0, 1 thr": lambda: con1.execute(
-            "SELECT count(*) FROM t WHERE uid % 2 = 0").fetchone(),
+            "SELECT count(*) FROM t WHERE uid % 2 = 0").fetchall(),
         "polars filter": lambda: df.filter(expr).height,
     }, "numpy contains_many", repeat)
     return out

@@ -416,3 +416,17 @@ def test_pandas_series_through_arrow_or_as_objects() -> None:
     g.add_many([1, "a", b"b", 2**70])
     assert _state(f) == _state(g)
     assert f.contains_many(mixed) == [True] * 4
+
+
+def test_a_failing_producer_is_raised_not_iterated() -> None:
+    class Failing:
+        """An exporter whose export fails with its own error (not a conversion)."""
+
+        def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+            raise RuntimeError("the query failed")
+
+        def __iter__(self) -> Any:
+            raise AssertionError("must not be iterated")
+
+    with pytest.raises(RuntimeError, match="the query failed"):
+        BloomFilter(100, 0.01).add_many(Failing())

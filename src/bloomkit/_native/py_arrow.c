@@ -705,7 +705,7 @@ static int bkarrow_stream_error(bkarrow_stream *st, int rc, const char *what)
 }
 
 /* Read every array of a stream (an ArrowArrayStream capsule). */
-static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap, int *export_failed)
+static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap)
 {
     bkarrow_stream *st = (bkarrow_stream *)bkarrow_capsule(cap, "arrow_array_stream");
     int rc;
@@ -716,10 +716,8 @@ static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap, int *export_faile
     rc = st->get_schema(st, &k->schema);
     if (rc != 0)
         return bkarrow_stream_error(st, rc, "get_schema");
-    if (k->schema.format == NULL || k->schema.release == NULL) {
-        *export_failed = 0;
+    if (k->schema.format == NULL || k->schema.release == NULL)
         return bkarrow_bad("schema", "the stream's schema has no format%.0lld%.0lld", 0, 0);
-    }
     for (;;) {
         bkarrow_array *a;
         if (k->nowned == k->capowned) {
@@ -740,10 +738,8 @@ static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap, int *export_faile
         if (a->release == NULL)
             break;
         k->nowned++;
-        *export_failed = 0; /* the producer did its part: a bad array is our error */
         if (bkarrow_add_part(k, &k->schema, a) < 0)
             return -1;
-        *export_failed = 1;
     }
     return 0;
 }
@@ -779,9 +775,11 @@ bkarrow_keys *bkarrow_api_open(PyObject *obj, int *export_failed)
     *export_failed = 1;
     r = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
     k->hold = r;
-    if (r == NULL || bkarrow_read_stream(k, r, export_failed) < 0)
+    if (r == NULL)
         goto fail;
-    *export_failed = 0;
+    *export_failed = 0; /* from here on, a failure is the stream's or ours */
+    if (bkarrow_read_stream(k, r) < 0)
+        goto fail;
     return k;
 fail:
     bkarrow_api_close(k);

@@ -149,10 +149,14 @@ static int bkpy_chunks_arrow(const bkpy_batch *b, PyObject *keys)
     Py_ssize_t rows;
     int gaps;
     if (k == NULL) {
-        /* The producer could not export (a pandas object column of mixed
-         * types): its values as Python objects, as before Arrow input. */
-        if (export_failed && PyErr_ExceptionMatches(PyExc_Exception) &&
-            !PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        /* The producer could not convert its values (pyarrow on a pandas
+         * object column of mixed types: ArrowInvalid, ArrowTypeError,
+         * ArrowNotImplementedError): its values as Python objects, as
+         * before Arrow input.  Any other failure (a DuckDB relation whose
+         * query fails) is raised as it is. */
+        if (export_failed && (PyErr_ExceptionMatches(PyExc_TypeError) ||
+                              PyErr_ExceptionMatches(PyExc_ValueError) ||
+                              PyErr_ExceptionMatches(PyExc_NotImplementedError))) {
             PyErr_Clear();
             return bkpy_chunks_iter(b, keys);
         }
