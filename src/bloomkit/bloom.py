@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from . import _core
+from ._setops import BloomSetOps
 from ._typing import Key
 from .design import BLOCK_BITS, design, false_positive_rate, validate_layout_version
 from .persist import Persistent
@@ -47,7 +48,7 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
-class _BloomFacade(Persistent, _core.BloomBase[_K]):
+class _BloomFacade(BloomSetOps, Persistent, _core.BloomBase[_K]):
     __slots__ = ()
     # in-place adds are atomic ORs: many "r+" writers of one file at once
     # (bloomkit/_locking.py)

@@ -55,6 +55,14 @@ class Persistent:
         super().__init_subclass__(**kwargs)
         _core.own_methods(cls)
 
+    def contains(self, key: Any) -> bool:
+        """``key in f`` by name, the method the Redis classes have too (issue
+        #31 item 12); TypeError for a structure that answers no membership."""
+        if not hasattr(type(self), "__contains__"):
+            raise TypeError(f"{type(self).__name__} answers no membership: it counts keys "
+                            "(use its estimate/count methods)")
+        return key in self  # type: ignore[operator]
+
     def save(self, path: PathLike) -> None:
         """Write the state to ``path`` atomically (see :func:`bloomkit.save`)."""
         save(self, path)

@@ -1,0 +1,125 @@
+"""Python's set protocol for Bloom filters, where it has a meaning (issue #31 item 12).
+
+A Bloom filter's bits are a superset image of its keys: the filter of A | B
+is the OR of the two filters, and ``keys(A) <= keys(B)`` implies
+``bits(A) <= bits(B)``.  So these answers are exact where they say no and
+probabilistic where they say yes, like ``in``:
+
+- ``a.issubset(b)`` / ``a <= b``: False is certain (some key of ``a`` is
+  surely absent from ``b``); True means every key of ``a`` is *probably* in
+  ``b`` (``a``'s bits are all set in ``b``).  ``a < b`` adds ``a != b``.
+- ``a.isdisjoint(b)``: True is certain (no bit in common, so no common key);
+  False means the two *may* share a key.
+- ``update(*others)`` / ``|=`` take filters (OR, equal parameters) as well as
+  keys; ``intersection_update(*others)`` / ``&=`` take filters (AND: a
+  filter of possibly-common keys; the intersection's rate is above each
+  input's, docs/bloom.md).
+- ``difference``, ``symmetric_difference``, ``-``, ``^`` and their in-place
+  forms have no meaning: clearing bits would remove other keys that share
+  them (a false negative), so they raise TypeError saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from . import _core
+
+_NO_DIFFERENCE = (
+    "{cls} has no {op}: a Bloom filter cannot remove keys (clearing a key's bits would "
+    "also remove the other keys that share them, a false negative); build a filter from "
+    "the difference of the key sets, or use a CountingBloomFilter or a CuckooFilter, "
+    "which can remove the keys you name"
+)
+
+
+def _filter(self: Any, other: Any, op: str) -> Any:
+    if not isinstance(other, _core.BloomBase):
+        raise TypeError(f"{type(self).__name__}.{op} takes another Bloom filter of the same "
+                        f"parameters, not {type(other).__name__}")
+    return other
+
+
+class BloomSetOps:
+    """The set methods of BloomFilter and BlockedBloomFilter (see the module)."""
+
+    __slots__ = ()
+
+    def update(self, *others: Any) -> None:
+        """Add the keys of every iterable, and OR in every filter given (as
+        ``set.update``: ``f.update(g)`` is ``f |= g``)."""
+        for other in others:
+            if isinstance(other, _core.BloomBase):
+                self.__ior__(other)  # type: ignore[attr-defined]
+            else:
+                self.add_many(other)  # type: ignore[attr-defined]
+
+    def intersection_update(self, *others: Any) -> None:
+        """``f &= g`` for every filter given (equal parameters)."""
+        for other in others:
+            self.__iand__(_filter(self, other, "intersection_update"))  # type: ignore[attr-defined]
+
+    def issubset(self, other: Any) -> bool:
+        """False: some key of this filter is surely not in ``other``.  True:
+        every key of it is probably in ``other`` (all its bits are set there)."""
+        other = _filter(self, other, "issubset")
+        return bool((self | other) == other)
+
+    def issuperset(self, other: Any) -> bool:
+        """``other.issubset(self)``."""
+        return bool(_filter(self, other, "issuperset").issubset(self))
+
+    def isdisjoint(self, other: Any) -> bool:
+        """True: surely no key in common (no bit in common).  False: they may share one."""
+        other = _filter(self, other, "isdisjoint")
+        return bool((self & other).fill_ratio == 0)
+
+    def __le__(self, other: Any) -> bool:
+        if not isinstance(other, _core.BloomBase):
+            return NotImplemented
+        return self.issubset(other)
+
+    def __ge__(self, other: Any) -> bool:
+        if not isinstance(other, _core.BloomBase):
+            return NotImplemented
+        return self.issuperset(other)
+
+    def __lt__(self, other: Any) -> bool:
+        if not isinstance(other, _core.BloomBase):
+            return NotImplemented
+        return self.issubset(other) and not self._same(other)
+
+    def __gt__(self, other: Any) -> bool:
+        if not isinstance(other, _core.BloomBase):
+            return NotImplemented
+        return self.issuperset(other) and not self._same(other)
+
+    def _same(self, other: Any) -> bool:
+        return bool(other == self)
+
+    def _no_difference(self, op: str) -> NoReturn:
+        raise TypeError(_NO_DIFFERENCE.format(cls=type(self).__name__, op=op))
+
+    def difference(self, *others: Any) -> NoReturn:
+        self._no_difference("difference")
+
+    def difference_update(self, *others: Any) -> NoReturn:
+        self._no_difference("difference_update")
+
+    def symmetric_difference(self, other: Any) -> NoReturn:
+        self._no_difference("symmetric_difference")
+
+    def symmetric_difference_update(self, other: Any) -> NoReturn:
+        self._no_difference("symmetric_difference_update")
+
+    def __sub__(self, other: Any) -> NoReturn:
+        self._no_difference("'-' (difference)")
+
+    def __isub__(self, other: Any) -> NoReturn:
+        self._no_difference("'-=' (difference_update)")
+
+    def __xor__(self, other: Any) -> NoReturn:
+        self._no_difference("'^' (symmetric_difference)")
+
+    def __ixor__(self, other: Any) -> NoReturn:
+        self._no_difference("'^=' (symmetric_difference_update)")

@@ -1,0 +1,84 @@
+"""Filters behave like Python's set where the operation has a meaning for the
+kind (issue #31 item 12; bloomkit/_setops.py says what a Bloom filter can answer)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import bloomkit
+
+BLOOMS = [bloomkit.BloomFilter, bloomkit.BlockedBloomFilter]
+
+
+def _filled(cls: type, keys: list[str]) -> bloomkit.BloomFilter[str]:
+    f = cls(10_000, 0.001, seed=3)
+    f.add_many(keys)
+    return f  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("cls", BLOOMS)
+def test_subset_superset_disjoint(cls: type, rng: random.Random) -> None:
+    salt = rng.getrandbits(32)
+    a_keys = [f"{salt}-a{i}" for i in range(50)]
+    b_keys = a_keys + [f"{salt}-b{i}" for i in range(50)]
+    a, b = _filled(cls, a_keys), _filled(cls, b_keys)
+    c = _filled(cls, [f"{salt}-c{i}" for i in range(50)])
+    assert a.issubset(b) and a <= b and a < b and b >= a and b > a and b.issuperset(a)
+    assert not b.issubset(a) and not (b <= a)  # certain: b has keys a surely lacks
+    assert a <= a and not (a < a)
+    assert a.isdisjoint(_filled(cls, [])) and not a.isdisjoint(b)
+    # c shares no key with a: disjoint unless their bits collide (10^-3 filters
+    # of 50 keys in 10^4-key tables: bits in common are possible, an honest False)
+    assert a.isdisjoint(c) in (True, False)
+    with pytest.raises(TypeError, match="takes another Bloom filter"):
+        a.issubset(set(a_keys))
+
+
+@pytest.mark.parametrize("cls", BLOOMS)
+def test_update_takes_filters_and_keys(cls: type) -> None:
+    a, b = _filled(cls, ["x"]), _filled(cls, ["y"])
+    a.update(b, ["z"])  # as set.update: a filter is merged, an iterable's keys added
+    ref = _filled(cls, ["x"])
+    ref |= b
+    ref.add("z")
+    assert a == ref and all(k in a for k in "xyz")
+    a2, b2 = _filled(cls, ["x", "y"]), _filled(cls, ["y", "q"])
+    a2.intersection_update(b2)
+    assert a2 == (_filled(cls, ["x", "y"]) & b2) and "y" in a2
+    with pytest.raises(TypeError, match="takes another Bloom filter"):
+        a2.intersection_update(["y"])
+    with pytest.raises(bloomkit.IncompatibleFiltersError):
+        a.update(cls(10, 0.01))
+
+
+@pytest.mark.parametrize("cls", BLOOMS)
+def test_difference_has_no_meaning_and_says_why(cls: type) -> None:
+    a, b = _filled(cls, ["x"]), _filled(cls, ["y"])
+    for op in (lambda: a - b, lambda: a ^ b, lambda: a.difference(b),
+               lambda: a.symmetric_difference(b), lambda: a.difference_update(b),
+               lambda: a.symmetric_difference_update(b)):
+        with pytest.raises(TypeError, match="cannot remove keys"):
+            op()
+    with pytest.raises(TypeError, match="cannot remove keys"):
+        a -= b
+    with pytest.raises(TypeError, match="cannot remove keys"):
+        a ^= b
+
+
+def test_every_membership_class_has_contains_like_redis() -> None:
+    """The Redis classes had `contains` and the local ones did not."""
+    import numpy as np
+
+    for f in (bloomkit.BloomFilter(10), bloomkit.BlockedBloomFilter(10),
+              bloomkit.CountingBloomFilter(10), bloomkit.CuckooFilter(10),
+              bloomkit.QuotientFilter(10), bloomkit.ScalableBloomFilter(10),
+              bloomkit.SlidingBloomFilter(10), bloomkit.BinaryFuseFilter(np.arange(3))):
+        if hasattr(f, "add"):
+            try:
+                f.add(1)
+            except TypeError:
+                pass
+        assert f.contains(1) is (1 in f), type(f).__name__
+        assert f.contains(10**6) is (10**6 in f)
