@@ -4,7 +4,8 @@
     PYTHONPATH=src python benchmarks/sliding.py                  capacity 10^6
     PYTHONPATH=src python benchmarks/sliding.py --smoke          capacity 10^4
     PYTHONPATH=src python benchmarks/sliding.py --timing         add rough timings
-    PYTHONPATH=src python benchmarks/sliding.py --ratios         issue #18's speed ratios only
+    PYTHONPATH=src python benchmarks/sliding.py --ratios         speed ratios only (10^6)
+    PYTHONPATH=src python benchmarks/sliding.py --ratios --n 10000000 --reps 3
 
 For rates 1e-2 and 1e-3: a stream of 20 x capacity distinct int64 keys in
 generation-sized batches; at checkpoints (full generations, the worst
@@ -20,12 +21,13 @@ at ~20 us a key).  probabilistic-rs' ExpiringBloomFilter is a Rust crate
 with no pip package: not measured here (docs/sliding.md quotes its
 published figure).  No timing is asserted anywhere; --timing prints rough
 per-key figures (a shared machine makes them indicative only).  --ratios
-prints issue #18's five speed cells at capacity 10^6, 1% (random int64 keys,
-10^6 a cell) as ratios to BlockedBloomFilter(10^6, 0.01) measured in the same
-process with the CPU clock (time.process_time), the two classes alternated,
-median of 5: numpy add_many, numpy contains_many (absent keys), a bound
-`add(k)` loop (fresh keys), `f.add(k)` (the same keys again: present keys
-refreshed) and `k in f` (absent keys).
+prints issue #32's speed cells at capacity n (--n, default 10^6), 1% (random
+int64 keys) as ratios to BlockedBloomFilter(n, 0.01) measured in the same
+process with the CPU clock (time.process_time), the blocked filter and both
+sliding layouts alternated, median of --reps: numpy add_many and numpy
+contains_many (absent keys) of n keys into a fresh filter, then on that full
+filter `f.add(k)` of 10^6 fresh keys and `k in f` of 10^6 absent keys; and
+the bits against one BloomFilter(n, 0.01).
 """
 
 from __future__ import annotations
@@ -114,48 +116,60 @@ def timing(capacity: int, rate: float) -> None:
               f"`in` {t_in * 1e9:7.1f} ns/key (indicative only)")
 
 
-def ratios(reps: int = 5, n: int = 10**6) -> None:
-    """Issue #18's five speed cells, as ratios to BlockedBloomFilter (see the docstring)."""
+def ratios(reps: int = 5, n: int = 10**6, per_key: int = 10**6) -> None:
+    """Issue #18's and #32's speed cells, as ratios to BlockedBloomFilter (see
+    the docstring): both sliding layouts and the blocked filter built and
+    timed in turn in each repetition (median of `reps`).  Per-key cells run
+    on `per_key` keys against a filter already holding n keys."""
     import statistics
 
     rng = np.random.default_rng(7)
     keys = rng.integers(-2**62, 2**62, n, dtype=np.int64)
     absent = rng.integers(-2**62, 2**62, n, dtype=np.int64)
-    lk, la = keys.tolist(), absent.tolist()
+    more = rng.integers(-2**62, 2**62, per_key, dtype=np.int64).tolist()
+    la = absent[:per_key].tolist()
     clock = time.process_time
+    peers: list[tuple[str, Any]] = [
+        ("BlockedBloomFilter", lambda: bloomkit.BlockedBloomFilter(n, 0.01)),
+        ("Sliding blocked", lambda: SlidingBloomFilter(n, 0.01, layout="blocked")),
+        ("Sliding sliced", lambda: SlidingBloomFilter(n, 0.01, layout="sliced")),
+    ]
+    cells = ("numpy add_many", "numpy contains_many", "f.add(k) (fresh)", "k in f (absent)")
     res: dict[tuple[str, str], list[float]] = {}
+    bits: dict[str, int] = {}
     for _ in range(reps):
-        for cls in (bloomkit.BlockedBloomFilter, SlidingBloomFilter):
-            f: Any = cls(n, 0.01)
+        for name, make in peers:
+            f: Any = make()
+            bits[name] = f.nbytes * 8
             t = clock()
             f.add_many(keys)
-            t1 = clock() - t
+            t1 = (clock() - t) / n
             t = clock()
             f.contains_many(absent)
-            t2 = clock() - t
-            f = cls(n, 0.01)
-            add = f.add
+            t2 = (clock() - t) / n
             t = clock()
-            for k in lk:
-                add(k)
-            t3 = clock() - t
+            for k in more:
+                f.add(k)
+            t3 = (clock() - t) / per_key
             t = clock()
             for k in la:
                 k in f  # noqa: B015
-            t4 = clock() - t
-            t = clock()
-            for k in lk:
-                f.add(k)
-            t5 = clock() - t
-            for cell, v in (("numpy add_many", t1), ("numpy contains_many", t2),
-                            ("bound add(k)", t3), ("f.add(k) (present)", t5),
-                            ("k in f (absent)", t4)):
-                res.setdefault((cls.__name__, cell), []).append(v / n * 1e9)
-    for cell in ("numpy add_many", "numpy contains_many", "bound add(k)", "f.add(k) (present)",
-                 "k in f (absent)"):
+            t4 = (clock() - t) / per_key
+            del f
+            for cell, v in zip(cells, (t1, t2, t3, t4), strict=True):
+                res.setdefault((name, cell), []).append(v * 1e9)
+    bloom = bloomkit.design(n, 0.01).num_bits
+    print(f"  n = {n:,}, 1%, median of {reps} (CPU ns/key; ratio to BlockedBloomFilter)")
+    for cell in cells:
         b = statistics.median(res[("BlockedBloomFilter", cell)])
-        s = statistics.median(res[("SlidingBloomFilter", cell)])
-        print(f"  {cell:20s} blocked {b:6.1f} sliding {s:6.1f} ns/key (CPU)  ratio {s / b:5.2f}")
+        line = f"  {cell:22s} blocked {b:6.1f}"
+        for name, _ in peers[1:]:
+            s_ = statistics.median(res[(name, cell)])
+            line += f" | {name} {s_:6.1f} ({s_ / b:4.2f}x)"
+        print(line)
+    for name, _ in peers[1:]:
+        print(f"  bits: {name} {bits[name] / n:.2f} a key, {bits[name] / bloom:.3f}x a "
+              f"BloomFilter's {bloom / n:.2f}")
 
 
 def main() -> None:
@@ -163,11 +177,16 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="capacity 10^4, short peer runs")
     ap.add_argument("--capacity", type=int, default=None)
     ap.add_argument("--timing", action="store_true")
-    ap.add_argument("--ratios", action="store_true", help="only issue #18's speed ratios")
+    ap.add_argument("--ratios", action="store_true", help="only the speed ratios")
+    ap.add_argument("--n", type=int, default=10**6, help="keys for --ratios (default 10^6)")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions for --ratios")
     args = ap.parse_args()
     machine.announce()
     if args.ratios:
-        ratios()
+        if args.smoke:
+            ratios(reps=1, n=10**4, per_key=10**4)
+        else:
+            ratios(reps=args.reps, n=args.n)
         return
     capacity = args.capacity or (10**4 if args.smoke else 10**6)
     factor, probes = (5, 20_000) if args.smoke else (20, 200_000)

@@ -75,7 +75,7 @@ class SameAsLocalTests:
             self, client: Any, name: str, rng: Any, rate: float, secret: bytes | None) -> None:
         f = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=7, secret=secret)
         f.chunk_size = 97  # shifts fall inside chunks, between their keys
-        local = SlidingBloomFilter(3000, rate, seed=7, secret=secret)
+        local = SlidingBloomFilter(3000, rate, seed=7, secret=secret, layout="sliced")
         assert (f.num_hashes, f.generations, f.slice_bits) == (
             local.num_hashes, local.generations, local.slice_bits)
         keys: list[Any] = [rng.randrange(20_000) for _ in range(12_000)]  # repeats refresh
@@ -104,7 +104,7 @@ class SameAsLocalTests:
             pytest.fail("no hinted adds")
         a = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=11, secret=secret)
         b = RedisSlidingBloomFilter.open(client, name, secret=secret)
-        local = SlidingBloomFilter(3000, rate, seed=11, secret=secret)
+        local = SlidingBloomFilter(3000, rate, seed=11, secret=secret, layout="sliced")
         a.chunk_size = b.chunk_size = 60  # G = 94: shifts inside most trips
         # repeats within the window, so keys are present through every path:
         # young bits, runs across young and frozen slices, frozen runs alone
@@ -134,7 +134,7 @@ class SameAsLocalTests:
     def test_batch_positions_are_the_local_derivation(self, client: Any, name: str,
                                                       rng: Any) -> None:
         f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET)
-        local = SlidingBloomFilter(10**6, 0.001, seed=3, secret=SECRET)
+        local = SlidingBloomFilter(10**6, 0.001, seed=3, secret=SECRET, layout="sliced")
         keys: list[Any] = [rng.getrandbits(64) for _ in range(300)] + ["é", b"", 0, -1]
         per_key = b"".join(
             f._pack(*[(p * f.slice_bits + q) ^ 7

@@ -32,7 +32,8 @@ gives ints; ``str_format`` (format, start, stop) gives ``format.format(i)``;
 ``.bkf``; a ``build`` without ``keys`` is kind-specific: the generic test then
 checks everything but the rebuild, which the kind's own tests do.  A
 BlockedBloomFilter recipe without ``layout_version`` in its kwargs builds
-layout version 0: it was written before version 1 existed.
+layout version 0: it was written before version 1 existed; so does a
+SlidingBloomFilter spec without ``layout`` (make_golden.SLIDING_SPECS).
 
 A kind that is not one in-memory structure names its ``opener`` instead
 (``"bloomkit.parquet.open_index"`` for kind 12, the Parquet sidecar index,

@@ -283,13 +283,24 @@ SLIDING_SPECS: dict[str, dict[str, Any]] = {
     "SlidingBloomFilter_time": {
         "capacity": 400, "error_rate": 0.01, "seed": 9, "add": 1200, "window": 60.0,
         "start": 1_600_000_000.0, "step": 0.25},
+    # layout_version 1 (issue #32): a recipe without "layout" builds layout 0
+    "SlidingBloomFilter_blocked_count": {
+        "capacity": 500, "error_rate": 0.01, "seed": 5, "add": 3000, "window": None,
+        "layout": "blocked"},
+    "SlidingBloomFilter_blocked_count_keyed_str": {
+        "capacity": 300, "error_rate": 0.001, "seed": 0, "add": 1000, "window": None,
+        "secret": SECRET, "layout": "blocked"},
+    "SlidingBloomFilter_blocked_time": {
+        "capacity": 400, "error_rate": 0.01, "seed": 9, "add": 1200, "window": 60.0,
+        "start": 1_600_000_000.0, "step": 0.25, "layout": "blocked"},
 }
 
 
 def sliding_golden(spec: dict[str, Any]) -> tuple[Any, list[Any], float | None]:
     """Build a sliding golden: (filter, members, the clock's last time)."""
     clock_t = [spec.get("start", 0.0)]
-    kwargs: dict[str, Any] = {"seed": spec["seed"], "window": spec["window"]}
+    kwargs: dict[str, Any] = {"seed": spec["seed"], "window": spec["window"],
+                              "layout": spec.get("layout", "sliced")}
     if "secret" in spec:
         kwargs["secret"] = decode(spec["secret"])
     if spec["window"] is not None:

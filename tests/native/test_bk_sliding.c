@@ -3,8 +3,8 @@
  * (tests/test_sliding.py compiles and runs it; by hand:
  *
  *   n=src/bloomkit/_native
- *   cc -std=c11 -O2 -Wall -Wextra -DBK_HAVE_SLIDING=1 -I$n $n/bk_sliding.c \
- *      $n/bk_format.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c \
+ *   cc -std=c11 -O2 -Wall -Wextra -DBK_HAVE_SLIDING=1 -I$n $n/bk_sliding.c $n/bk_sliding_blocked.c \
+ *      $n/bk_format.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c $n/bk_grow.c \
  *      tests/native/test_bk_sliding.c -lm -o /tmp/ts && /tmp/ts
  *
  * Checks: the count-mode window (every key of the last l G adds present
@@ -34,20 +34,26 @@ static int ts_failures;
         }                                                               \
     } while (0)
 
-static uint8_t *ts_new(uint32_t k, uint32_t l, uint64_t m, uint64_t cap, uint64_t window_us,
-                       int64_t now, uint64_t *len)
+static uint8_t *ts_new_v(uint32_t k, uint32_t l, uint64_t m, uint32_t layout, uint64_t cap,
+                         uint64_t window_us, int64_t now, uint64_t *len)
 {
     uint64_t payload = 0;
     const char *reason = NULL;
     uint8_t *buf;
-    if (bk_sliding_shape(k, l, m, &payload, &reason) != BK_OK)
+    if (bk_sliding_shape_v(k, l, m, layout, &payload, &reason) != BK_OK)
         abort();
     *len = BK_SLIDING_HEADER_LEN + payload;
     buf = (uint8_t *)calloc(1, (size_t)*len);
     if (buf == NULL)
         abort();
-    bk_sliding_init_state(buf, k, l, m, cap, 0.01, window_us, now, 0, 0, 0);
+    bk_sliding_init_state_v(buf, k, l, m, layout, cap, 0.01, window_us, now, 0, 0, 0);
     return buf;
+}
+
+static uint8_t *ts_new(uint32_t k, uint32_t l, uint64_t m, uint64_t cap, uint64_t window_us,
+                       int64_t now, uint64_t *len)
+{
+    return ts_new_v(k, l, m, BK_SLIDING_LAYOUT_SLICED, cap, window_us, now, len);
 }
 
 /* The definition: some a in [0, l] with ages a..a+k-1 all set. */
@@ -63,13 +69,13 @@ static int ts_plain(const bk_sliding *s, uint64_t h, uint64_t g, uint64_t skip)
     return 0;
 }
 
-static void ts_count_mode(void)
+static void ts_count_mode(uint32_t layout)
 {
     uint64_t len, G, n = 0;
     const char *reason = NULL;
     bk_header h;
     bk_sliding s;
-    uint8_t *buf = ts_new(6, 8, 1024, 800, 0, 0, &len);
+    uint8_t *buf = ts_new_v(6, 8, 1024, layout, 800, 0, 0, &len);
     bk_sliding_attach(&s, buf);
     G = bk_load_u64le(s.params + BK_SLIDING_P_GEN_LENGTH);
     TS_CHECK(G == 100, "G %llu", (unsigned long long)G);
@@ -162,9 +168,28 @@ static void ts_hostile(void)
     free(buf);
 }
 
+/* The blocked model meets its targets and is above the independent one
+ * at the same bits (the blocks' shared load costs rate). */
+static void ts_blocked_sizing(void)
+{
+    const double targets[] = {0.1, 1e-2, 1e-3};
+    for (int i = 0; i < 3; i++) {
+        uint32_t k = 0, l = 0;
+        double lam = 0.0, se = 0.0, rate;
+        const char *reason = NULL;
+        TS_CHECK(bk_slidingb_size(targets[i], &k, &l, &lam, &reason) == BK_OK, "size");
+        TS_CHECK(k + l <= 32, "k + l %u", k + l);
+        rate = bk_slidingb_model_rate(k, l, lam, &se);
+        TS_CHECK(rate + 2 * se <= targets[i], "blocked model over target");
+        TS_CHECK(rate > bk_sliding_model_rate(k, l, 32.0 / lam), "blocked below independent");
+    }
+}
+
 int main(void)
 {
-    ts_count_mode();
+    ts_count_mode(BK_SLIDING_LAYOUT_SLICED);
+    ts_count_mode(BK_SLIDING_LAYOUT_BLOCKED);
+    ts_blocked_sizing();
     ts_time_mode();
     ts_sizing();
     ts_hostile();

@@ -636,6 +636,24 @@ BK_AVX2 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *h
 
 /* ---- End logic for the growable filter -------------------------------- */
 
+/* The sliding filter's blocked layout: eight lanes' positions a vector
+ * multiply-shift, their bits by a variable shift, one movemask each. */
+BK_AVX2 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul)
+{
+    __m256i x[2];
+    uint64_t m = 0;
+    x[0] = _mm256_set1_epi32((int)(uint32_t)w);
+    x[1] = _mm256_set1_epi32((int)(uint32_t)(w >> 32));
+    for (int i = 0; i < 4; i++) {
+        __m256i lanes = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4 * i));
+        __m256i mv = _mm256_loadu_si256((const __m256i *)(const void *)(mul + 8 * i));
+        __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x[i >> 1], mv), 27);
+        __m256i bit = _mm256_slli_epi32(_mm256_srlv_epi32(lanes, pos), 31);
+        m |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bit)) << (8 * i);
+    }
+    return m;
+}
+
 #else /* no AVX2 code in this build: never selected (bk_simd_avx2 stays 0) */
 
 int bk_simd_blocked_add_avx2(uint64_t *blk, uint32_t g, uint32_t k)
@@ -720,6 +738,12 @@ int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, 
 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *hs, size_t n, uint8_t *out)
 {
     (void)g; (void)hs; (void)n; (void)out;
+}
+
+uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul)
+{
+    (void)blk; (void)w; (void)mul;
+    return 0;
 }
 
 #endif

@@ -85,4 +85,10 @@ int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8_t *b1, 
 void bk_simd_grow_contains_many_avx2(const struct bk_grow *g, const uint64_t *hs, size_t n,
                                      uint8_t *out);
 
+/* The sliding filter's blocked layout (bk_sliding_blocked.c): bit p of
+ * the result is bit ((x_p * mul[p]) mod 2^32) >> 27 of u32 lane p of the
+ * 128-byte block blk, x_p the low (p < 16) or high 32 bits of w (==
+ * bk_slidingb_has's scalar loop). */
+uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul);
+
 #endif /* BK_SIMD_H */

@@ -82,7 +82,33 @@
 bk_rc bk_sliding_shape(uint32_t k, uint32_t l, uint64_t m, uint64_t *payload_len,
                        const char **reason)
 {
+    return bk_sliding_shape_v(k, l, m, BK_SLIDING_LAYOUT_SLICED, payload_len, reason);
+}
+
+bk_rc bk_sliding_shape_v(uint32_t k, uint32_t l, uint64_t m, uint32_t layout,
+                         uint64_t *payload_len, const char **reason)
+{
     uint64_t S = (uint64_t)k + l, bits, bytes;
+    if (layout == BK_SLIDING_LAYOUT_BLOCKED) {
+        if (k == 0 || l == 0 || S > BK_SLIDING_LANES) {
+            *reason = "sliding blocked layout: k and l >= 1 with k + l <= 32";
+            return BK_ERR_ARG;
+        }
+        if (m == 0 || m % BK_SLIDING_LANE_BITS != 0) {
+            *reason = "sliding blocked layout: slice_bits must be a positive multiple of 32";
+            return BK_ERR_ARG;
+        }
+        if (m > BK_SLIDING_MAX_BITS / BK_SLIDING_LANES) {
+            *reason = "sliding filter too large: 32 * slice_bits exceeds 2**46";
+            return BK_ERR_ARG;
+        }
+        *payload_len = BK_SLIDING_BIRTHS_LEN(S) + m * 4u; /* B blocks of 128 bytes */
+        return BK_OK;
+    }
+    if (layout != BK_SLIDING_LAYOUT_SLICED) {
+        *reason = "sliding layout_version unknown (this release reads 0 and 1)";
+        return BK_ERR_ARG;
+    }
     if (k == 0 || k > BK_SLIDING_MAX_K) {
         *reason = "sliding k (slices per key) must be in [1, 48]";
         return BK_ERR_ARG;
@@ -113,7 +139,14 @@ void bk_sliding_attach(bk_sliding *s, uint8_t *buf)
     s->l = bk_load_u32le(params + BK_SLIDING_P_L);
     s->S = s->k + s->l;
     s->m = bk_load_u64le(params + BK_SLIDING_P_SLICE_BITS);
-    s->words = s->m / 64;
+    s->layout = bk_load_u32le(params + BK_SLIDING_P_LAYOUT);
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED) {
+        s->words = BK_SLIDING_BLOCK_WORDS;
+        s->blocks = s->m / BK_SLIDING_LANE_BITS;
+    } else {
+        s->words = s->m / 64;
+        s->blocks = 0;
+    }
     s->births = buf + header_len;
     s->slices = (uint64_t *)(void *)(s->births + BK_SLIDING_BIRTHS_LEN(s->S));
 }
@@ -138,11 +171,19 @@ void bk_sliding_init_state(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m,
                            uint64_t capacity, double error_rate, uint64_t window_us,
                            int64_t now_us, uint64_t seed, int keyed, uint64_t key_check)
 {
+    bk_sliding_init_state_v(buf, k, l, m, BK_SLIDING_LAYOUT_SLICED, capacity, error_rate,
+                            window_us, now_us, seed, keyed, key_check);
+}
+
+void bk_sliding_init_state_v(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m, uint32_t layout,
+                             uint64_t capacity, double error_rate, uint64_t window_us,
+                             int64_t now_us, uint64_t seed, int keyed, uint64_t key_check)
+{
     uint64_t payload_len = 0;
     const char *reason = NULL;
     uint8_t *p = buf + BK_OFF_PARAMS;
     bk_sliding s;
-    (void)bk_sliding_shape(k, l, m, &payload_len, &reason);
+    (void)bk_sliding_shape_v(k, l, m, layout, &payload_len, &reason);
     bk_format_init_header(buf, BK_KIND_SLIDING_BLOOM, BK_SLIDING_HEADER_LEN,
                           BK_SLIDING_PARAMS_LEN, payload_len, seed, keyed, key_check);
     bk_store_u32le(p + BK_SLIDING_P_K, k);
@@ -155,6 +196,7 @@ void bk_sliding_init_state(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m,
                    window_us ? BK_SLIDING_MODE_TIME : BK_SLIDING_MODE_COUNT);
     bk_store_u64le(p + BK_SLIDING_P_WINDOW_US, window_us);
     bk_store_u64le(p + BK_SLIDING_P_START_US, window_us ? (uint64_t)now_us : 0);
+    bk_store_u32le(p + BK_SLIDING_P_LAYOUT, layout);
     bk_sliding_attach(&s, buf);
     if (window_us)
         for (uint32_t i = 0; i < s.S; i++)
@@ -164,7 +206,7 @@ void bk_sliding_init_state(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m,
 bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                           int checks, const char **reason)
 {
-    uint32_t k, l, S, mode;
+    uint32_t k, l, S, mode, layout;
     uint64_t m, capacity, G, g, c, inserted, window_us, early, want = 0;
     int64_t start;
     double p;
@@ -180,7 +222,12 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
     k = bk_load_u32le(params + BK_SLIDING_P_K);
     l = bk_load_u32le(params + BK_SLIDING_P_L);
     m = bk_load_u64le(params + BK_SLIDING_P_SLICE_BITS);
-    if (bk_sliding_shape(k, l, m, &want, reason) != BK_OK)
+    layout = bk_load_u32le(params + BK_SLIDING_P_LAYOUT);
+    if (layout > BK_SLIDING_LAYOUT_BLOCKED) {
+        *reason = "sliding layout_version unknown (this release reads 0 and 1)";
+        return BK_ERR_UNSUPPORTED;
+    }
+    if (bk_sliding_shape_v(k, l, m, layout, &want, reason) != BK_OK)
         return BK_ERR_FORMAT;
     if (want != h->payload_len) {
         *reason = "payload_len does not match k, l and slice_bits";
@@ -237,10 +284,6 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
         *reason = "sliding count exceeds generation_length or inserted";
         return BK_ERR_FORMAT;
     }
-    if (bk_load_u32le(params + BK_SLIDING_P_LAYOUT) != 0) {
-        *reason = "sliding layout_version unknown (this release reads 0)";
-        return BK_ERR_UNSUPPORTED;
-    }
     if (bk_load_u32le(params + BK_SLIDING_P_RESERVED) != 0) {
         *reason = "reserved sliding parameter is not zero";
         return BK_ERR_FORMAT;
@@ -265,6 +308,12 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
                 *reason = "sliding birth time out of range";
                 return BK_ERR_FORMAT;
             }
+        }
+        if (layout == BK_SLIDING_LAYOUT_BLOCKED &&
+            !bk_slidingb_unused_lanes_zero((const uint64_t *)(const void *)(payload + end),
+                                           m / BK_SLIDING_LANE_BITS, S)) {
+            *reason = "sliding blocked layout: an unused lane (k + l .. 31) is not zero";
+            return BK_ERR_FORMAT;
         }
     }
     return BK_OK;
@@ -302,6 +351,10 @@ uint64_t bk_sliding_pending(const bk_sliding *s, int64_t now_us)
 
 static void bk_sliding_clear_slice(bk_sliding *s, uint32_t p)
 {
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED) {
+        bk_slidingb_clear_lane(s, p);
+        return;
+    }
     memset(s->slices + (uint64_t)p * s->words, 0, (size_t)(s->words * 8));
 }
 
@@ -420,12 +473,6 @@ BK_INLINE uint32_t bk_sliding_ring(const bk_sliding *s, uint64_t g)
     return (uint32_t)(g % s->S);
 }
 
-/* Physical slice of age a for ring position r (0 <= a < S): no division. */
-BK_INLINE uint32_t bk_sliding_phys_r(uint32_t r, uint32_t a, uint32_t S)
-{
-    return r >= a ? r - a : r + S - a;
-}
-
 BK_INLINE uint64_t *bk_sliding_word(const bk_sliding *s, uint32_t p, uint64_t h, uint64_t *bit)
 {
     uint64_t pos = bk_sliding_pos(h, p, s->m);
@@ -439,38 +486,6 @@ BK_INLINE int bk_sliding_probe(const bk_sliding *s, uint32_t r, uint32_t a, uint
     const uint64_t *w = bk_sliding_word(s, bk_sliding_phys_r(r, a, s->S), h, &bit);
     return (*w & bit) != 0;
 }
-
-/* The query over ages [skip, S) (skip + k <= S) at ring position r: is
- * there a run of k consecutive ages all holding the key's bit?  HAS(a) is
- * the bit of age a.  Checkpoints: every run of k ages in [skip, S) holds
- * one of the ages skip + k - 1, skip + 2k - 1, ...: probe those, and only
- * around a set checkpoint its neighbours; after an unset age b the next
- * checkpoint is b + k.  Each age is probed at most once. */
-#define BK_SLIDING_SCAN(HAS)                                    \
-    uint32_t S = s->S, k = s->k, a = skip + k - 1, b;           \
-    while (a < S) {                                             \
-        uint32_t left = 0, need;                                \
-        if (!HAS(a)) {                                          \
-            a += k;                                             \
-            continue;                                           \
-        }                                                       \
-        for (b = a; b > skip && left < k - 1; b--) {            \
-            if (!HAS(b - 1))                                    \
-                break;                                          \
-            left++;                                             \
-        }                                                       \
-        need = k - 1 - left;                                    \
-        for (b = a + 1; need > 0; b++, need--) {                \
-            if (b >= S)                                         \
-                return 0;                                       \
-            if (!HAS(b))                                        \
-                break;                                          \
-        }                                                       \
-        if (need == 0)                                          \
-            return 1;                                           \
-        a = b + k; /* b is unset: a run lies after it */        \
-    }                                                           \
-    return 0
 
 /* A query: every bit read from the slices. */
 static int bk_sliding_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip)
@@ -495,6 +510,8 @@ int bk_sliding_contains_at(const bk_sliding *s, uint64_t h, uint64_t g, uint64_t
 {
     if (skip + s->k > s->S)
         return 0; /* no k consecutive ages left */
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return bk_slidingb_scan(s, h, bk_sliding_ring(s, g), (uint32_t)skip);
     return bk_sliding_scan(s, h, bk_sliding_ring(s, g), (uint32_t)skip);
 }
 
@@ -552,7 +569,7 @@ static int bk_sliding_add_plan(bk_sliding *s, uint64_t h, const bk_sliding_plan 
 
 /* Shifts due before an add at now_us: the pending time shifts, then the
  * lazy shift of a full generation. */
-BK_INLINE void bk_sliding_prepare_add(bk_sliding *s, int64_t now_us)
+BK_INLINE void bk_sliding_prepare_i(bk_sliding *s, int64_t now_us)
 {
     bk_sliding_advance(s, now_us);
     if (bk_load_u64le(s->params + BK_SLIDING_P_COUNT) >=
@@ -560,10 +577,17 @@ BK_INLINE void bk_sliding_prepare_add(bk_sliding *s, int64_t now_us)
         bk_sliding_shift_full(s, now_us);
 }
 
+void bk_sliding_prepare_add(bk_sliding *s, int64_t now_us)
+{
+    bk_sliding_prepare_i(s, now_us);
+}
+
 int bk_sliding_add(bk_sliding *s, uint64_t h, int64_t now_us)
 {
     bk_sliding_plan pl;
-    bk_sliding_prepare_add(s, now_us);
+    bk_sliding_prepare_i(s, now_us);
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return bk_slidingb_add(s, h, bk_sliding_ring(s, bk_sliding_generation(s)));
     bk_sliding_plan_add(s, h, bk_sliding_ring(s, bk_sliding_generation(s)), &pl);
     return bk_sliding_add_plan(s, h, &pl);
 }
@@ -573,12 +597,14 @@ uint64_t bk_sliding_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_
     bk_sliding_plan ring[BK_SLIDING_RING];
     uint64_t added = 0, g = bk_sliding_generation(s);
     uint32_t r = bk_sliding_ring(s, g);
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return bk_slidingb_add_many(s, hs, n, now_us);
     for (size_t i = 0; i < n && i < BK_SLIDING_AHEAD; i++)
         bk_sliding_plan_add(s, hs[i], r, &ring[i]);
     for (size_t i = 0; i < n; i++) {
         bk_sliding_plan *pl = &ring[i & (BK_SLIDING_RING - 1)];
         uint64_t g2;
-        bk_sliding_prepare_add(s, now_us);
+        bk_sliding_prepare_i(s, now_us);
         g2 = bk_sliding_generation(s);
         if (BK_UNLIKELY(g2 != g)) {
             g = g2;
@@ -604,6 +630,10 @@ void bk_sliding_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n,
         return;
     }
     r = bk_sliding_ring(s, g);
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED) {
+        bk_slidingb_contains_many(s, hs, n, r, (uint32_t)skip, out);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         out[i] = (uint8_t)bk_sliding_scan(s, hs[i], r, (uint32_t)skip);
 }
@@ -611,7 +641,8 @@ void bk_sliding_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n,
 void bk_sliding_clear(bk_sliding *s, int64_t now_us)
 {
     int timed = bk_sliding_timed(s);
-    memset(s->slices, 0, (size_t)(s->words * 8 * s->S));
+    memset(s->slices, 0,
+           (size_t)(s->layout == BK_SLIDING_LAYOUT_BLOCKED ? s->m * 4u : s->words * 8 * s->S));
     for (uint32_t p = 0; p < s->S; p++)
         bk_sliding_set_birth(s, p, 0, timed ? now_us : 0);
     bk_store_u64le(s->params + BK_SLIDING_P_GENERATION, 0);
@@ -624,8 +655,11 @@ void bk_sliding_clear(bk_sliding *s, int64_t now_us)
 
 void bk_sliding_positions(const bk_sliding *s, uint64_t h, uint64_t *out)
 {
+    uint64_t b = s->layout == BK_SLIDING_LAYOUT_BLOCKED ? bk_mulhi64(h, s->blocks) : 0;
     for (uint32_t p = 0; p < s->S; p++)
-        out[p] = bk_sliding_pos(h, p, s->m);
+        out[p] = s->layout == BK_SLIDING_LAYOUT_BLOCKED
+                     ? b * BK_SLIDING_LANE_BITS + bk_sliding_lane_pos(h, p)
+                     : bk_sliding_pos(h, p, s->m);
 }
 
 /* ---- End logic for the per-key operations ----------------------------- */
@@ -656,6 +690,8 @@ uint64_t bk_sliding_popcount(const bk_sliding *s, uint32_t p)
 {
     const uint64_t *w = s->slices + (uint64_t)p * s->words;
     uint64_t n = 0;
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return bk_slidingb_popcount(s, p);
     for (uint64_t i = 0; i < s->words; i++)
         n += (uint64_t)bk_popcount64(w[i]);
     return n;
@@ -663,7 +699,7 @@ uint64_t bk_sliding_popcount(const bk_sliding *s, uint32_t p)
 
 /* P(some k consecutive of the S trials succeed), trial a with
  * probability f[a]: one minus the chance that every run stays below k. */
-static double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k)
+double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k)
 {
     double dp[BK_SLIDING_MAX_K], nd[BK_SLIDING_MAX_K], none = 0.0;
     for (uint32_t r = 0; r < k; r++)
@@ -696,6 +732,8 @@ double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us)
     uint64_t skip = bk_sliding_pending(s, now_us), g = bk_sliding_generation(s) + skip;
     if (skip >= s->S)
         return 0.0;
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return bk_slidingb_estimate(s, g, skip);
     for (uint32_t a = 0; a < s->S; a++)
         f[a] = a < skip ? 0.0
                         : (double)bk_sliding_popcount(s, bk_sliding_phys(g, a, s->S)) /

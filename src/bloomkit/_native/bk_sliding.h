@@ -77,7 +77,7 @@
  *   |+72 | u64 | window_us: 0 (count mode) or >= 1                       |
  *   |+80 | i64 | start_us: time generation g started (0 in count mode)   |
  *   |+88 | u64 | early_shifts: shifts forced by c >= G in time mode      |
- *   |+96 | u32 | layout_version: 0 (the derivation above)                |
+ *   |+96 | u32 | layout_version: 0 (sliced, above) or 1 (blocked, below)  |
  *   |+100| u32 | 0                                                       |
  *   +----+-----+---------------------------------------------------------+
  *   payload @192:
@@ -88,6 +88,26 @@
  *     slices: S slices of m / 8 bytes, physical order, slice p at
  *             births_len + p * m / 8; u64 little-endian words.
  *   All fields little-endian.  payload_len = births_len + S * m / 8.
+ *
+ * LAYOUT 1, "blocked" (bk_sliding_blocked.c; issue #32): every slice's bit
+ * of a key in one 128-byte block (two adjacent cache lines), so a query or
+ * an add touches one block instead of one line per probed slice.  Same
+ * params, births, ring, shifts and time arithmetic; only where a key's bit
+ * of slice p lives changes:
+ *   k + l <= 32; m = 32 * B (B blocks, m a multiple of 32); a block is 32
+ *   LANES of 32 bits (u32 little-endian, lane p at byte 4p of the block);
+ *   lane p of every block together is physical slice p (its bit i is bit
+ *   i % 32 of lane p of block i / 32); lanes S..31 stay zero.
+ *       block(h)  = mulhi(h, B)
+ *       w         = mix64(h + 0x9E3779B97F4A7C15)
+ *       x_p       = w mod 2^32 (p < 16) or w >> 32 (p >= 16)
+ *       pos(h, p) = ((x_p * M[p]) mod 2^32) >> 27
+ *   with M[p] = (mix64(p + 1) mod 2^32) | 1 (bk_sliding_lane_mul: a
+ *   multiply-shift position per lane, eight lanes a vector multiply).  The key's
+ *   bit of slice p is bit pos(h, p) of lane p of block(h): bit
+ *   block(h) * 32 + pos(h, p) of the slice.  payload_len = births_len + 4 m (B blocks of 128 bytes).
+ *   Sizing: bk_sliding_blocked.c (the worst-moment rate with the blocks'
+ *   shared load, by a fixed-seed Monte Carlo over Poisson block loads).
  */
 #ifndef BK_SLIDING_H
 #define BK_SLIDING_H
@@ -116,6 +136,12 @@
 #define BK_SLIDING_PARAMS_LEN 104
 #define BK_SLIDING_HEADER_LEN 192 /* 64 fixed + 104 params, rounded to 64 */
 
+#define BK_SLIDING_LAYOUT_SLICED 0u
+#define BK_SLIDING_LAYOUT_BLOCKED 1u
+#define BK_SLIDING_LANES 32u        /* blocked: lanes (slices) in a block */
+#define BK_SLIDING_LANE_BITS 32u    /* blocked: bits of a lane */
+#define BK_SLIDING_BLOCK_WORDS 16u  /* blocked: u64 words in a 128-byte block */
+
 #define BK_SLIDING_MODE_COUNT 0u
 #define BK_SLIDING_MODE_TIME 1u
 
@@ -139,14 +165,19 @@ typedef struct {
     uint8_t *births;   /* payload: S birth records */
     uint64_t *slices;  /* S * words_per_slice u64 LE words */
     uint64_t m;        /* bits per slice */
-    uint64_t words;    /* words per slice, m / 64 */
+    uint64_t words;    /* sliced: words per slice, m / 64; blocked: 16 a block */
+    uint64_t blocks;   /* blocked: B = m / 32 (sliced: 0) */
     uint32_t k, l, S;
+    uint32_t layout;   /* BK_SLIDING_LAYOUT_* */
 } bk_sliding;
 
 /* Payload bytes for (k, l, m), overflow-checked; BK_ERR_ARG with *reason
  * when a value is out of range. */
 bk_rc bk_sliding_shape(uint32_t k, uint32_t l, uint64_t m, uint64_t *payload_len,
                        const char **reason);
+/* The same for a layout (0 sliced, 1 blocked). */
+bk_rc bk_sliding_shape_v(uint32_t k, uint32_t l, uint64_t m, uint32_t layout,
+                         uint64_t *payload_len, const char **reason);
 
 /* Write a fresh state into buf (BK_SLIDING_HEADER_LEN + payload_len bytes,
  * zeroed).  window_us == 0: count mode; else time mode starting at now_us
@@ -154,6 +185,10 @@ bk_rc bk_sliding_shape(uint32_t k, uint32_t l, uint64_t m, uint64_t *payload_len
 void bk_sliding_init_state(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m,
                            uint64_t capacity, double error_rate, uint64_t window_us,
                            int64_t now_us, uint64_t seed, int keyed, uint64_t key_check);
+/* The same for a layout (bk_sliding_init_state writes layout 0). */
+void bk_sliding_init_state_v(uint8_t *buf, uint32_t k, uint32_t l, uint64_t m, uint32_t layout,
+                             uint64_t capacity, double error_rate, uint64_t window_us,
+                             int64_t now_us, uint64_t seed, int keyed, uint64_t key_check);
 
 void bk_sliding_attach(bk_sliding *s, uint8_t *buf);
 
@@ -175,14 +210,93 @@ BK_INLINE uint32_t bk_sliding_phys(uint64_t g, uint32_t a, uint32_t S)
     return r >= a ? r - a : r + S - a;
 }
 
+/* Blocked layout: the key's block (16 words) and its bit in lane p. */
+BK_INLINE uint64_t *bk_sliding_block(const bk_sliding *s, uint64_t h)
+{
+    return s->slices + bk_mulhi64(h, s->blocks) * BK_SLIDING_BLOCK_WORDS;
+}
+
+/* Lane multipliers: M[p] = (low 32 bits of mix64(p + 1)) | 1. */
+extern const uint32_t bk_sliding_lane_mul[BK_SLIDING_LANES];
+
+/* The word a key's lane positions come from: mix64(h + GAMMA). */
+BK_INLINE uint64_t bk_sliding_lane_word(uint64_t h)
+{
+    return bk_mix64(h + BK_SLIDING_GAMMA);
+}
+
+/* The key's bit in lane p (0..31), from w = bk_sliding_lane_word(h):
+ * multiply-shift of the low (p < 16) or high (p >= 16) 32 bits of w,
+ * (x * M[p]) mod 2^32 >> 27 (eight lanes a vector multiply, bk_simd.c). */
+BK_INLINE uint32_t bk_sliding_lane_pos_w(uint64_t w, uint32_t p)
+{
+    uint32_t x = (uint32_t)(p < 16u ? w : w >> 32);
+    return (uint32_t)(x * bk_sliding_lane_mul[p]) >> 27;
+}
+
+BK_INLINE uint32_t bk_sliding_lane_pos(uint64_t h, uint32_t p)
+{
+    return bk_sliding_lane_pos_w(bk_sliding_lane_word(h), p);
+}
+
+/* Bit of word p / 2 of a block holding the key's bit of lane p. */
+BK_INLINE uint32_t bk_sliding_lane_bit(uint64_t h, uint32_t p)
+{
+    return 32u * (p & 1u) + bk_sliding_lane_pos(h, p);
+}
+
 BK_INLINE int bk_sliding_bit(const bk_sliding *s, uint32_t p, uint64_t h)
 {
-    uint64_t pos = bk_sliding_pos(h, p, s->m);
+    uint64_t pos;
+    if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
+        return (int)((BK_LE64(bk_sliding_block(s, h)[p >> 1]) >> bk_sliding_lane_bit(h, p)) & 1u);
+    pos = bk_sliding_pos(h, p, s->m);
     const uint64_t *w = s->slices + (uint64_t)p * s->words + (pos >> 6);
     return (int)((BK_LE64(*w) >> (pos & 63)) & 1u);
 }
 
 /* ---- End logic for the derivation -------------------------------------- */
+
+/* The query scan shared by both layouts (bk_sliding.c explains it). */
+/* Physical slice of age a for ring position r (0 <= a < S): no division. */
+BK_INLINE uint32_t bk_sliding_phys_r(uint32_t r, uint32_t a, uint32_t S)
+{
+    return r >= a ? r - a : r + S - a;
+}
+
+/* The query over ages [skip, S) (skip + k <= S) at ring position r: is
+ * there a run of k consecutive ages all holding the key's bit?  HAS(a) is
+ * the bit of age a.  Checkpoints: every run of k ages in [skip, S) holds
+ * one of the ages skip + k - 1, skip + 2k - 1, ...: probe those, and only
+ * around a set checkpoint its neighbours; after an unset age b the next
+ * checkpoint is b + k.  Each age is probed at most once. */
+#define BK_SLIDING_SCAN(HAS)                                    \
+    uint32_t S = s->S, k = s->k, a = skip + k - 1, b;           \
+    while (a < S) {                                             \
+        uint32_t left = 0, need;                                \
+        if (!HAS(a)) {                                          \
+            a += k;                                             \
+            continue;                                           \
+        }                                                       \
+        for (b = a; b > skip && left < k - 1; b--) {            \
+            if (!HAS(b - 1))                                    \
+                break;                                          \
+            left++;                                             \
+        }                                                       \
+        need = k - 1 - left;                                    \
+        for (b = a + 1; need > 0; b++, need--) {                \
+            if (b >= S)                                         \
+                return 0;                                       \
+            if (!HAS(b))                                        \
+                break;                                          \
+        }                                                       \
+        if (need == 0)                                          \
+            return 1;                                           \
+        a = b + k; /* b is unset: a run lies after it */        \
+    }                                                           \
+    return 0
+
+
 
 /* Parameter accessors. */
 BK_INLINE uint64_t bk_sliding_generation(const bk_sliding *s)
@@ -235,6 +349,40 @@ uint64_t bk_sliding_popcount(const bk_sliding *s, uint32_t p);
  * each slice now: P(some k consecutive ages all hold its bit), the slices
  * taken as independent (dynamic programming over the run length). */
 double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us);
+
+/* Shifts due before an add at now_us (the pending time shifts, then the
+ * lazy shift of a full generation). */
+void bk_sliding_prepare_add(bk_sliding *s, int64_t now_us);
+
+/* P(some k consecutive of the S trials succeed), trial a with
+ * probability f[a]; in [0, 1]. */
+double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k);
+
+/* ---- The blocked layout (bk_sliding_blocked.c) ------------------------- */
+
+/* Per-key operations at ring position r (shifts applied by the caller). */
+int bk_slidingb_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip);
+int bk_slidingb_add(bk_sliding *s, uint64_t h, uint32_t r);
+uint64_t bk_slidingb_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us);
+void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
+                               uint32_t skip, uint8_t *out);
+void bk_slidingb_clear_lane(bk_sliding *s, uint32_t p);
+uint64_t bk_slidingb_popcount(const bk_sliding *s, uint32_t p);
+/* The exact rate of a random absent key given every block's lanes now:
+ * the mean over blocks of the run probability of the lanes' fills. */
+double bk_slidingb_estimate(const bk_sliding *s, uint64_t g, uint64_t skip);
+/* Deep check: lanes S..31 of every block are zero. */
+int bk_slidingb_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint32_t S);
+
+/* The blocked model: the worst-moment rate with lam = G / B keys a block
+ * a generation (Poisson), by a fixed-seed Monte Carlo over the blocks'
+ * loads; *se its standard error. */
+double bk_slidingb_model_rate(uint32_t k, uint32_t l, double lam, double *se);
+/* The (k, l, lam) of the blocked layout with the fewest bits per window
+ * key (1024 / (l lam)) whose model rate plus two standard errors meets
+ * the target; BK_ERR_ARG when none does. */
+bk_rc bk_slidingb_size(double error_rate, uint32_t *k, uint32_t *l, double *lam,
+                       const char **reason);
 
 /* ---- Begin logic for sizing -------------------------------------------- */
 

@@ -187,12 +187,12 @@ static int bksliding_warn_early(BKSliding *self, uint64_t before, int64_t now)
 /* ---- End logic for the early-shift warning ---------------------------- */
 
 /* SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None,
- *             *, seed=0, secret=None, key=None) */
+ *             *, seed=0, secret=None, key=None, layout=0) */
 static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"k", "l", "slice_bits", "capacity", "error_rate", "window_us",
-                             "now", "seed", "secret", "key", NULL};
-    unsigned int k, l;
+                             "now", "seed", "secret", "key", "layout", NULL};
+    unsigned int k, l, layout = BK_SLIDING_LAYOUT_SLICED;
     unsigned long long m, window_us = 0;
     PyObject *now_obj = Py_None;
     uint64_t payload_len = 0;
@@ -201,11 +201,12 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     const char *reason = NULL;
     BKSliding *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOO:SlidingBase", kwlist, &k, &l,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOOI:SlidingBase", kwlist, &k, &l,
                                      &m, &a.capacity, &a.error_rate, &window_us, &now_obj,
-                                     &a.seed_obj, &a.secret, &a.key))
+                                     &a.seed_obj, &a.secret, &a.key, &layout))
         return NULL;
-    if (bkpy_ctor_check(&a, bk_sliding_shape(k, l, m, &payload_len, &reason), reason) < 0)
+    if (bkpy_ctor_check(&a, bk_sliding_shape_v(k, l, m, layout, &payload_len, &reason),
+                        reason) < 0)
         return NULL;
     if (window_us > (unsigned long long)BK_SLIDING_MAX_WINDOW_US) {
         PyErr_SetString(PyExc_ValueError, "window must be below 2**62 microseconds");
@@ -216,8 +217,8 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     self = bkpy_obj_new(type, BK_SLIDING_HEADER_LEN + payload_len, &a);
     if (self == NULL)
         return NULL;
-    bk_sliding_init_state(self->st.buf, k, l, m, a.capacity, a.error_rate, window_us, now, a.seed,
-                          a.keyed, bk_hasher_key_check(&self->st.hasher));
+    bk_sliding_init_state_v(self->st.buf, k, l, m, layout, a.capacity, a.error_rate, window_us,
+                            now, a.seed, a.keyed, bk_hasher_key_check(&self->st.hasher));
     bk_sliding_attach(&self->sl, self->st.buf);
     return (PyObject *)self;
 }
@@ -427,6 +428,39 @@ static PyObject *bksliding_design(PyObject *cls, PyObject *args)
     return Py_BuildValue("(IId)", k, l, r);
 }
 
+/* _design_blocked(error_rate) -> (k, l, lam): the blocked layout's sizing
+ * (bk_sliding_blocked.c). */
+static PyObject *bksliding_design_blocked(PyObject *cls, PyObject *args)
+{
+    double p, lam = 0.0;
+    uint32_t k = 0, l = 0;
+    const char *reason = NULL;
+    bk_rc rc;
+    (void)cls;
+    if (!PyArg_ParseTuple(args, "d:_design_blocked", &p))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = bk_slidingb_size(p, &k, &l, &lam, &reason);
+    Py_END_ALLOW_THREADS
+    if (rc != BK_OK) {
+        PyErr_SetString(PyExc_ValueError, reason);
+        return NULL;
+    }
+    return Py_BuildValue("(IId)", k, l, lam);
+}
+
+/* _model_rate_blocked(k, l, lam) -> (rate, standard error) of the blocked model. */
+static PyObject *bksliding_model_rate_blocked(PyObject *cls, PyObject *args)
+{
+    unsigned int k, l;
+    double lam, se = 0.0, rate;
+    (void)cls;
+    if (!PyArg_ParseTuple(args, "IId:_model_rate_blocked", &k, &l, &lam))
+        return NULL;
+    rate = bk_slidingb_model_rate(k, l, lam, &se);
+    return Py_BuildValue("(dd)", rate, se);
+}
+
 /* _model_rate(k, l, m_over_g) -> the sizing model's worst-moment rate. */
 static PyObject *bksliding_model_rate(PyObject *cls, PyObject *args)
 {
@@ -498,6 +532,10 @@ BKPY_GETTER(bksliding, BKSliding, num_hashes, PyLong_FromUnsignedLong(self->sl.k
 BKPY_GETTER(bksliding, BKSliding, generations, PyLong_FromUnsignedLong(self->sl.l))
 BKPY_GETTER(bksliding, BKSliding, num_slices, PyLong_FromUnsignedLong(self->sl.S))
 BKPY_GETTER(bksliding, BKSliding, slice_bits, PyLong_FromUnsignedLongLong(self->sl.m))
+BKPY_GETTER(bksliding, BKSliding, layout,
+            PyUnicode_FromString(self->sl.layout == BK_SLIDING_LAYOUT_BLOCKED ? "blocked"
+                                                                               : "sliced"))
+BKPY_GETTER(bksliding, BKSliding, layout_version, PyLong_FromUnsignedLong(self->sl.layout))
 
 static PyGetSetDef bksliding_getset[] = {
     {"num_hashes", (getter)bksliding_get_num_hashes, NULL, "k, slices (bits) per key.", NULL},
@@ -505,6 +543,11 @@ static PyGetSetDef bksliding_getset[] = {
      "l, generations in the window.", NULL},
     {"num_slices", (getter)bksliding_get_num_slices, NULL, "k + l slices in the ring.", NULL},
     {"slice_bits", (getter)bksliding_get_slice_bits, NULL, "m, bits per slice.", NULL},
+    {"layout", (getter)bksliding_get_layout, NULL,
+     "\"blocked\" (layout 1: a key's bits of every slice in one 128-byte block) or "
+     "\"sliced\" (layout 0: one bit array a slice).", NULL},
+    {"layout_version", (getter)bksliding_get_layout_version, NULL,
+     "The header's layout_version: 0 sliced, 1 blocked.", NULL},
     BKPY_PARAM(u64, "capacity", BK_SLIDING_P_CAPACITY, "The design window capacity."),
     BKPY_PARAM(f64, "error_rate", BK_SLIDING_P_ERROR_RATE, "The design false-positive rate."),
     BKPY_PARAM(u64, "generation_length", BK_SLIDING_P_GEN_LENGTH,
@@ -545,6 +588,9 @@ static PyMethodDef bksliding_methods[] = {
      "_slice_positions($self, key, /)\n--\n\nThe key's bit in each physical slice "
      "(docs/sliding.md)."},
     {"_design", (PyCFunction)bksliding_design, METH_VARARGS | METH_CLASS, NULL},
+    {"_design_blocked", (PyCFunction)bksliding_design_blocked, METH_VARARGS | METH_CLASS, NULL},
+    {"_model_rate_blocked", (PyCFunction)bksliding_model_rate_blocked,
+     METH_VARARGS | METH_CLASS, NULL},
     {"_model_rate", (PyCFunction)bksliding_model_rate, METH_VARARGS | METH_CLASS, NULL},
     BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},
@@ -569,7 +615,7 @@ static PyTypeObject BKSliding_Type = {
     .tp_weaklistoffset = offsetof(BKSliding, weakreflist),
     .tp_as_sequence = &bksliding_as_sequence,
     .tp_doc = "SlidingBase(k, l, slice_bits, capacity, error_rate, window_us=0, now=None, *, "
-              "seed=0, secret=None, key=None)\n--\n\nC core of SlidingBloomFilter.",
+              "seed=0, secret=None, key=None, layout=0)\n--\n\nC core of SlidingBloomFilter.",
 };
 
 static const bkpy_desc bksliding_desc = {

@@ -205,7 +205,7 @@ class RedisSlidingBloomFilter(MetaHandle):
         # validates capacity, error_rate, window, seed, secret, key (a tiny
         # local filter of the same design would not: sizing is by capacity)
         mod = _sliding_module()
-        d = mod.sliding_design(capacity, error_rate)
+        d = mod.sliding_design(capacity, error_rate, "sliced")  # the Lua script's layout 0
         window_us = 0 if window is None else mod._seconds_to_us(window)
         payload_len = (d.num_hashes + d.generations) * d.slice_bits // 8
         if payload_len > MAX_STRING_BYTES:
