@@ -4,6 +4,7 @@ kind (issue #31 item 12; bloomkit/_setops.py says what a Bloom filter can answer
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,39 @@ def test_every_membership_class_has_contains_like_redis() -> None:
                 pass
         assert f.contains(1) is (1 in f), type(f).__name__
         assert f.contains(10**6) is (10**6 in f)
+
+
+def test_redis_bloom_filter_has_clear_and_the_local_names(tmp_path: Path) -> None:
+    """RedisBloomFilter had no clear (the local classes did) and the local
+    classes no contains (Redis did): both now share the membership names."""
+    from redis_fixtures import RedisServer, require_redis
+
+    require_redis()
+    from bloomkit.redis import FilterNotFoundError, RedisBloomFilter
+
+    names = {"add", "add_many", "update", "contains", "contains_many", "clear",
+             "__contains__", "__len__"}
+    for cls in (bloomkit.BloomFilter, bloomkit.BlockedBloomFilter, RedisBloomFilter):
+        assert names <= set(dir(cls)), (cls.__name__, names - set(dir(cls)))
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        client = server.client()
+        for layout, shards in (("blocked", 3), ("classic", 1)):
+            name = f"clear-{layout}"
+            f = RedisBloomFilter.create(client, name, 5000, 0.01, layout=layout,
+                                        shards=shards)
+            other = RedisBloomFilter.open(client, name)
+            f.add_many([f"k{i}" for i in range(2000)])
+            fresh = f.to_local()
+            fresh.clear()
+            f.clear()
+            assert len(f) == 0 and len(other) == 0 and "k1" not in other
+            assert f.to_local().to_bytes() == fresh.to_bytes()
+            other.add("z")
+            assert "z" in f and len(f) == 1
+            f.delete()
+            with pytest.raises(FilterNotFoundError):
+                other.clear()
+            assert not client.keys(f"{{{name}}}*")  # a deleted filter is not brought back
+    finally:
+        server.stop()

@@ -119,6 +119,20 @@ redis.call('HSET', KEYS[2], 'gen', ARGV[1], 'adds', 0, 'base', 0)
 return 1
 """
 
+# clear: empty one shard of a live filter (ARGV[1] = gen, ARGV[2] = length):
+# unlike init, it refuses a shard that is not this filter's (deleted or
+# re-created: BKGONE; another type: WRONGTYPE from HGET/STRLEN).
+_LUA_CLEAR_SHARD = """
+if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1]
+   or redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[2]) then
+  return redis.error_reply('BKGONE bloomkit filter was deleted or replaced')
+end
+redis.call('DEL', KEYS[1])
+redis.call('SETRANGE', KEYS[1], tonumber(ARGV[2]) - 1, '\\0')
+redis.call('HSET', KEYS[2], 'adds', 0, 'base', 0)
+return 1
+"""
+
 # snapshot of one shard's counter with its bits (to_local) on a cluster
 # client: see _read_shard.  ARGV[1] = the shard's length, ARGV[2] = piece size;
 # returns gen, adds, base (nil when missing), then the pieces of the bits.
@@ -153,10 +167,12 @@ class Script:
 MERGE_SCRIPT = Script(_LUA_MERGE)
 CLAIM_SCRIPT = Script(_LUA_CLAIM)
 INIT_SHARD = Script(_LUA_INIT_SHARD)
+CLEAR_SHARD = Script(_LUA_CLEAR_SHARD)
 READ_SHARD = Script(_LUA_READ_SHARD)
 
 
-SCRIPTS = {s.sha: s.body for s in (MERGE_SCRIPT, CLAIM_SCRIPT, INIT_SHARD, READ_SHARD)}
+SCRIPTS = {s.sha: s.body for s in (MERGE_SCRIPT, CLAIM_SCRIPT, INIT_SHARD, CLEAR_SHARD,
+                                   READ_SHARD)}
 _BLOOM_SCRIPTS: dict[tuple[str, int], Script] = {}
 
 

@@ -60,6 +60,7 @@ from ._layout import (
 )
 from ._scripts import (
     CLAIM_SCRIPT,
+    CLEAR_SHARD,
     INIT_SHARD,
     MERGE_SCRIPT,
     READ_SHARD,
@@ -413,6 +414,21 @@ class RedisBloomFilter(RawContains):
     def delete(self) -> bool:
         """Delete the filter from Redis (meta first, then every shard)."""
         return self.delete_named(self.client, self.name)
+
+    def clear(self) -> None:
+        """Remove every key: each shard emptied by one atomic script (the local
+        classes' ``clear``; issue #31 item 12).  Other handles keep working on
+        the emptied filter; adds racing with it land before or after their
+        shard's clear.  A filter deleted or re-created under this handle
+        raises FilterNotFoundError and is not brought back."""
+        for s in range(self.shards):
+            try:
+                CLEAR_SHARD.run(self.client, [self._bits_keys[s], self._hash_keys[s]],
+                                [self._gen, self._lens[s]])
+            except (_RedisConnectionError, _RedisTimeoutError) as exc:
+                raise wrap_connection_error(exc, "clear") from exc
+            except ResponseError as exc:
+                raise map_response_error(exc, self.name) from exc
 
     # ---- keys ---------------------------------------------------------------------
 
