@@ -327,8 +327,16 @@ static int bkarrow_col_init(bkarrow_col *c, const char *f, const bkarrow_array *
     if (c->values == NULL)
         return bkarrow_bad("buffers", "the values buffer is missing for %lld rows%.0lld", length,
                            0);
-    if (c->kind == BKARROW_FIXED && c->offset + length > PY_SSIZE_T_MAX / c->width)
-        return bkarrow_bad("length", "%lld rows of %lld bytes", c->offset + length, c->width);
+    {
+        /* The bytes the rows span must be addressable (a 32-bit build: a
+         * claimed length must not wrap the pointer arithmetic below). */
+        int64_t elem = c->kind == BKARROW_INT || c->kind == BKARROW_FIXED ? c->width
+                       : c->kind == BKARROW_BIN32 ? 4 : c->kind == BKARROW_BIN64 ? 8
+                       : c->kind == BKARROW_VIEW ? 16 : 1;
+        if (c->offset + length + 1 > (int64_t)(PY_SSIZE_T_MAX / elem))
+            return bkarrow_bad("length", "%lld rows of %lld bytes do not fit the address space",
+                               c->offset + length, elem);
+    }
     if (c->kind == BKARROW_BIN32 || c->kind == BKARROW_BIN64) {
         c->data = (const uint8_t *)a->buffers[2];
         return bkarrow_check_offsets(c);
@@ -576,6 +584,8 @@ static int bkarrow_part_init(bkarrow_part *p, const bkarrow_schema *s, const bka
         return -1;
     if (p->dict.valid != NULL || p->dict.kind == BKARROW_NULLS)
         p->maybe_null = 1; /* a null dictionary value is a null row */
+    if (p->dict.length > (int64_t)(PY_SSIZE_T_MAX / 16))
+        return bkarrow_bad("dictionary", "%lld values%.0lld", p->dict.length, 0);
     p->dict_hash = (uint64_t *)PyMem_RawMalloc((size_t)(p->dict.length + 1) * 8);
     p->dict_ok = (uint8_t *)PyMem_RawMalloc((size_t)p->dict.length + 1);
     if (p->dict_hash == NULL || p->dict_ok == NULL) {
