@@ -231,7 +231,7 @@ def test_payload_length_must_match_the_shape() -> None:
 def test_plain_c_core(tmp_path: Path) -> None:
     """tests/native/test_bk_fuse.c: the core without Python (sizes 0..300, 2*10^5)."""
     exe = tmp_path / "test_bk_fuse"
-    srcs = [NATIVE / f for f in ("bk_fuse.c", "bk_format.c", "bk_bloom.c", "bk_hash.c",
+    srcs = [NATIVE / f for f in ("bk_fuse.c", "bk_format.c", "bk_kinds.c", "bk_bloom.c", "bk_hash.c",
                                  "bk_simd.c")]
     subprocess.run(
         ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DBK_HAVE_FUSE=1",

@@ -579,20 +579,22 @@ class OneLoaderTests:
 
 class KindListTests:
     """The list of kinds is written once: the format's table in C
-    (bk_format.c), exported as ``_core.KINDS`` (issue #24)."""
+    (bk_kinds.c, one descriptor per kind), exported as ``_core.KINDS``
+    (issues #24, #30)."""
 
     def test_facades_and_registry_read_the_c_table(self) -> None:
         kinds = bloomkit._core.KINDS
-        assert kinds["BloomFilter"] == bloomkit.KIND_BLOOM == BloomFilter._bk_kind
+        assert kinds["BloomFilter"].id == bloomkit.KIND_BLOOM == BloomFilter._bk_kind
         for name, kind in kinds.items():
+            assert kind.name == name
             cls = getattr(bloomkit, name, None)
-            if cls is None:  # a kind id reserved without a class (ScalableCuckooFilter)
-                assert kind not in persist.kinds.KINDS
+            if cls is None:  # a kind with its own reader (ParquetIndex)
+                assert kind.id not in persist.kinds.KINDS
                 continue
-            assert persist.kinds.KINDS[kind] is cls
-            assert cls._bk_kind == kind
+            assert persist.kinds.KINDS[kind.id] is cls
+            assert cls._bk_kind == kind.id
         assert sorted(persist.kinds.KINDS) == sorted(
-            k for n, k in kinds.items() if hasattr(bloomkit, n)
+            k.id for n, k in kinds.items() if hasattr(bloomkit, n)
         )
 
     def test_ids_are_those_of_the_released_files(self) -> None:
@@ -604,6 +606,6 @@ class KindListTests:
             m = json.loads(manifest.read_text())
             data = manifest.with_suffix(".bkf").read_bytes()
             kind = bloomkit._core.peek_header(data)["kind"]
-            assert bloomkit._core.KINDS[m["class"]] == kind, manifest.name
+            assert bloomkit._core.KINDS[m["class"]].id == kind, manifest.name
             seen.add(m["class"])
         assert seen >= {"BloomFilter", "CuckooFilter", "ScalableBloomFilter"}

@@ -523,7 +523,7 @@ def test_plain_c_core(tmp_path: Path) -> None:
     query against the definition, the sizing model)."""
     native = Path(SRC) / "bloomkit" / "_native"
     exe = tmp_path / "test_bk_sliding"
-    srcs = [native / f for f in ("bk_sliding.c", "bk_sliding_blocked.c", "bk_format.c",
+    srcs = [native / f for f in ("bk_sliding.c", "bk_sliding_blocked.c", "bk_format.c", "bk_kinds.c",
                                  "bk_bloom.c", "bk_hash.c", "bk_simd.c", "bk_grow.c")]
     subprocess.run(
         ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DBK_HAVE_SLIDING=1",

@@ -73,13 +73,13 @@ from .sources import build_from
 from .sources.base import key_lines as lines
 from .topk import TopK
 
-# The one list of kinds is the format's table in C (_core.KINDS: class name
-# -> kind id, bk_format.c); every class exported here under one of its names
-# is registered for load/loads/open.  (A kind without a class yet, such as
-# ScalableCuckooFilter, is skipped.)
+# The one list of kinds is the table of kind descriptors in C (_core.KINDS:
+# class name -> Kind, bk_kinds.c); every class exported here under one of
+# its names is registered for load/loads/open (the Parquet index has its own
+# reader, bloomkit.parquet).
 for _name, _kind in _core.KINDS.items():
     if _name in globals():
-        register_kind(_kind, globals()[_name])
+        register_kind(_kind.id, globals()[_name])
 del _name, _kind
 
 key_hash = _core.key_hash

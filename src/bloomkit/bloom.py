@@ -22,8 +22,8 @@ from .persist import Persistent
 
 __all__ = ["BlockedBloomFilter", "BloomFilter"]
 
-KIND_BLOOM: int = _core.KINDS["BloomFilter"]
-KIND_BLOCKED_BLOOM: int = _core.KINDS["BlockedBloomFilter"]
+KIND_BLOOM: int = _core.KINDS["BloomFilter"].id
+KIND_BLOCKED_BLOOM: int = _core.KINDS["BlockedBloomFilter"].id
 
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=

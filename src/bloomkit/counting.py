@@ -42,7 +42,7 @@ __all__ = ["COUNTER_BITS", "KIND_COUNTING_BLOOM", "CountingBloomFilter", "counti
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_COUNTING_BLOOM: int = _core.KINDS["CountingBloomFilter"]
+KIND_COUNTING_BLOOM: int = _core.KINDS["CountingBloomFilter"].id
 COUNTER_BITS = (4, 8, 16)
 _LAYOUT_IDS = {"classic": 0, "blocked": 1}  # BK_COUNTING_LAYOUT_*
 

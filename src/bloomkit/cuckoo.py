@@ -25,7 +25,7 @@ __all__ = [
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_CUCKOO: int = _core.KINDS["CuckooFilter"]
+KIND_CUCKOO: int = _core.KINDS["CuckooFilter"].id
 
 DESIGN_LOAD = 0.94
 """Table load at ``capacity`` for bucket_size >= 4: b = 4 tables reach

@@ -21,7 +21,7 @@ _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 __all__ = ["FINGERPRINT_BITS", "KIND_BINARY_FUSE", "BinaryFuseFilter", "fingerprint_bits_for"]
 
-KIND_BINARY_FUSE: int = _core.KINDS["BinaryFuseFilter"]
+KIND_BINARY_FUSE: int = _core.KINDS["BinaryFuseFilter"].id
 
 FINGERPRINT_BITS = (8, 16, 32)
 """The fingerprint widths: false-positive rates 2**-8, 2**-16, 2**-32."""

@@ -22,7 +22,7 @@ __all__ = ["KIND_QUOTIENT", "QuotientFilter", "quotient_shape"]
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_QUOTIENT: int = _core.KINDS["QuotientFilter"]
+KIND_QUOTIENT: int = _core.KINDS["QuotientFilter"].id
 
 MAX_Q = 44
 MAX_R = 61

@@ -35,7 +35,7 @@ __all__ = ["KIND_SCALABLE_BLOOM", "MAX_GROWTH", "MAX_LINKS", "LinkInfo", "Scalab
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_SCALABLE_BLOOM: int = _core.KINDS["ScalableBloomFilter"]
+KIND_SCALABLE_BLOOM: int = _core.KINDS["ScalableBloomFilter"].id
 MAX_LINKS = 64
 MAX_GROWTH = 16
 _MAX_CAPACITY = 2**48

@@ -23,8 +23,8 @@ __all__ = ["CountMinSketch", "TinyLFU"]
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_COUNT_MIN: int = _core.KINDS["CountMinSketch"]
-KIND_TINYLFU: int = _core.KINDS["TinyLFU"]
+KIND_COUNT_MIN: int = _core.KINDS["CountMinSketch"].id
+KIND_TINYLFU: int = _core.KINDS["TinyLFU"].id
 
 
 def _check_rate(name: str, value: object) -> float:

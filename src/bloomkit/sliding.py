@@ -29,7 +29,7 @@ __all__ = [
 _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
-KIND_SLIDING_BLOOM: int = _core.KINDS["SlidingBloomFilter"]
+KIND_SLIDING_BLOOM: int = _core.KINDS["SlidingBloomFilter"].id
 
 MAX_GENERATIONS = 32
 """Largest l the sizing picks.  More generations cost fewer bits a key

@@ -3,7 +3,7 @@
  * compiles and runs it; by hand:
  *
  *   n=src/bloomkit/_native
- *   cc -std=c11 -O2 -Wall -Wextra -DBK_HAVE_FUSE=1 -I$n $n/bk_fuse.c $n/bk_format.c \
+ *   cc -std=c11 -O2 -Wall -Wextra -DBK_HAVE_FUSE=1 -I$n $n/bk_fuse.c $n/bk_format.c $n/bk_kinds.c \
  *      $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c tests/native/test_bk_fuse.c -lm -o /tmp/tf
  *   /tmp/tf
  *

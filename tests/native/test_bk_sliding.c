@@ -4,7 +4,7 @@
  *
  *   n=src/bloomkit/_native
  *   cc -std=c11 -O2 -Wall -Wextra -DBK_HAVE_SLIDING=1 -I$n $n/bk_sliding.c $n/bk_sliding_blocked.c \
- *      $n/bk_format.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c $n/bk_grow.c \
+ *      $n/bk_format.c $n/bk_kinds.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c $n/bk_grow.c \
  *      tests/native/test_bk_sliding.c -lm -o /tmp/ts && /tmp/ts
  *
  * Checks: the count-mode window (every key of the last l G adds present

@@ -82,6 +82,7 @@
  * block range first (bk_bloom_add_many_part below; docs/scale.md).
  */
 #include "bk_bloom.h"
+#include "bk_kind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,37 +188,18 @@ bk_rc bk_bloom_validate(const bk_header *h, const uint8_t *params,
                         const uint8_t *payload, int checks, const char **reason)
 {
     int blocked = h->kind == BK_KIND_BLOCKED_BLOOM;
-    uint64_t num_bits, capacity, count, payload_len = 0;
+    uint64_t num_bits, count, payload_len = 0;
     uint32_t k;
-    double p;
     bk_rc rc;
 
-    if (h->params_len < BK_BLOOM_PARAMS_LEN) {
-        *reason = "Bloom parameters truncated";
-        return BK_ERR_FORMAT;
-    }
     num_bits = bk_load_u64le(params + BK_BLOOM_P_NUM_BITS);
     k = bk_load_u32le(params + BK_BLOOM_P_NUM_HASHES);
-    capacity = bk_load_u64le(params + BK_BLOOM_P_CAPACITY);
-    p = bk_load_f64le(params + BK_BLOOM_P_ERROR_RATE);
     count = bk_load_u64le(params + BK_BLOOM_P_COUNT);
     rc = bk_bloom_shape(blocked, num_bits, k, &payload_len, reason);
     if (rc != BK_OK)
         return BK_ERR_FORMAT;
     if (payload_len != h->payload_len) {
         *reason = "payload_len does not match num_bits";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_BLOOM_HEADER_LEN && h->version_minor == 0) {
-        *reason = "Bloom header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
-    if (capacity == 0 || capacity > (1ULL << 48)) {
-        *reason = "capacity must be in [1, 2**48]";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) {   /* also false for NaN */
-        *reason = "error_rate must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
     if (count > num_bits) {
@@ -243,6 +225,42 @@ bk_rc bk_bloom_validate(const bk_header *h, const uint8_t *params,
     }
     return BK_OK;
 }
+
+/* ---- The kind descriptors (bk_kind.h) ----------------------------------- */
+
+static const bk_kind_param bk_bloom_params[] = {
+    {"num_bits", BK_BLOOM_P_NUM_BITS, 8, BK_PARAM_U64},
+    {"num_hashes", BK_BLOOM_P_NUM_HASHES, 4, BK_PARAM_U32},
+    {"layout_version", BK_BLOOM_P_LAYOUT_VERSION, 4, BK_PARAM_U32},
+    {"capacity", BK_BLOOM_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_BLOOM_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"count", BK_BLOOM_P_COUNT, 8, BK_PARAM_U64},
+};
+
+/* The classic filter keeps 0 at layout_version (its own check above). */
+const bk_kind_desc bk_bloom_kind = {
+    BK_KIND_BLOOM, "BloomFilter", "Bloom", BK_BLOOM_PARAMS_LEN, BK_BLOOM_HEADER_LEN,
+    BK_KIND_PARAMS(bk_bloom_params),
+    3, BK_KIND_CAPACITY_DEFAULT,
+    4, BK_KIND_ERROR_RATE_DEFAULT,
+    -1, 0,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED,
+    bk_bloom_validate,
+};
+
+/* Blocked: the minimum rate it sizes for is its own (design.py,
+ * MIN_BLOCKED_ERROR_RATE: a 512-bit block caps k at 24), but a rate below
+ * it still builds (the sizing saturates), so the range is the common one. */
+const bk_kind_desc bk_bloom_blocked_kind = {
+    BK_KIND_BLOCKED_BLOOM, "BlockedBloomFilter", "blocked Bloom", BK_BLOOM_PARAMS_LEN,
+    BK_BLOOM_HEADER_LEN,
+    BK_KIND_PARAMS(bk_bloom_params),
+    3, BK_KIND_CAPACITY_DEFAULT,
+    4, BK_KIND_ERROR_RATE_DEFAULT,
+    2, BK_BLOOM_VERSION_MAX,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED,
+    bk_bloom_validate,
+};
 
 /* ---- Begin logic for the batch paths ---------------------------------- */
 

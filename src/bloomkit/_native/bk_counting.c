@@ -92,6 +92,7 @@
  * below zero or leaves saturation).
  */
 #include "bk_counting.h"
+#include "bk_kind.h"
 
 #include <math.h>
 #include <string.h>
@@ -183,24 +184,13 @@ void bk_counting_attach(bk_counting *c, uint8_t *buf)
 bk_rc bk_counting_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                            int checks, const char **reason)
 {
-    uint64_t m, capacity, distinct, payload_len = 0;
+    uint64_t m, distinct, payload_len = 0;
     uint32_t k, bits, layout;
-    double p;
 
-    if (h->params_len < BK_COUNTING_PARAMS_LEN) {
-        *reason = "counting Bloom parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_COUNTING_HEADER_LEN && h->version_minor == 0) {
-        *reason = "counting Bloom header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     m = bk_load_u64le(params + BK_COUNTING_P_NUM_COUNTERS);
     k = bk_load_u32le(params + BK_COUNTING_P_NUM_HASHES);
     bits = bk_load_u16le(params + BK_COUNTING_P_COUNTER_BITS);
     layout = bk_load_u16le(params + BK_COUNTING_P_LAYOUT);
-    capacity = bk_load_u64le(params + BK_COUNTING_P_CAPACITY);
-    p = bk_load_f64le(params + BK_COUNTING_P_ERROR_RATE);
     distinct = bk_load_u64le(params + BK_COUNTING_P_DISTINCT);
     if (layout > BK_COUNTING_LAYOUT_MAX) {
         /* written by a later bloomkit with a derivation this one lacks */
@@ -211,14 +201,6 @@ bk_rc bk_counting_validate(const bk_header *h, const uint8_t *params, const uint
         return BK_ERR_FORMAT;
     if (payload_len != h->payload_len) {
         *reason = "payload_len does not match num_counters and counter_bits";
-        return BK_ERR_FORMAT;
-    }
-    if (capacity == 0 || capacity > (1ULL << 48)) {
-        *reason = "capacity must be in [1, 2**48]";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) { /* also false for NaN */
-        *reason = "error_rate must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
     if (distinct > m) {
@@ -240,6 +222,29 @@ bk_rc bk_counting_validate(const bk_header *h, const uint8_t *params, const uint
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_counting_params[] = {
+    {"num_counters", BK_COUNTING_P_NUM_COUNTERS, 8, BK_PARAM_U64},
+    {"num_hashes", BK_COUNTING_P_NUM_HASHES, 4, BK_PARAM_U32},
+    {"counter_bits", BK_COUNTING_P_COUNTER_BITS, 2, BK_PARAM_U16},
+    {"layout_version", BK_COUNTING_P_LAYOUT, 2, BK_PARAM_U16},
+    {"capacity", BK_COUNTING_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_COUNTING_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"count", BK_COUNTING_P_COUNT, 8, BK_PARAM_U64},
+    {"distinct", BK_COUNTING_P_DISTINCT, 8, BK_PARAM_U64},
+};
+
+const bk_kind_desc bk_counting_kind = {
+    BK_KIND_COUNTING_BLOOM, "CountingBloomFilter", "counting Bloom", BK_COUNTING_PARAMS_LEN,
+    BK_COUNTING_HEADER_LEN,
+    BK_KIND_PARAMS(bk_counting_params),
+    4, BK_KIND_CAPACITY_DEFAULT,
+    5, BK_KIND_ERROR_RATE_DEFAULT,
+    3, BK_COUNTING_LAYOUT_MAX,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS | BK_TRAIT_SHARED_WRITERS |
+        BK_TRAIT_KEYED,
+    bk_counting_validate,
+};
 
 /* ---- Begin logic for the batch paths ---------------------------------- */
 

@@ -104,6 +104,7 @@
  * operation and concurrent writers sharing a mapped file are unsupported.
  */
 #include "bk_cuckoo.h"
+#include "bk_kind.h"
 
 /* Prefetch distance of the batch paths (two lines per key). */
 #define BK_CUCKOO_AHEAD 8
@@ -570,23 +571,12 @@ bk_rc bk_cuckoo_merge(bk_cuckoo *dst, const bk_cuckoo *src)
 bk_rc bk_cuckoo_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                          int checks, const char **reason)
 {
-    uint64_t nb, capacity, count, payload_len = 0;
+    uint64_t nb, count, payload_len = 0;
     uint32_t b, f, kicks, sn;
-    double p;
 
-    if (h->params_len < BK_CUCKOO_PARAMS_LEN) {
-        *reason = "cuckoo parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_CUCKOO_HEADER_LEN && h->version_minor == 0) {
-        *reason = "cuckoo header_len must be 256 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     nb = bk_load_u64le(params + BK_CUCKOO_P_NUM_BUCKETS);
     b = bk_load_u32le(params + BK_CUCKOO_P_BUCKET_SIZE);
     f = bk_load_u32le(params + BK_CUCKOO_P_FP_BITS);
-    capacity = bk_load_u64le(params + BK_CUCKOO_P_CAPACITY);
-    p = bk_load_f64le(params + BK_CUCKOO_P_ERROR_RATE);
     count = bk_load_u64le(params + BK_CUCKOO_P_COUNT);
     kicks = bk_load_u32le(params + BK_CUCKOO_P_MAX_KICKS);
     sn = bk_load_u32le(params + BK_CUCKOO_P_STASH_COUNT);
@@ -594,14 +584,6 @@ bk_rc bk_cuckoo_validate(const bk_header *h, const uint8_t *params, const uint8_
         return BK_ERR_FORMAT;
     if (payload_len != h->payload_len) {
         *reason = "payload_len does not match the cuckoo table shape";
-        return BK_ERR_FORMAT;
-    }
-    if (capacity == 0 || capacity > (1ULL << 48)) {
-        *reason = "capacity must be in [1, 2**48]";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) { /* also false for NaN */
-        *reason = "error_rate must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
     if (kicks == 0 || kicks > BK_CUCKOO_KICKS_LIMIT) {
@@ -662,3 +644,26 @@ bk_rc bk_cuckoo_validate(const bk_header *h, const uint8_t *params, const uint8_
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_cuckoo_params[] = {
+    {"num_buckets", BK_CUCKOO_P_NUM_BUCKETS, 8, BK_PARAM_U64},
+    {"bucket_size", BK_CUCKOO_P_BUCKET_SIZE, 4, BK_PARAM_U32},
+    {"fingerprint_bits", BK_CUCKOO_P_FP_BITS, 4, BK_PARAM_U32},
+    {"capacity", BK_CUCKOO_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_CUCKOO_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"count", BK_CUCKOO_P_COUNT, 8, BK_PARAM_U64},
+    {"max_kicks", BK_CUCKOO_P_MAX_KICKS, 4, BK_PARAM_U32},
+    {"stash_count", BK_CUCKOO_P_STASH_COUNT, 4, BK_PARAM_U32},
+    {"stash", BK_CUCKOO_P_STASH, BK_CUCKOO_STASH_MAX * BK_CUCKOO_STASH_ENTRY, BK_PARAM_BYTES},
+};
+
+const bk_kind_desc bk_cuckoo_kind = {
+    BK_KIND_CUCKOO, "CuckooFilter", "cuckoo", BK_CUCKOO_PARAMS_LEN, BK_CUCKOO_HEADER_LEN,
+    BK_KIND_PARAMS(bk_cuckoo_params),
+    3, BK_KIND_CAPACITY_DEFAULT,
+    4, BK_KIND_ERROR_RATE_DEFAULT,
+    -1, 0,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS |
+        BK_TRAIT_KEYED,
+    bk_cuckoo_validate,
+};

@@ -48,97 +48,49 @@
  * Validation order (bk_format_validate): lengths first, with overflow-
  * checked arithmetic against the real buffer size, so that nothing is
  * allocated or read on the strength of an untrusted field; then version,
- * kind and flags; then the checksum; then the kind's own validator.
+ * kind and flags; then the checksum; then the prologue every kind shares
+ * (bk_format_check_kind: parameters long enough, format 1.0's header_len,
+ * capacity and stored error rate in the ranges the kind's descriptor
+ * gives); then the kind's own validator.  The kinds come from bk_kinds.c
+ * (the one table): this file includes no structure's header.
  */
 #include "bk_format.h"
 #include "bk_endian.h"
 #include "bk_hash.h"
-#include "bk_bloom.h"
-#ifdef BK_HAVE_COUNTING
-#include "bk_counting.h"
-#endif
-#ifdef BK_HAVE_SCALABLE
-#include "bk_scalable.h"
-#endif
-#ifdef BK_HAVE_CUCKOO
-#include "bk_cuckoo.h"
-#endif
-#ifdef BK_HAVE_QUOTIENT
-#include "bk_quotient.h"
-#endif
-#ifdef BK_HAVE_SKETCH
-#include "bk_sketch.h"
-#endif
-#ifdef BK_HAVE_FUSE
-#include "bk_fuse.h"
-#endif
-#ifdef BK_HAVE_SBBF
-#include "bk_pqindex.h"   /* the Parquet index comes with the Parquet support */
-#endif
-#ifdef BK_HAVE_SLIDING
-#include "bk_sliding.h"
-#endif
-
-typedef struct {
-    const char *name;
-    bk_kind_validator validate;  /* NULL: kind known but not built in */
-} bk_format_kind_entry;
-
-/* Indexed by bk_kind. */
-static const bk_format_kind_entry bk_format_kinds[BK_KIND_MAX_] = {
-    [0] = {NULL, NULL},
-    [BK_KIND_BLOOM] = {"BloomFilter", bk_bloom_validate},
-    [BK_KIND_BLOCKED_BLOOM] = {"BlockedBloomFilter", bk_bloom_validate},
-#ifdef BK_HAVE_COUNTING
-    [BK_KIND_COUNTING_BLOOM] = {"CountingBloomFilter", bk_counting_validate},
-#else
-    [BK_KIND_COUNTING_BLOOM] = {"CountingBloomFilter", NULL},
-#endif
-#ifdef BK_HAVE_SCALABLE
-    [BK_KIND_SCALABLE_BLOOM] = {"ScalableBloomFilter", bk_scalable_validate},
-#else
-    [BK_KIND_SCALABLE_BLOOM] = {"ScalableBloomFilter", NULL},
-#endif
-#ifdef BK_HAVE_CUCKOO
-    [BK_KIND_CUCKOO] = {"CuckooFilter", bk_cuckoo_validate},
-#else
-    [BK_KIND_CUCKOO] = {"CuckooFilter", NULL},
-#endif
-#ifdef BK_HAVE_QUOTIENT
-    [BK_KIND_QUOTIENT] = {"QuotientFilter", bk_quotient_validate},
-#else
-    [BK_KIND_QUOTIENT] = {"QuotientFilter", NULL},
-#endif
-#ifdef BK_HAVE_SKETCH
-    [BK_KIND_COUNT_MIN] = {"CountMinSketch", bk_sketch_cms_validate},
-    [BK_KIND_TINYLFU] = {"TinyLFU", bk_sketch_tinylfu_validate},
-#else
-    [BK_KIND_COUNT_MIN] = {"CountMinSketch", NULL},
-    [BK_KIND_TINYLFU] = {"TinyLFU", NULL},
-#endif
-    [BK_KIND_SCALABLE_CUCKOO] = {"ScalableCuckooFilter", NULL},
-#ifdef BK_HAVE_FUSE
-    [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", bk_fuse_validate},
-#else
-    [BK_KIND_BINARY_FUSE] = {"BinaryFuseFilter", NULL},
-#endif
-#ifdef BK_HAVE_SLIDING
-    [BK_KIND_SLIDING_BLOOM] = {"SlidingBloomFilter", bk_sliding_validate},
-#else
-    [BK_KIND_SLIDING_BLOOM] = {"SlidingBloomFilter", NULL},
-#endif
-#ifdef BK_HAVE_SBBF
-    [BK_KIND_PARQUET_INDEX] = {"ParquetIndex", bk_pqindex_validate},
-#else
-    [BK_KIND_PARQUET_INDEX] = {"ParquetIndex", NULL},
-#endif
-};
+#include "bk_kind.h"
 
 const char *bk_format_kind_name(unsigned kind)
 {
-    if (kind == 0 || kind >= BK_KIND_MAX_)
-        return NULL;
-    return bk_format_kinds[kind].name;
+    const bk_kind_desc *desc = bk_kinds_get(kind);
+    return desc != NULL ? desc->name : NULL;
+}
+
+bk_rc bk_format_check_kind(const bk_kind_desc *desc, const bk_header *h,
+                           const uint8_t *params, const char **reason)
+{
+    if (h->params_len < desc->params_len) {
+        *reason = "kind parameters truncated (params_len below the kind's)";
+        return BK_ERR_FORMAT;
+    }
+    if (desc->header_len != 0 && h->version_minor == 0 && h->header_len != desc->header_len) {
+        *reason = "header_len is not the kind's header length of format 1.0";
+        return BK_ERR_FORMAT;
+    }
+    if (desc->capacity_param >= 0) {
+        uint64_t capacity = bk_load_u64le(params + desc->params[desc->capacity_param].offset);
+        if (capacity == 0 || capacity > desc->capacity_max) {
+            *reason = desc->capacity_reason;
+            return BK_ERR_FORMAT;
+        }
+    }
+    if (desc->error_rate_param >= 0) {
+        double p = bk_load_f64le(params + desc->params[desc->error_rate_param].offset);
+        if (!(p > 0.0 && p < 1.0)) {   /* also false for NaN */
+            *reason = "error_rate must be in (0, 1)";
+            return BK_ERR_FORMAT;
+        }
+    }
+    return BK_OK;
 }
 
 uint64_t bk_format_align(uint64_t n)
@@ -230,14 +182,15 @@ bk_rc bk_format_validate(const uint8_t *buf, uint64_t len, int checks,
 bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
                                 const bk_header *h, const char **reason)
 {
-    const bk_format_kind_entry *entry;
+    const bk_kind_desc *desc;
+    bk_rc rc;
 
-    if (h->kind == 0 || h->kind >= BK_KIND_MAX_) {
+    if (!bk_kinds_known(h->kind)) {
         *reason = "unknown structure kind";
         return BK_ERR_UNSUPPORTED;
     }
-    entry = &bk_format_kinds[h->kind];
-    if (entry->validate == NULL) {
+    desc = bk_kinds_get(h->kind);
+    if (desc == NULL) {
         *reason = "structure kind not supported by this build";
         return BK_ERR_UNSUPPORTED;
     }
@@ -262,9 +215,11 @@ bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
          * checksum is stale and its counts may lag the payload, so only the
          * kind's O(1) checks run (no checksum, no deep scan: repair runs
          * those); a state that fails them is corrupt, else it is unclean. */
-        bk_rc rc = entry->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len,
-                                   (checks & ~(BK_CHECK_DEEP | BK_CHECK_CHECKSUM)) |
-                                       BK_ALLOW_DIRTY, reason);
+        rc = bk_format_check_kind(desc, h, buf + BK_OFF_PARAMS, reason);
+        if (rc == BK_OK)
+            rc = desc->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len,
+                                (checks & ~(BK_CHECK_DEEP | BK_CHECK_CHECKSUM)) | BK_ALLOW_DIRTY,
+                                reason);
         if (rc != BK_OK)
             return rc;
         *reason = "file is marked open for writing (a writer is active or "
@@ -275,8 +230,10 @@ bk_rc bk_format_validate_parsed(const uint8_t *buf, uint64_t len, int checks,
         *reason = "checksum mismatch: the data is corrupt";
         return BK_ERR_CHECKSUM;
     }
-    return entry->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len, checks,
-                           reason);
+    rc = bk_format_check_kind(desc, h, buf + BK_OFF_PARAMS, reason);
+    return rc != BK_OK ? rc
+                       : desc->validate(h, buf + BK_OFF_PARAMS, buf + h->header_len, checks,
+                                        reason);
 }
 
 void bk_format_write_header(uint8_t *buf, const bk_header *h)

@@ -132,8 +132,11 @@ void bk_format_seal(uint8_t *buf, uint64_t len);
 /* Round up to the 64-byte alignment; returns 0 on overflow. */
 uint64_t bk_format_align(uint64_t n);
 
-/* Per-kind validator: checks params (length >= what the kind needs) and
- * payload length and, with BK_CHECK_DEEP, payload invariants. */
+/* Per-kind validator: runs after the prologue every kind shares
+ * (bk_format_check_kind, bk_kind.h: params long enough, format 1.0's
+ * header_len, capacity and stored error rate); checks the kind's own
+ * parameters and payload length and, with BK_CHECK_DEEP, payload
+ * invariants. */
 typedef bk_rc (*bk_kind_validator)(const bk_header *h, const uint8_t *params,
                                    const uint8_t *payload, int checks,
                                    const char **reason);

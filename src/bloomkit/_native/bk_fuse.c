@@ -93,6 +93,7 @@
  * checksum covers its integrity.
  */
 #include "bk_fuse.h"
+#include "bk_kind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -548,14 +549,6 @@ bk_rc bk_fuse_validate(const bk_header *h, const uint8_t *params, const uint8_t 
     (void)payload;
     (void)checks;
 
-    if (h->params_len < BK_FUSE_PARAMS_LEN) {
-        *reason = "binary fuse parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_FUSE_HEADER_LEN && h->version_minor == 0) {
-        *reason = "binary fuse header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     k = bk_load_u32le(params + BK_FUSE_P_ARITY);
     f = bk_load_u32le(params + BK_FUSE_P_FP_BITS);
     L = bk_load_u32le(params + BK_FUSE_P_SEGMENT_LENGTH);
@@ -608,6 +601,28 @@ bk_rc bk_fuse_validate(const bk_header *h, const uint8_t *params, const uint8_t 
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_fuse_params[] = {
+    {"arity", BK_FUSE_P_ARITY, 4, BK_PARAM_U32},
+    {"fingerprint_bits", BK_FUSE_P_FP_BITS, 4, BK_PARAM_U32},
+    {"fuse_seed", BK_FUSE_P_FUSE_SEED, 8, BK_PARAM_U64},
+    {"segment_length", BK_FUSE_P_SEGMENT_LENGTH, 4, BK_PARAM_U32},
+    {"segment_count", BK_FUSE_P_SEGMENT_COUNT, 4, BK_PARAM_U32},
+    {"array_length", BK_FUSE_P_ARRAY_LENGTH, 8, BK_PARAM_U64},
+    {"count", BK_FUSE_P_COUNT, 8, BK_PARAM_U64},
+    {"attempts", BK_FUSE_P_ATTEMPTS, 4, BK_PARAM_U32},
+};
+
+/* Static: sized by its keys (no capacity), its rate is 2^-f (no range). */
+const bk_kind_desc bk_fuse_kind = {
+    BK_KIND_BINARY_FUSE, "BinaryFuseFilter", "binary fuse", BK_FUSE_PARAMS_LEN, BK_FUSE_HEADER_LEN,
+    BK_KIND_PARAMS(bk_fuse_params),
+    -1, 0, NULL,
+    -1, BK_KIND_NO_ERROR_RATE,
+    -1, 0,
+    BK_TRAIT_STATIC | BK_TRAIT_KEYED,
+    bk_fuse_validate,
+};
 
 void bk_fuse_attach(bk_fuse *fu, const uint8_t *buf)
 {

@@ -56,6 +56,7 @@
  * column path <= 4096 bytes, the patterns <= 64 KiB.
  */
 #include "bk_pqindex.h"
+#include "bk_kind.h"
 
 #include "bk_bloom.h"
 #include "bk_endian.h"
@@ -234,17 +235,8 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     uint64_t nentries, strings_len, filters_off;
     uint64_t files_len, entries_len, strings_off, strings_end, cursor, want_entries = 0;
     const uint8_t *strings;
-    double p;
     int outside;
 
-    if (h->params_len < BK_PQINDEX_PARAMS_LEN) {
-        *reason = "Parquet index parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->version_minor == 0 && h->header_len != BK_PQINDEX_HEADER_LEN) {
-        *reason = "Parquet index header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     if (h->flags & BK_FLAG_KEYED) {
         *reason = "a Parquet index is never keyed";
         return BK_ERR_FORMAT;
@@ -252,7 +244,6 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     gran = bk_load_u32le(params + BK_PQINDEX_P_GRANULARITY);
     nfiles = bk_load_u32le(params + BK_PQINDEX_P_NUM_FILES);
     nentries = bk_load_u64le(params + BK_PQINDEX_P_NUM_ENTRIES);
-    p = bk_load_f64le(params + BK_PQINDEX_P_ERROR_RATE);
     column_len = bk_load_u32le(params + BK_PQINDEX_P_COLUMN_LEN);
     patterns_len = bk_load_u32le(params + BK_PQINDEX_P_PATTERNS_LEN);
     strings_len = bk_load_u64le(params + BK_PQINDEX_P_STRINGS_LEN);
@@ -266,10 +257,6 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     }
     if (nfiles > BK_PQINDEX_MAX_FILES || nentries > BK_PQINDEX_MAX_ENTRIES) {
         *reason = "Parquet index file or entry count out of range";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) { /* false for NaN */
-        *reason = "Parquet index error_rate must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
     if (column_len == 0 || column_len > BK_PQINDEX_MAX_COLUMN ||
@@ -418,3 +405,26 @@ bk_rc bk_pqindex_validate(const bk_header *h, const uint8_t *params, const uint8
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_pqindex_params[] = {
+    {"granularity", BK_PQINDEX_P_GRANULARITY, 4, BK_PARAM_U32},
+    {"num_files", BK_PQINDEX_P_NUM_FILES, 4, BK_PARAM_U32},
+    {"num_entries", BK_PQINDEX_P_NUM_ENTRIES, 8, BK_PARAM_U64},
+    {"error_rate", BK_PQINDEX_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"column_len", BK_PQINDEX_P_COLUMN_LEN, 4, BK_PARAM_U32},
+    {"patterns_len", BK_PQINDEX_P_PATTERNS_LEN, 4, BK_PARAM_U32},
+    {"strings_len", BK_PQINDEX_P_STRINGS_LEN, 8, BK_PARAM_U64},
+    {"filters_off", BK_PQINDEX_P_FILTERS_OFF, 8, BK_PARAM_U64},
+};
+
+/* Built once from a lake (static), never keyed (the validator refuses). */
+const bk_kind_desc bk_pqindex_kind = {
+    BK_KIND_PARQUET_INDEX, "ParquetIndex", "Parquet index", BK_PQINDEX_PARAMS_LEN,
+    BK_PQINDEX_HEADER_LEN,
+    BK_KIND_PARAMS(bk_pqindex_params),
+    -1, 0, NULL,
+    3, BK_KIND_ERROR_RATE_DEFAULT,
+    0, BK_PQINDEX_GRAN_ROW_GROUP,
+    BK_TRAIT_STATIC,
+    bk_pqindex_validate,
+};

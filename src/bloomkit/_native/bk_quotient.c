@@ -82,6 +82,7 @@
  * 2^q steps and every index is reduced modulo 2^q.
  */
 #include "bk_quotient.h"
+#include "bk_kind.h"
 
 /* How far ahead contains_many prefetches: home slots are random, so this is
  * the same ~100 ns / 5-10 ns per key trade-off as the blocked Bloom path. */
@@ -246,18 +247,10 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
                            const uint8_t *payload, int checks, const char **reason)
 {
     uint32_t q, r;
-    uint64_t capacity, count, payload_len = 0;
-    double p, max_load;
+    uint64_t count, payload_len = 0;
+    double max_load;
     bk_qf f;
 
-    if (h->params_len < BK_QF_PARAMS_LEN) {
-        *reason = "quotient filter parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_QF_HEADER_LEN && h->version_minor == 0) {
-        *reason = "quotient filter header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     q = bk_load_u32le(params + BK_QF_P_Q);
     r = bk_load_u32le(params + BK_QF_P_R);
     if (bk_quotient_shape(q, r, &payload_len, reason) != BK_OK)
@@ -266,18 +259,8 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
         *reason = "payload_len does not match q and r";
         return BK_ERR_FORMAT;
     }
-    capacity = bk_load_u64le(params + BK_QF_P_CAPACITY);
-    p = bk_load_f64le(params + BK_QF_P_ERROR_RATE);
     max_load = bk_load_f64le(params + BK_QF_P_MAX_LOAD);
     count = bk_load_u64le(params + BK_QF_P_COUNT);
-    if (capacity == 0 || capacity > (1ULL << 48)) {
-        *reason = "capacity must be in [1, 2**48]";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) { /* also false for NaN */
-        *reason = "error_rate must be in (0, 1)";
-        return BK_ERR_FORMAT;
-    }
     if (!(max_load >= BK_QF_MIN_MAX_LOAD && max_load <= 1.0)) { /* NaN too */
         *reason = "max_load must be in [0.01, 1]";
         return BK_ERR_FORMAT;
@@ -296,6 +279,25 @@ bk_rc bk_quotient_validate(const bk_header *h, const uint8_t *params,
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_quotient_params[] = {
+    {"q", BK_QF_P_Q, 4, BK_PARAM_U32},
+    {"r", BK_QF_P_R, 4, BK_PARAM_U32},
+    {"capacity", BK_QF_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_QF_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"max_load", BK_QF_P_MAX_LOAD, 8, BK_PARAM_F64},
+    {"count", BK_QF_P_COUNT, 8, BK_PARAM_U64},
+};
+
+const bk_kind_desc bk_quotient_kind = {
+    BK_KIND_QUOTIENT, "QuotientFilter", "quotient filter", BK_QF_PARAMS_LEN, BK_QF_HEADER_LEN,
+    BK_KIND_PARAMS(bk_quotient_params),
+    2, BK_KIND_CAPACITY_DEFAULT,
+    3, BK_KIND_ERROR_RATE_DEFAULT,
+    -1, 0,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS | BK_TRAIT_KEYED,
+    bk_quotient_validate,
+};
 
 /* ---- End logic for the validator -------------------------------------- */
 

@@ -51,6 +51,7 @@
  *                its flags carry only KEYED.
  */
 #include "bk_scalable.h"
+#include "bk_kind.h"
 
 #include <math.h>
 
@@ -76,7 +77,7 @@ bk_rc bk_scalable_check_link(double p, double r, uint64_t n0, uint32_t growth, u
     uint64_t want = bk_scalable_link_capacity(n0, growth, i);
     double e = bk_scalable_link_error(p, r, i);
     if (want == 0 || capacity != want) {
-        *reason = "link capacity is not initial_capacity * growth**index (or exceeds 2**48)";
+        *reason = "link capacity is not initial_capacity * growth**index (or exceeds " BK_CAPACITY_MAX_TEXT ")";
         return BK_ERR_FORMAT;
     }
     if (!(fabs(error_rate - e) <= 1e-9 * e)) {
@@ -94,13 +95,9 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
     uint32_t growth, num_links, layout, want_version;
     unsigned want_kind;
 
-    if (h->params_len < BK_SCALABLE_PARAMS_FIXED) {
-        *reason = "scalable Bloom parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    p = bk_load_f64le(params + BK_SCALABLE_P_ERROR_RATE);
+    p = bk_load_f64le(params + BK_SCALABLE_P_ERROR_RATE);   /* in range: the prologue */
     r = bk_load_f64le(params + BK_SCALABLE_P_TIGHTENING);
-    n0 = bk_load_u64le(params + BK_SCALABLE_P_INITIAL);
+    n0 = bk_load_u64le(params + BK_SCALABLE_P_INITIAL);      /* in range: the prologue */
     growth = bk_load_u32le(params + BK_SCALABLE_P_GROWTH);
     num_links = bk_load_u32le(params + BK_SCALABLE_P_NUM_LINKS);
     layout = bk_load_u32le(params + BK_SCALABLE_P_LAYOUT);
@@ -116,16 +113,12 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
         *reason = "scalable header_len must be align64(104 + 8 * num_links) in format 1.0";
         return BK_ERR_FORMAT;
     }
-    if (!(p > 0.0 && p < 1.0) || !(r > 0.0 && r < 1.0)) { /* false for NaN */
-        *reason = "error_rate and tightening must be in (0, 1)";
+    if (!(r > 0.0 && r < 1.0)) { /* false for NaN */
+        *reason = "tightening must be in (0, 1)";
         return BK_ERR_FORMAT;
     }
     if (growth < BK_SCALABLE_MIN_GROWTH || growth > BK_SCALABLE_MAX_GROWTH) {
         *reason = "growth must be in [2, 16]";
-        return BK_ERR_FORMAT;
-    }
-    if (n0 == 0 || n0 > BK_SCALABLE_MAX_CAPACITY) {
-        *reason = "initial_capacity must be in [1, 2**48]";
         return BK_ERR_FORMAT;
     }
     if (bk_load_u32le(params + BK_SCALABLE_P_RESERVED) != 0) {
@@ -190,6 +183,28 @@ bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_scalable_params[] = {
+    {"error_rate", BK_SCALABLE_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"tightening", BK_SCALABLE_P_TIGHTENING, 8, BK_PARAM_F64},
+    {"initial_capacity", BK_SCALABLE_P_INITIAL, 8, BK_PARAM_U64},
+    {"growth", BK_SCALABLE_P_GROWTH, 4, BK_PARAM_U32},
+    {"num_links", BK_SCALABLE_P_NUM_LINKS, 4, BK_PARAM_U32},
+    {"layout", BK_SCALABLE_P_LAYOUT, 4, BK_PARAM_U32},
+};
+
+/* Its header grows with its chain (align64(104 + 8 L)): the validator
+ * checks format 1.0's header_len itself (header_len 0 here).  Its capacity
+ * parameter is link 0's; the chain grows past it. */
+const bk_kind_desc bk_scalable_kind = {
+    BK_KIND_SCALABLE_BLOOM, "ScalableBloomFilter", "scalable Bloom", BK_SCALABLE_PARAMS_FIXED, 0,
+    BK_KIND_PARAMS(bk_scalable_params),
+    2, BK_KIND_CAPACITY_DEFAULT,
+    0, BK_KIND_ERROR_RATE_DEFAULT,
+    5, BK_BLOOM_LAYOUT_MAX,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_GROWS | BK_TRAIT_KEYED,
+    bk_scalable_validate,
+};
 
 /* ---- Begin logic for assembling a chain (bk_scalable.h) --------------- */
 

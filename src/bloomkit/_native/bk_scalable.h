@@ -8,6 +8,7 @@
 #include "bk_bloom.h"
 #include "bk_common.h"
 #include "bk_format.h"
+#include "bk_kind.h"
 
 /* Parameter block (offsets from the params area at byte 64). */
 #define BK_SCALABLE_P_ERROR_RATE 0   /* f64 target compound rate P */
@@ -23,7 +24,7 @@
 #define BK_SCALABLE_MAX_LINKS 64u     /* chain length limit (2^48 capacity is hit first) */
 #define BK_SCALABLE_MIN_GROWTH 2u
 #define BK_SCALABLE_MAX_GROWTH 16u
-#define BK_SCALABLE_MAX_CAPACITY (1ULL << 48)
+#define BK_SCALABLE_MAX_CAPACITY BK_CAPACITY_MAX /* the one limit, bk_kind.h */
 
 /* params_len and header_len of a chain of L links. */
 static inline uint32_t bk_scalable_params_len(uint32_t num_links)

@@ -116,6 +116,7 @@
  * for one writer at a time (the glue never releases the GIL around it).
  */
 #include "bk_sketch.h"
+#include "bk_kind.h"
 
 #include "bk_atomic.h"
 #include "bk_bloom.h"
@@ -184,14 +185,6 @@ bk_rc bk_sketch_cms_validate(const bk_header *h, const uint8_t *params, const ui
     uint32_t depth, bits, opts;
     (void)payload;
     (void)checks;
-    if (h->params_len < BK_CMS_PARAMS_LEN) {
-        *reason = "count-min parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_CMS_HEADER_LEN && h->version_minor == 0) {
-        *reason = "count-min header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     width = bk_load_u64le(params + BK_CMS_P_WIDTH);
     depth = bk_load_u32le(params + BK_CMS_P_DEPTH);
     bits = bk_load_u32le(params + BK_CMS_P_COUNTER_BITS);
@@ -587,14 +580,6 @@ bk_rc bk_sketch_tinylfu_validate(const bk_header *h, const uint8_t *params, cons
     uint32_t sf;
     (void)payload;
     (void)checks;
-    if (h->params_len < BK_TLFU_PARAMS_LEN) {
-        *reason = "TinyLFU parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_TLFU_HEADER_LEN && h->version_minor == 0) {
-        *reason = "TinyLFU header_len must be 128 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     capacity = bk_load_u64le(params + BK_TLFU_P_CAPACITY);
     sf = bk_load_u32le(params + BK_TLFU_P_SAMPLE_FACTOR);
     if (bk_sketch_tlfu_shape(capacity, sf, &nb, &db, &payload_len, reason) != BK_OK)
@@ -622,6 +607,50 @@ bk_rc bk_sketch_tinylfu_validate(const bk_header *h, const uint8_t *params, cons
     }
     return BK_OK;
 }
+
+/* ---- The kind descriptors (bk_kind.h) ----------------------------------- */
+
+static const bk_kind_param bk_cms_params[] = {
+    {"width", BK_CMS_P_WIDTH, 8, BK_PARAM_U64},
+    {"depth", BK_CMS_P_DEPTH, 4, BK_PARAM_U32},
+    {"counter_bits", BK_CMS_P_COUNTER_BITS, 4, BK_PARAM_U32},
+    {"options", BK_CMS_P_OPTIONS, 4, BK_PARAM_U32},
+    {"row_hash", BK_CMS_P_ROW_HASH, 4, BK_PARAM_U32},
+    {"total", BK_CMS_P_TOTAL, 8, BK_PARAM_U64},
+};
+
+/* Sized by (epsilon, delta): no capacity, no error rate in its header. */
+const bk_kind_desc bk_sketch_cms_kind = {
+    BK_KIND_COUNT_MIN, "CountMinSketch", "count-min", BK_CMS_PARAMS_LEN, BK_CMS_HEADER_LEN,
+    BK_KIND_PARAMS(bk_cms_params),
+    -1, 0, NULL,
+    -1, BK_KIND_NO_ERROR_RATE,
+    4, BK_CMS_ROWS_LATEST,
+    BK_TRAIT_MERGEABLE | BK_TRAIT_COUNTS | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED,
+    bk_sketch_cms_validate,
+};
+
+static const bk_kind_param bk_tlfu_params[] = {
+    {"capacity", BK_TLFU_P_CAPACITY, 8, BK_PARAM_U64},
+    {"sample_factor", BK_TLFU_P_SAMPLE_FACTOR, 4, BK_PARAM_U32},
+    {"door_k", BK_TLFU_P_DOOR_K, 4, BK_PARAM_U32},
+    {"num_blocks", BK_TLFU_P_NUM_BLOCKS, 8, BK_PARAM_U64},
+    {"door_blocks", BK_TLFU_P_DOOR_BLOCKS, 8, BK_PARAM_U64},
+    {"events", BK_TLFU_P_EVENTS, 8, BK_PARAM_U64},
+    {"resets", BK_TLFU_P_RESETS, 8, BK_PARAM_U64},
+};
+
+/* Its own capacity limit, 2^40: the sample (capacity * sample_factor, up to
+ * 2^10) and the doorkeeper's bits stay below 2^64 without overflow checks. */
+const bk_kind_desc bk_sketch_tinylfu_kind = {
+    BK_KIND_TINYLFU, "TinyLFU", "TinyLFU", BK_TLFU_PARAMS_LEN, BK_TLFU_HEADER_LEN,
+    BK_KIND_PARAMS(bk_tlfu_params),
+    0, BK_TLFU_MAX_CAPACITY, "capacity must be in [1, 2**40]",
+    -1, BK_KIND_NO_ERROR_RATE,
+    -1, 0,
+    BK_TRAIT_COUNTS | BK_TRAIT_KEYED,
+    bk_sketch_tinylfu_validate,
+};
 
 /* The doorkeeper as a blocked Bloom filter view over our own payload. */
 BK_INLINE void bk_sketch_tlfu_door(const bk_tlfu *t, bk_bloom *b)

@@ -74,6 +74,7 @@
  * padding and that no birth record is ahead of the counters.
  */
 #include "bk_sliding.h"
+#include "bk_kind.h"
 
 #include <math.h>
 
@@ -209,16 +210,7 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
     uint32_t k, l, S, mode, layout;
     uint64_t m, capacity, G, g, c, inserted, window_us, early, want = 0;
     int64_t start;
-    double p;
 
-    if (h->params_len < BK_SLIDING_PARAMS_LEN) {
-        *reason = "sliding parameters truncated";
-        return BK_ERR_FORMAT;
-    }
-    if (h->header_len != BK_SLIDING_HEADER_LEN && h->version_minor == 0) {
-        *reason = "sliding header_len must be 192 in format 1.0";
-        return BK_ERR_FORMAT;
-    }
     k = bk_load_u32le(params + BK_SLIDING_P_K);
     l = bk_load_u32le(params + BK_SLIDING_P_L);
     m = bk_load_u64le(params + BK_SLIDING_P_SLICE_BITS);
@@ -235,7 +227,6 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
     }
     S = k + l;
     capacity = bk_load_u64le(params + BK_SLIDING_P_CAPACITY);
-    p = bk_load_f64le(params + BK_SLIDING_P_ERROR_RATE);
     G = bk_load_u64le(params + BK_SLIDING_P_GEN_LENGTH);
     g = bk_load_u64le(params + BK_SLIDING_P_GENERATION);
     mode = bk_load_u32le(params + BK_SLIDING_P_MODE);
@@ -244,14 +235,6 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
     window_us = bk_load_u64le(params + BK_SLIDING_P_WINDOW_US);
     start = (int64_t)bk_load_u64le(params + BK_SLIDING_P_START_US);
     early = bk_load_u64le(params + BK_SLIDING_P_EARLY_SHIFTS);
-    if (capacity == 0 || capacity > BK_SLIDING_MAX_CAPACITY) {
-        *reason = "sliding capacity must be in [1, 2**48]";
-        return BK_ERR_FORMAT;
-    }
-    if (!(p > 0.0 && p < 1.0)) {
-        *reason = "sliding error_rate must be in (0, 1)";
-        return BK_ERR_FORMAT;
-    }
     if (G != (capacity + l - 1) / l) {
         *reason = "sliding generation_length is not ceil(capacity / l)";
         return BK_ERR_FORMAT;
@@ -318,6 +301,38 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
     }
     return BK_OK;
 }
+
+static const bk_kind_param bk_sliding_params[] = {
+    {"num_hashes", BK_SLIDING_P_K, 4, BK_PARAM_U32},
+    {"generations", BK_SLIDING_P_L, 4, BK_PARAM_U32},
+    {"slice_bits", BK_SLIDING_P_SLICE_BITS, 8, BK_PARAM_U64},
+    {"capacity", BK_SLIDING_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_SLIDING_P_ERROR_RATE, 8, BK_PARAM_F64},
+    {"generation_length", BK_SLIDING_P_GEN_LENGTH, 8, BK_PARAM_U64},
+    {"generation", BK_SLIDING_P_GENERATION, 8, BK_PARAM_U64},
+    {"ring", BK_SLIDING_P_RING, 4, BK_PARAM_U32},
+    {"mode", BK_SLIDING_P_MODE, 4, BK_PARAM_U32},
+    {"count", BK_SLIDING_P_COUNT, 8, BK_PARAM_U64},
+    {"inserted", BK_SLIDING_P_INSERTED, 8, BK_PARAM_U64},
+    {"window_us", BK_SLIDING_P_WINDOW_US, 8, BK_PARAM_U64},
+    {"start_us", BK_SLIDING_P_START_US, 8, BK_PARAM_I64},
+    {"early_shifts", BK_SLIDING_P_EARLY_SHIFTS, 8, BK_PARAM_U64},
+    {"layout_version", BK_SLIDING_P_LAYOUT, 4, BK_PARAM_U32},
+};
+
+/* Its own error-rate range, [1e-9, 0.5] (bk_sliding.h): the one its
+ * sizing (bk_sliding_size) searches.  Writers are exclusive: an add may
+ * shift the ring, which no atomic bit update covers. */
+const bk_kind_desc bk_sliding_kind = {
+    BK_KIND_SLIDING_BLOOM, "SlidingBloomFilter", "sliding", BK_SLIDING_PARAMS_LEN,
+    BK_SLIDING_HEADER_LEN,
+    BK_KIND_PARAMS(bk_sliding_params),
+    3, BK_KIND_CAPACITY_DEFAULT,
+    4, BK_SLIDING_MIN_ERROR_RATE, BK_SLIDING_MAX_ERROR_RATE, 1,
+    14, 0,
+    BK_TRAIT_WINDOW | BK_TRAIT_KEYED,
+    bk_sliding_validate,
+};
 
 /* ---- End logic for the state ------------------------------------------ */
 
@@ -761,7 +776,7 @@ bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k_out, uint32
 {
     double best = INFINITY, base;
     int k_lo, k_hi;
-    if (!(error_rate >= 1e-9 && error_rate <= 0.5)) {
+    if (!(error_rate >= BK_SLIDING_MIN_ERROR_RATE && error_rate <= BK_SLIDING_MAX_ERROR_RATE)) {
         *reason = "sliding error_rate must be in [1e-9, 0.5]";
         return BK_ERR_ARG;
     }

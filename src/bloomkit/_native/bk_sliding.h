@@ -150,7 +150,6 @@
 #define BK_SLIDING_MAX_SLICES (BK_SLIDING_MAX_K + BK_SLIDING_MAX_L)
 #define BK_SLIDING_SLICE_ALIGN 512u      /* slice bits are a multiple: 64-byte slices */
 #define BK_SLIDING_MAX_BITS (1ULL << 46) /* all slices together, as BK_BLOOM_MAX_BITS */
-#define BK_SLIDING_MAX_CAPACITY (1ULL << 48)
 #define BK_SLIDING_MAX_GENERATION (1ULL << 62) /* g saturates here (shift_by) */
 #define BK_SLIDING_GAMMA 0x9E3779B97F4A7C15ULL
 #define BK_SLIDING_BIRTH_LEN 16u
@@ -390,9 +389,15 @@ bk_rc bk_slidingb_size(double error_rate, uint32_t *k, uint32_t *l, double *lam,
  * moment (c = G): age a holds min(a + 1, k) G keys. */
 double bk_sliding_model_rate(uint32_t k, uint32_t l, double m_over_g);
 
+/* The error-rate range the sizing below serves (the kind's descriptor
+ * carries it): k <= 30 slices reach about 2^-30 ~ 1e-9; above 0.5 one
+ * slice alone meets the target and there is no window left to size. */
+#define BK_SLIDING_MIN_ERROR_RATE 1e-9
+#define BK_SLIDING_MAX_ERROR_RATE 0.5
+
 /* The (k, l, m/G) that minimise bits per window key for a target rate,
  * searching k in [1, 30], l in [1, max_l]; BK_ERR_ARG when the rate is out
- * of (1e-9, 0.5]. */
+ * of [BK_SLIDING_MIN_ERROR_RATE, BK_SLIDING_MAX_ERROR_RATE]. */
 bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k, uint32_t *l,
                       double *m_over_g, const char **reason);
 

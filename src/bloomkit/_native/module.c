@@ -548,30 +548,157 @@ static struct PyModuleDef bkmod_def = {
     NULL, NULL, NULL, NULL,
 };
 
-/* _core.KINDS: {class name: kind id} for every kind of the format's table
- * (bk_format.c, bk_format_kinds) -- the one list of kinds.  The facades
- * take their ids from it and bloomkit/__init__.py registers every exported
- * class it names, so a new kind is a row there (and its enum id). */
+/* _core.KINDS: {class name: Kind} for every kind this build holds, from
+ * the one table (bk_kinds.c) of descriptors (bk_kind.h) -- read-only (a
+ * mappingproxy of read-only struct sequences).  Everything in Python that
+ * needs a kind's id, traits, limits or header layout reads it here:
+ * bloomkit/__init__.py registers every exported class it names, the CLI,
+ * Dask, the data-file builders, Redis and the tests derive their lists and
+ * flags from it.  A kind id reserved without a descriptor (9) is absent. */
+static PyStructSequence_Field bkmod_kind_fields[] = {
+    {"id", "kind id in the header (fixed forever)"},
+    {"name", "the facade's class name"},
+    {"params", "header parameter names, in offset order"},
+    {"param_layout", "(name, offset from byte 64, width, struct format) per parameter"},
+    {"params_len", "parameter bytes every state of the kind has"},
+    {"header_len", "header_len of format 1.0 (0: it varies, the kind checks it)"},
+    {"capacity_param", "name of the design-capacity parameter, or None"},
+    {"capacity_max", "capacity range is [1, capacity_max] (None: no capacity)"},
+    {"error_rate_param", "name of the design-error-rate parameter, or None"},
+    {"error_rate_min", "smallest error rate a constructor accepts (None: no rate)"},
+    {"error_rate_max", "error rates are below this (or at most it: error_rate_max_closed)"},
+    {"error_rate_max_closed", "whether error_rate_max itself is accepted"},
+    {"layout_param", "name of the layout-version parameter, or None"},
+    {"layout_max", "highest layout version this build reads"},
+    {"static", "built once from all its keys: no add, no merge"},
+    {"mergeable", "equal parameters union"},
+    {"intersectable", "equal parameters intersect"},
+    {"removable", "remove(key)"},
+    {"counts", "answers how often a key was added"},
+    {"writer_lock", "'shared' (atomic updates) or 'exclusive': writers of one mapped file"},
+    {"window", "forgets keys older than its window"},
+    {"keyed", "may be keyed (secret=)"},
+    {"grows", "its state grows with its keys: never mapped for writing"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc bkmod_kind_desc = {
+    "bloomkit._core.Kind",
+    "A structure kind's descriptor (bk_kind.h): one per kind, defined in its C core.",
+    bkmod_kind_fields, 23,
+};
+
+static PyTypeObject *bkmod_kind_type;
+
+static PyObject *bkmod_param_name(const bk_kind_desc *d, int index)
+{
+    if (index < 0)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(d->params[index].name);
+}
+
+static PyObject *bkmod_param_layout(const bk_kind_desc *d)
+{
+    static const char *const fmt[] = {"", "H", "I", "Q", "q", "d", "s"};
+    PyObject *t = PyTuple_New((Py_ssize_t)d->num_params);
+    for (uint32_t i = 0; t != NULL && i < d->num_params; i++) {
+        const bk_kind_param *p = &d->params[i];
+        PyObject *f = p->type == BK_PARAM_BYTES ? PyUnicode_FromFormat("%us", (unsigned)p->width)
+                                                : PyUnicode_FromString(fmt[p->type]);
+        PyObject *row = f == NULL ? NULL
+                                  : Py_BuildValue("(sIIN)", p->name, (unsigned)p->offset,
+                                                  (unsigned)p->width, f);
+        if (row == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, row);
+    }
+    return t;
+}
+
+static PyObject *bkmod_kind(const bk_kind_desc *d)
+{
+    PyObject *k = PyStructSequence_New(bkmod_kind_type), *names;
+    PyObject *v[23];
+    int has_rate = d->error_rate_param >= 0 && d->error_rate_max > 0.0;
+    if (k == NULL)
+        return NULL;
+    names = PyTuple_New((Py_ssize_t)d->num_params);
+    for (uint32_t i = 0; names != NULL && i < d->num_params; i++) {
+        PyObject *n = PyUnicode_FromString(d->params[i].name);
+        if (n == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)i, n);
+    }
+    v[0] = PyLong_FromUnsignedLong(d->id);
+    v[1] = PyUnicode_FromString(d->name);
+    v[2] = names;
+    v[3] = bkmod_param_layout(d);
+    v[4] = PyLong_FromUnsignedLong(d->params_len);
+    v[5] = PyLong_FromUnsignedLong(d->header_len);
+    v[6] = bkmod_param_name(d, d->capacity_param);
+    v[7] = d->capacity_param >= 0 ? PyLong_FromUnsignedLongLong(d->capacity_max) : Py_NewRef(Py_None);
+    v[8] = bkmod_param_name(d, d->error_rate_param);
+    v[9] = has_rate ? PyFloat_FromDouble(d->error_rate_min) : Py_NewRef(Py_None);
+    v[10] = has_rate ? PyFloat_FromDouble(d->error_rate_max) : Py_NewRef(Py_None);
+    v[11] = PyBool_FromLong(d->error_rate_max_closed);
+    v[12] = bkmod_param_name(d, d->layout_param);
+    v[13] = PyLong_FromUnsignedLong(d->layout_max);
+    v[14] = PyBool_FromLong((d->traits & BK_TRAIT_STATIC) != 0);
+    v[15] = PyBool_FromLong((d->traits & BK_TRAIT_MERGEABLE) != 0);
+    v[16] = PyBool_FromLong((d->traits & BK_TRAIT_INTERSECTABLE) != 0);
+    v[17] = PyBool_FromLong((d->traits & BK_TRAIT_REMOVABLE) != 0);
+    v[18] = PyBool_FromLong((d->traits & BK_TRAIT_COUNTS) != 0);
+    v[19] = PyUnicode_FromString(d->traits & BK_TRAIT_SHARED_WRITERS ? "shared" : "exclusive");
+    v[20] = PyBool_FromLong((d->traits & BK_TRAIT_WINDOW) != 0);
+    v[21] = PyBool_FromLong((d->traits & BK_TRAIT_KEYED) != 0);
+    v[22] = PyBool_FromLong((d->traits & BK_TRAIT_GROWS) != 0);
+    for (int i = 0; i < 23; i++) {
+        if (v[i] == NULL) {
+            for (int j = i; j < 23; j++)
+                Py_XDECREF(v[j]);
+            Py_DECREF(k);
+            return NULL;
+        }
+        PyStructSequence_SET_ITEM(k, i, v[i]);
+    }
+    return k;
+}
+
 static int bkmod_add_kinds(PyObject *m)
 {
-    PyObject *kinds = PyDict_New();
+    PyObject *kinds, *proxy;
+    bkmod_kind_type = PyStructSequence_NewType(&bkmod_kind_desc);
+    if (bkmod_kind_type == NULL)
+        return -1;
+    if (PyModule_AddObject(m, "Kind", (PyObject *)bkmod_kind_type) < 0) {
+        Py_DECREF(bkmod_kind_type);
+        return -1;
+    }
+    Py_INCREF(bkmod_kind_type);  /* the module holds one reference, this file one */
+    kinds = PyDict_New();
     if (kinds == NULL)
         return -1;
-    for (unsigned k = 1; k < BK_KIND_MAX_; k++) {
-        const char *name = bk_format_kind_name(k);
-        PyObject *id;
-        if (name == NULL)
+    for (unsigned id = 1; id < BK_KIND_MAX_; id++) {
+        const bk_kind_desc *d = bk_kinds_get(id);
+        PyObject *k;
+        if (d == NULL)
             continue;
-        id = PyLong_FromUnsignedLong(k);
-        if (id == NULL || PyDict_SetItemString(kinds, name, id) < 0) {
-            Py_XDECREF(id);
+        k = bkmod_kind(d);
+        if (k == NULL || PyDict_SetItemString(kinds, d->name, k) < 0) {
+            Py_XDECREF(k);
             Py_DECREF(kinds);
             return -1;
         }
-        Py_DECREF(id);
+        Py_DECREF(k);
     }
-    if (PyModule_AddObject(m, "KINDS", kinds) < 0) {
-        Py_DECREF(kinds);
+    proxy = PyDictProxy_New(kinds);
+    Py_DECREF(kinds);
+    if (proxy == NULL || PyModule_AddObject(m, "KINDS", proxy) < 0) {
+        Py_XDECREF(proxy);
         return -1;
     }
     return 0;

@@ -335,9 +335,9 @@ PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key)
 
 int bkpy_check_design(unsigned long long capacity, double error_rate)
 {
-    if (capacity == 0 || capacity > (1ULL << 48) || !(error_rate > 0.0 && error_rate < 1.0)) {
+    if (capacity == 0 || capacity > BK_CAPACITY_MAX || !(error_rate > 0.0 && error_rate < 1.0)) {
         PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, 2**48] and error_rate in (0, 1)");
+                        "capacity must be in [1, " BK_CAPACITY_MAX_TEXT "] and error_rate in (0, 1)");
         return -1;
     }
     return 0;

@@ -23,6 +23,7 @@
 
 #include "bk_common.h"
 #include "bk_format.h"
+#include "bk_kind.h"
 #include "bk_keys.h"
 #include "bk_keys_fast.h"
 

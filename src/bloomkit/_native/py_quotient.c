@@ -41,8 +41,8 @@ static PyTypeObject BKQuotientIter_Type;
 
 static int bkquotient_check_params(unsigned long long capacity, double p, double max_load)
 {
-    if (capacity == 0 || capacity > (1ULL << 48)) {
-        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, 2**48]");
+    if (capacity == 0 || capacity > BK_CAPACITY_MAX) {
+        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, " BK_CAPACITY_MAX_TEXT "]");
         return -1;
     }
     if (!(p > 0.0 && p < 1.0)) {

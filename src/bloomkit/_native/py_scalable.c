@@ -209,7 +209,7 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
         growth > BK_SCALABLE_MAX_GROWTH || layout > BK_BLOOM_LAYOUT_MAX) {
         PyErr_SetString(PyExc_ValueError,
                         "error_rate and tightening must be in (0, 1), initial_capacity in "
-                        "[1, 2**48], growth in [2, 16], layout 0, 1 or 2");
+                        "[1, " BK_CAPACITY_MAX_TEXT "], growth in [2, 16], layout 0, 1 or 2");
         return NULL;
     }
     sc.n0 = n0;

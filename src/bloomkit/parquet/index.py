@@ -53,7 +53,7 @@ __all__ = [
     "open_index",
 ]
 
-KIND_PARQUET_INDEX: int = _core.KINDS["ParquetIndex"]
+KIND_PARQUET_INDEX: int = _core.KINDS["ParquetIndex"].id
 _HEADER_LEN = 128
 _PARAMS_LEN = 48
 _FILE_LEN = 64

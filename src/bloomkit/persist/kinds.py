@@ -1,7 +1,7 @@
 """The kind registry and the bytes round trips (``dumps`` / ``loads``).
 
 The registry maps a container kind id (the header's ``kind``; the list of
-kinds is bk_format.c's table, ``_core.KINDS``) to the Python class that
+kinds is bk_kinds.c's table of descriptors, ``_core.KINDS``) to the Python class that
 loads it; :func:`bloomkit.persist.register_kind` (mixin.py) fills it.  The
 few header constants the other modules of this package read are here too.
 """
@@ -54,7 +54,7 @@ def class_for(header: dict[str, Any]) -> type[Any]:
 
 def class_for_kind(kind: int) -> type[Any]:
     """class_for by kind id alone (bloomkit.load's reader parses the header in C)."""
-    names = {k: name for name, k in _core.KINDS.items()}
+    names = {k.id: name for name, k in _core.KINDS.items()}
     return class_for({"kind": kind, "kind_name": names.get(kind, "unknown")})
 
 

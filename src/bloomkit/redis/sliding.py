@@ -71,7 +71,7 @@ from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError,
 
 __all__ = ["RedisSlidingBloomFilter"]
 
-_KIND_SLIDING: int = _core.KINDS["SlidingBloomFilter"]  # the one list of kinds (bk_format.c)
+_KIND_SLIDING: int = _core.KINDS["SlidingBloomFilter"].id  # the one list of kinds (bk_kinds.c)
 HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
 _PARAMS_LEN = 104
 _BIRTH_LEN = 16

@@ -1,0 +1,110 @@
+/*
+ * bk_kind.h -- the kind descriptor: every fact about a structure kind that
+ * more than one place needs, written once, in the kind's own bk_<kind>.c.
+ *
+ * A descriptor names the kind (id, the facade's class name, the word its
+ * messages use), lays out its header parameters (name, offset, width,
+ * type: what `bloomkit info` prints and what Python reads them by), states
+ * its limits (capacity range, the error-rate range a constructor accepts)
+ * and its traits, and points at its validator.  bk_kinds.c lists every
+ * descriptor, indexed by id (the one list of kinds); bk_format.c looks a
+ * kind up there and runs the prologue every kind shares -- parameters long
+ * enough, format 1.0's fixed header_len, capacity and stored error rate in
+ * range -- before the kind's own validator, so no validator repeats them.
+ * module.c exports the table to Python as _core.KINDS.
+ *
+ * Invariants: ids are fixed forever (bk_format.h, enum bk_kind); params
+ * lie inside [0, params_len); capacity_param / error_rate_param index the
+ * params array or are -1; a descriptor is a constant (no state).
+ */
+#ifndef BK_KIND_H
+#define BK_KIND_H
+
+#include "bk_format.h"
+
+/* The one capacity limit: 2^48 keys (a 48-bit count of keys, far past any
+ * memory; the sizing models stay exact in a double up to 2^53).  A kind
+ * whose math needs less says so in its descriptor (TinyLFU: 2^40). */
+#define BK_CAPACITY_MAX (1ULL << 48)
+#define BK_CAPACITY_MAX_TEXT "2**48"
+
+/* The one error-rate range a constructor accepts: [1e-12, 1).  Below 1e-12
+ * the sizing formulas lose their meaning in a double (k past 40, m/n past
+ * 57 bits a key).  A stored state's rate is only required to lie in (0, 1):
+ * derived rates (a scalable chain's tightened links) go below the floor. */
+#define BK_ERROR_RATE_MIN 1e-12
+#define BK_ERROR_RATE_MAX 1.0
+
+/* Parameter types (little-endian in the params area). */
+typedef enum {
+    BK_PARAM_U16 = 1,
+    BK_PARAM_U32 = 2,
+    BK_PARAM_U64 = 3,
+    BK_PARAM_I64 = 4,
+    BK_PARAM_F64 = 5,
+    BK_PARAM_BYTES = 6   /* an opaque area (a cuckoo filter's stash) */
+} bk_param_type;
+
+typedef struct {
+    const char *name;    /* as Python and `bloomkit info` call it */
+    uint16_t offset;     /* from the params area (byte 64) */
+    uint16_t width;      /* bytes */
+    uint8_t type;        /* bk_param_type */
+} bk_kind_param;
+
+/* Traits. */
+#define BK_TRAIT_STATIC 0x0001u        /* built once from all its keys: no add, no merge */
+#define BK_TRAIT_MERGEABLE 0x0002u     /* equal parameters union (|, union or merge) */
+#define BK_TRAIT_INTERSECTABLE 0x0004u /* equal parameters intersect (&) */
+#define BK_TRAIT_REMOVABLE 0x0008u     /* remove(key) */
+#define BK_TRAIT_COUNTS 0x0010u        /* answers how often a key was added */
+#define BK_TRAIT_SHARED_WRITERS 0x0020u /* writers of one mapped file share a lock
+                                          (atomic updates); else exclusive */
+#define BK_TRAIT_WINDOW 0x0040u        /* forgets keys older than its window */
+#define BK_TRAIT_KEYED 0x0080u         /* may be keyed (SipHash under a secret) */
+#define BK_TRAIT_GROWS 0x0100u         /* its state grows as keys arrive: never
+                                          mapped for writing (add rewrites it) */
+
+typedef struct bk_kind_desc {
+    unsigned id;                 /* bk_kind */
+    const char *name;            /* the facade's class name */
+    const char *label;           /* in messages: "Bloom", "cuckoo", ... */
+    uint32_t params_len;         /* parameter bytes every state has (prologue) */
+    uint32_t header_len;         /* header_len fixed by format 1.0; 0: the
+                                    kind checks its own (a variable header) */
+    const bk_kind_param *params; /* its header parameters, by offset */
+    uint32_t num_params;
+    int capacity_param;          /* index in params of the design capacity, or -1 */
+    uint64_t capacity_max;       /* capacity range [1, capacity_max] */
+    const char *capacity_reason; /* the prologue's reason when out of range */
+    int error_rate_param;        /* index in params of the design rate, or -1 */
+    double error_rate_min;       /* what a constructor accepts: [min, max) */
+    double error_rate_max;       /*   or [min, max] with error_rate_max_closed */
+    int error_rate_max_closed;
+    int layout_param;            /* index in params of the layout version, or -1 */
+    uint32_t layout_max;         /* the highest layout version this build reads */
+    uint32_t traits;             /* BK_TRAIT_* */
+    bk_kind_validator validate;  /* the kind's own checks, after the prologue */
+} bk_kind_desc;
+
+/* Shorthands for a descriptor's common rows. */
+#define BK_KIND_PARAMS(a) (a), (uint32_t)(sizeof(a) / sizeof((a)[0]))
+#define BK_KIND_CAPACITY_DEFAULT                                                   \
+    BK_CAPACITY_MAX, "capacity must be in [1, " BK_CAPACITY_MAX_TEXT "]"
+#define BK_KIND_ERROR_RATE_DEFAULT BK_ERROR_RATE_MIN, BK_ERROR_RATE_MAX, 0
+#define BK_KIND_NO_ERROR_RATE 0.0, 0.0, 0
+
+/* The descriptor of kind id, or NULL when id names no kind this build
+ * holds (unknown, reserved, or not compiled in).  bk_kinds.c. */
+const bk_kind_desc *bk_kinds_get(unsigned id);
+
+/* Whether id is a kind id of the format (1 .. BK_KIND_MAX_ - 1), built or not. */
+int bk_kinds_known(unsigned id);
+
+/* The prologue every kind's validation starts with (bk_format.c runs it
+ * before desc->validate): params_len, format 1.0's header_len, capacity
+ * and the stored error rate. */
+bk_rc bk_format_check_kind(const bk_kind_desc *desc, const bk_header *h,
+                           const uint8_t *params, const char **reason);
+
+#endif /* BK_KIND_H */
