@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import pickle
 import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bloomkit
+import native_c
 from bloomkit import BinaryFuseFilter, BlockedBloomFilter, FormatError
 from bloomkit.fuse import fingerprint_bits_for
 
@@ -230,17 +229,7 @@ def test_payload_length_must_match_the_shape() -> None:
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 def test_plain_c_core(tmp_path: Path) -> None:
     """tests/native/test_bk_fuse.c: the core without Python (sizes 0..300, 2*10^5)."""
-    exe = tmp_path / "test_bk_fuse"
-    srcs = [NATIVE / f for f in ("bk_fuse.c", "bk_format.c", "bk_kinds.c", "bk_bloom.c", "bk_hash.c",
-                                 "bk_simd.c")]
-    subprocess.run(
-        ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DBK_HAVE_FUSE=1",
-         f"-I{NATIVE}", *map(str, srcs), str(ROOT / "tests/native/test_bk_fuse.c"), "-lm",
-         "-o", str(exe)],
-        check=True,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ))
-    print(out.stdout, out.stderr)
+    out = native_c.build_and_run("fuse", tmp_path)
     assert out.returncode == 0 and "test_bk_fuse: ok" in out.stdout
 
 

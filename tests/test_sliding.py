@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+import native_c
 from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning, _core
 from bloomkit.sliding import MAX_GENERATIONS, sliding_design
 from hostile_helpers import load_clean, reseal
@@ -521,18 +522,7 @@ def test_plain_c_core(tmp_path: Path) -> None:
     """tests/native/test_bk_sliding.c: the core without Python (the window,
     the counters, read-only expiry equal to applied shifts, the checkpoint
     query against the definition, the sizing model)."""
-    native = Path(SRC) / "bloomkit" / "_native"
-    exe = tmp_path / "test_bk_sliding"
-    srcs = [native / f for f in ("bk_sliding.c", "bk_sliding_blocked.c", "bk_format.c", "bk_kinds.c",
-                                 "bk_bloom.c", "bk_hash.c", "bk_simd.c", "bk_grow.c")]
-    subprocess.run(
-        ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DBK_HAVE_SLIDING=1",
-         f"-I{native}", *map(str, srcs),
-         str(Path(__file__).parent / "native" / "test_bk_sliding.c"), "-lm", "-o", str(exe)],
-        check=True,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True)
-    print(out.stdout, out.stderr)
+    out = native_c.build_and_run("sliding", tmp_path)
     assert out.returncode == 0 and "test_bk_sliding: ok" in out.stdout
 
 

@@ -13,7 +13,6 @@ import json
 import pickle
 import random
 import shutil
-import subprocess
 import tracemalloc
 import weakref
 from collections import Counter
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import native_c
 from bloomkit import CountMinSketch, TopK
 from bloomkit._core import ByteKeys
 
@@ -522,13 +522,5 @@ class BadInputTests:
 def test_plain_c_core(tmp_path: Path) -> None:
     """tests/native/test_bk_topk.c: bk_topk.c without Python, against a
     brute-force model (outcomes, evictions, minimum, index runs)."""
-    exe = tmp_path / "test_bk_topk"
-    subprocess.run(
-        ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}",
-         str(NATIVE / "bk_topk.c"), str(Path(__file__).parent / "native" / "test_bk_topk.c"),
-         "-o", str(exe)],
-        check=True,
-    )
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
-    print(out.stdout, out.stderr)
+    out = native_c.build_and_run("topk", tmp_path)
     assert out.returncode == 0 and "test_bk_topk: ok" in out.stdout
