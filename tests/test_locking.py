@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import bloomkit
+import kind_list
 from bloomkit import (
-    BlockedBloomFilter,
     BloomFilter,
     CountingBloomFilter,
     CountMinSketch,
@@ -30,7 +30,6 @@ from bloomkit import (
     FileInUseError,
     FormatError,
     QuotientFilter,
-    SlidingBloomFilter,
     TinyLFU,
     UncleanFileError,
     _locking,
@@ -42,8 +41,11 @@ _OFF_FLAGS = 14
 
 pytestmark = pytest.mark.skipif(not _locking.HAVE_OFD, reason="needs OFD record locks (Linux)")
 
-EXCLUSIVE = [CuckooFilter, QuotientFilter, TinyLFU, SlidingBloomFilter]
-SHARED = [BloomFilter, BlockedBloomFilter, CountingBloomFilter, CountMinSketch]
+# From the kind descriptors: every kind mapped for writing (not static, not
+# growing) by its writer_lock
+EXCLUSIVE = kind_list.classes(lambda k: k.writer_lock == "exclusive" and not k.static
+                              and not k.grows)
+SHARED = kind_list.classes(lambda k: k.writer_lock == "shared")
 
 
 def make(cls: type[Any], n: int = 200) -> Any:
@@ -122,6 +124,10 @@ class WriterLockTests:
     def test_kinds(self) -> None:
         assert [c for c in EXCLUSIVE if _locking.shared_writers(c)] == []
         assert [c for c in SHARED if not _locking.shared_writers(c)] == []
+        for k in kind_list.descriptors():  # the lock follows the descriptor, kind by kind
+            assert _locking.shared_writers(getattr(bloomkit, k.name)) == (
+                k.writer_lock == "shared"), k.name
+        assert EXCLUSIVE and SHARED
 
     def test_second_writer_is_refused_or_times_out(
         self, exclusive_cls: type[Any], tmp_path: Path

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bloomkit
+import kind_list
 from bloomkit import (
     BlockedBloomFilter,
     BloomFilter,
@@ -92,6 +93,14 @@ KINDS = [
          lambda t, k: t.sketch.estimate(k) >= 1 and k in t,
          state=lambda t: bytes(t.sketch.to_bytes())),
 ]
+
+
+
+def test_the_recipes_cover_every_kind() -> None:
+    """A new kind needs a recipe above (or an exemption with its reason)."""
+    kind_list.assert_covers([k.name for k in KINDS], {
+        "BinaryFuseFilter": "static, no add paths: test_fuse builds from int64 arrays",
+    })
 
 
 def _dedupe(arr: Any) -> Any:

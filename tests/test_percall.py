@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 import bloomkit
+import kind_list
 from bloomkit import _core, persist
 
 HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
@@ -178,6 +179,12 @@ HOT: dict[str, tuple[str, str]] = {  # class -> (method, arguments): one per cal
     "BinaryFuseFilter": ("copy", ""), "TopK": ("add", "k"),
     "SlidingBloomFilter": ("add", "k"),
 }
+
+
+
+def test_hot_covers_every_kind() -> None:
+    """A new kind needs its hot call above."""
+    kind_list.assert_covers(HOT)
 
 
 def _call_loop(method: str, args: str) -> Callable[[Any], None]:

@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 import bloomkit
+import kind_list
 from bloomkit import (
     BlockedBloomFilter,
     BloomFilter,
@@ -165,6 +166,25 @@ SPECS = [
     Spec("count-min", lambda key: CountMinSketch(4096, 4, key=key),
          present_many=_cms_present_many, unite=lambda f, g: f.merge(g)),
 ]
+# Kinds the hammer above does not take, with the test that covers them instead
+HAMMER_EXEMPT = {
+    "TinyLFU": "records and ages, no add/contains paths: SketchThreadTests.test_tinylfu",
+    "BinaryFuseFilter": "static: built once, nothing to add while others read",
+}
+# the kind each spec builds (the descriptor's class name)
+SPEC_KIND = {"bloom": "BloomFilter", "blocked": "BlockedBloomFilter",
+             "counting": "CountingBloomFilter", "cuckoo": "CuckooFilter",
+             "quotient": "QuotientFilter", "scalable": "ScalableBloomFilter",
+             "scalable-blocked": "ScalableBloomFilter", "sliding": "SlidingBloomFilter",
+             "count-min": "CountMinSketch"}
+
+
+def test_the_hammer_covers_every_kind() -> None:
+    """A new kind gets a Spec above or an exemption naming its own test."""
+    assert sorted(SPEC_KIND) == sorted(s.name for s in SPECS)
+    kind_list.assert_covers(SPEC_KIND.values(), HAMMER_EXEMPT)
+
+
 MODES = ["clear", "remove"]  # what the structure does besides adding (remove: no clear)
 
 

@@ -32,7 +32,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import _locking, persist
+from . import _descriptor, _locking, persist
 from .errors import FormatError, IncompatibleFiltersError
 from .persist import checks, kinds
 
@@ -40,7 +40,13 @@ CHUNK = 16 << 20
 # header bytes that differ between compatible Bloom filters: flags (DIRTY),
 # checksum, count (docs/FORMAT.md, "Header" and the Bloom parameters)
 _VOLATILE = ((14, 16), (40, 48), (96, 104))
-BIT_KINDS = ("BloomFilter", "BlockedBloomFilter")
+
+
+def merges_by_bits(cls: type[Any]) -> bool:
+    """Kinds whose union and intersection are the payloads' OR and AND (their
+    descriptor's ``bitwise`` trait): their files merge chunk by chunk here."""
+    desc = _descriptor.of(cls)
+    return desc is not None and desc.bitwise
 
 
 def _masked(head: bytes) -> bytes:

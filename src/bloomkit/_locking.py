@@ -19,7 +19,7 @@ ranges only name two independent locks):
                     kinds whose in-place updates are single atomic ORs or
                     increments (Bloom, counting Bloom, count-min), exclusive
                     by every other kind (cuckoo, quotient, TinyLFU, and any
-                    future kind unless it declares ``_shared_writers``).
+                    future kind unless its descriptor says writer_lock "shared").
                     A Bloom writer's large ``add_many`` batch converts its
                     shared WRITERS to exclusive without waiting when it can
                     (no other writer in, nobody waiting), ORs with plain
@@ -76,6 +76,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import _descriptor
 from .errors import FileInUseError
 
 GATE = 0
@@ -115,8 +116,10 @@ _FLOCK_PAD = (-struct.calcsize(_FLOCK)) % 8
 
 def shared_writers(cls: type[Any]) -> bool:
     """True when ``cls``'s in-place updates are single atomic operations, so
-    that several processes may write one file at once."""
-    return bool(getattr(cls, "_shared_writers", False))
+    that several processes may write one file at once: its kind descriptor's
+    writer_lock is "shared" (bk_kind.h, BK_TRAIT_SHARED_WRITERS)."""
+    kind = _descriptor.of(cls)
+    return kind is not None and kind.writer_lock == "shared"
 
 
 # ---- Begin logic for the lock primitives ----------------------------------

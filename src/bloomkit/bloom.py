@@ -50,9 +50,6 @@ def _check_int(name: str, value: object) -> int:
 
 class _BloomFacade(BloomSetOps, Persistent, _core.BloomBase[_K]):
     __slots__ = ()
-    # in-place adds are atomic ORs: many "r+" writers of one file at once
-    # (bloomkit/_locking.py)
-    _shared_writers = True
     _bk_kind: int
     _layout_name: str
 

@@ -121,8 +121,6 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
 
     __slots__ = ()
     _bk_kind = KIND_COUNTING_BLOOM
-    # in-place updates are atomic per counter: many "r+" writers at once
-    _shared_writers = True
 
     @overload
     def __new__(

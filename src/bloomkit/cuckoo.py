@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from . import _core
+from . import _core, _descriptor
 from ._typing import Key
 from .persist import Persistent
 
@@ -74,7 +74,8 @@ def min_fingerprint_bits(capacity: int, bucket_size: int) -> int:
 MIN_FP_BITS = 8
 MAX_FP_BITS = 32
 MAX_BUCKETS = 2**32
-MAX_CAPACITY = 2**48
+_KIND = _core.KINDS["CuckooFilter"]
+MAX_CAPACITY: int = _KIND.capacity_max or 0
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
     if isinstance(bucket_size, bool) or not isinstance(bucket_size, int):
         raise TypeError(f"bucket_size must be an int, not {type(bucket_size).__name__}")
     if not 1 <= capacity <= MAX_CAPACITY:
-        raise ValueError(f"capacity must be in [1, 2**48], got {capacity}")
+        raise ValueError(f"capacity must be in {_descriptor.capacity_range(_KIND)}, got {capacity}")
     error_rate = float(error_rate)
     if not 1 <= bucket_size <= 8:
         raise ValueError(f"bucket_size must be in [1, 8], got {bucket_size}")

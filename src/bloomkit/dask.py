@@ -37,6 +37,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import _descriptor
 from .bloom import BloomFilter
 from .persist import loads
 
@@ -372,7 +373,8 @@ def build_delayed(
     Combine it with other computations to share passes over the data.
     """
     split_every = _check_split_every(split_every)
-    if getattr(kind, "_bk_static", False):
+    desc = _descriptor.of(kind)
+    if desc is not None and desc.static:
         return _static_delayed(collection, kind, capacity, error_rate, params)
     ckind = _collection_kind(collection)
     spec = _spec_for(collection, kind, capacity, error_rate, params)

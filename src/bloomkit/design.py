@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import _descriptor
 from ._blocked_fpr import occupancy_fpr, poisson_mixture
 
 __all__ = [
@@ -65,8 +66,10 @@ __all__ = [
     "validate_layout_version",
 ]
 
-MAX_CAPACITY = 2**48
-"""Largest ``capacity`` accepted by :func:`validate_capacity` / constructors."""
+MAX_CAPACITY = _descriptor.MAX_CAPACITY
+"""Largest ``capacity`` accepted by :func:`validate_capacity` / constructors
+(2**48: the kind descriptors' common limit, BK_CAPACITY_MAX in bk_kind.h)."""
+_MAX_CAPACITY_TEXT = _descriptor.power_text(MAX_CAPACITY)
 
 MAX_NUM_BITS = 2**46
 """Largest number of bits in one filter (2**46 bits = 8 TiB of payload)."""
@@ -74,8 +77,9 @@ MAX_NUM_BITS = 2**46
 BLOCK_BITS = 512
 """Bits per block of the blocked layout: one 64-byte cache line."""
 
-MIN_ERROR_RATE = 1e-12
-"""Smallest target error rate accepted (documented floor)."""
+MIN_ERROR_RATE = _descriptor.MIN_ERROR_RATE
+"""Smallest target error rate accepted (documented floor; the kind
+descriptors' common range, BK_ERROR_RATE_MIN in bk_kind.h)."""
 
 MAX_BLOCKED_HASHES = 24
 """Largest ``k`` considered when sizing a blocked filter."""
@@ -150,12 +154,14 @@ def validate_capacity(capacity: object) -> int:
         isinstance(capacity, int) or hasattr(type(capacity), "__index__")
     ):
         raise TypeError(
-            f"capacity must be an int with 1 <= capacity <= 2**48, not {type(capacity).__name__}"
+            f"capacity must be an int with 1 <= capacity <= {_MAX_CAPACITY_TEXT}, "
+            f"not {type(capacity).__name__}"
         )
     value = _as_int("capacity", capacity)
     if not 1 <= value <= MAX_CAPACITY:
         raise ValueError(
-            f"capacity must be an int with 1 <= capacity <= 2**48 ({MAX_CAPACITY}), got {value}"
+            f"capacity must be an int with 1 <= capacity <= {_MAX_CAPACITY_TEXT} ({MAX_CAPACITY}), "
+            f"got {value}"
         )
     return value
 

@@ -67,7 +67,6 @@ class BinaryFuseFilter(Persistent, _core.BinaryFuseBase[_K]):
 
     __slots__ = ()
     _bk_kind = KIND_BINARY_FUSE
-    _bk_static = True  # built once: add/merge/create refuse (tests, CLI)
 
     @overload
     def __new__(

@@ -23,6 +23,7 @@ _K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
 _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 
 KIND_QUOTIENT: int = _core.KINDS["QuotientFilter"].id
+_MAX_CAPACITY: int = _core.KINDS["QuotientFilter"].capacity_max or 0
 
 MAX_Q = 44
 MAX_R = 61
@@ -225,7 +226,7 @@ class QuotientFilter(Persistent, _core.QuotientBase[_K]):
         """
         self._check_merge(other)
         fbits = self.fingerprint_bits
-        capacity = min(self.capacity + other.capacity, 2**48)
+        capacity = min(self.capacity + other.capacity, _MAX_CAPACITY)
         q = max(self.q, other.q, _q_for(capacity, self.max_load))
         q = min(q, fbits - 1)
         r = fbits - q

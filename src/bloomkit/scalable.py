@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar, overload
 
-from . import _core
+from . import _core, _descriptor
 from ._typing import Key
 from .bloom import layout_id
 from .design import (
@@ -38,7 +38,8 @@ _T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
 KIND_SCALABLE_BLOOM: int = _core.KINDS["ScalableBloomFilter"].id
 MAX_LINKS = 64
 MAX_GROWTH = 16
-_MAX_CAPACITY = 2**48
+_KIND = _core.KINDS["ScalableBloomFilter"]
+_MAX_CAPACITY: int = _KIND.capacity_max or 0
 
 
 class LinkInfo(NamedTuple):
@@ -85,7 +86,8 @@ def _link_params(
     capacity = initial_capacity * growth**index
     if capacity > _MAX_CAPACITY:
         raise CapacityError(
-            f"scalable chain is full: link {index} would need capacity {capacity} > 2**48"
+            f"scalable chain is full: link {index} would need capacity {capacity} > "
+            f"{_descriptor.power_text(_MAX_CAPACITY)}"
         )
     rate = error_rate * (1.0 - tightening) * math.pow(tightening, index)
     floor = MIN_BLOCKED_ERROR_RATE if layout == "blocked" else MIN_ERROR_RATE

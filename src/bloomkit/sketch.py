@@ -56,8 +56,6 @@ class CountMinSketch(Persistent, _core.CountMinBase[_K]):
 
     __slots__ = ()
     _bk_kind = KIND_COUNT_MIN
-    # in-place updates are atomic increments: many "r+" writers at once
-    _shared_writers = True
 
     @overload
     def __new__(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from . import _core
+from . import _core, _descriptor
 from ._typing import Key
 from .errors import SlidingWindowWarning
 from .persist import Persistent
@@ -50,9 +50,12 @@ BLOCKED_MIN_ERROR_RATE = 1e-4
 at 1e-4 blocked costs 47.0 bits a window key (2.45x a Bloom filter, 1.31x
 sliced), at 1e-5 63.7 (2.66x, 1.42x; at most 32 slices fit a block)."""
 
-MIN_ERROR_RATE = 1e-9
-MAX_ERROR_RATE = 0.5
-MAX_CAPACITY = 2**48
+# Its own error-rate range (the descriptor's, bk_sliding.h: what the sizing
+# searches) and the common capacity limit.
+_KIND = _core.KINDS["SlidingBloomFilter"]
+MIN_ERROR_RATE: float = _KIND.error_rate_min or 0.0
+MAX_ERROR_RATE: float = _KIND.error_rate_max or 0.0
+MAX_CAPACITY: int = _KIND.capacity_max or 0
 SLICE_ALIGN = 512
 
 
@@ -136,10 +139,11 @@ def sliding_design(capacity: int, error_rate: float = 0.01,
     if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
         raise TypeError(f"error_rate must be a float, not {type(error_rate).__name__}")
     if not 1 <= capacity <= MAX_CAPACITY:
-        raise ValueError(f"capacity must be in [1, 2**48], got {capacity}")
+        raise ValueError(f"capacity must be in {_descriptor.capacity_range(_KIND)}, got {capacity}")
     error_rate = float(error_rate)
     if not MIN_ERROR_RATE <= error_rate <= MAX_ERROR_RATE:
-        raise ValueError(f"error_rate must be in [1e-9, 0.5], got {error_rate!r}")
+        raise ValueError(f"error_rate must be in {_descriptor.error_rate_range(_KIND)}, "
+                         f"got {error_rate!r}")
     layout = _layout(layout, error_rate)
     if layout == "blocked":
         k, gens, lam = _shape_blocked(error_rate)
@@ -206,7 +210,8 @@ def window_capacity(window: float, keys_per_window: int, error_rate: float = 0.0
     if isinstance(keys_per_window, bool) or not isinstance(keys_per_window, int):
         raise TypeError(f"keys_per_window must be an int, not {type(keys_per_window).__name__}")
     if not 1 <= keys_per_window <= MAX_CAPACITY:
-        raise ValueError(f"keys_per_window must be in [1, 2**48], got {keys_per_window}")
+        raise ValueError(f"keys_per_window must be in {_descriptor.capacity_range(_KIND)}, "
+                         f"got {keys_per_window}")
     if peak_rate is not None:
         peak = _positive("peak_rate", peak_rate)
     else:
@@ -219,7 +224,8 @@ def window_capacity(window: float, keys_per_window: int, error_rate: float = 0.0
     per_gen = math.ceil(peak * duration_us / 1e6 - 1e-9)  # keys in the busiest generation
     capacity = max(keys_per_window, gens * max(1, per_gen))
     if capacity > MAX_CAPACITY:
-        raise ValueError(f"{capacity} keys a window exceed 2**48: state a lower rate")
+        raise ValueError(f"{capacity} keys a window exceed "
+                         f"{_descriptor.power_text(MAX_CAPACITY)}: state a lower rate")
     return capacity
 
 

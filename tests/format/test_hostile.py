@@ -17,7 +17,8 @@ import pytest
 from _manifest import data_file, decode, load_kwargs, load_manifest, manifests
 
 import bloomkit
-from bloomkit import FormatError
+import kind_list
+from bloomkit import FormatError, _descriptor
 
 CASES = manifests()
 CLEAN = (FormatError, ValueError, TypeError)
@@ -27,6 +28,12 @@ FLOATS = [math.nan, math.inf, -math.inf, -0.0, 5e-324]
 # The container's integer fields (offset, struct format); docs/FORMAT.md.
 CONTAINER_FIELDS = [(8, "<H"), (10, "<H"), (12, "<H"), (14, "<H"), (16, "<H"), (18, "<H"),
                     (20, "<I"), (24, "<Q"), (32, "<Q"), (48, "<I"), (52, "<I"), (56, "<Q")]
+
+
+def _static(cls: type[Any]) -> bool:
+    """A static kind (its descriptor says so): built once, no add."""
+    desc = _descriptor.of(cls)
+    return desc is not None and desc.static
 
 
 def reseal(data: bytes | bytearray) -> bytes:
@@ -48,7 +55,7 @@ def exercise(obj: Any, size: int, kw: dict[str, Any]) -> None:
         _ = 12345 in obj
         _ = "probe" in obj
     c = obj.copy() if hasattr(obj, "copy") else bloomkit.loads(obj.to_bytes(), **kw)
-    if hasattr(c, "add") and not getattr(type(c), "_bk_static", False):  # static: no add
+    if hasattr(c, "add") and not _static(type(c)):  # static: no add
         try:
             c.add("new key")
         except bloomkit.CapacityError:
@@ -83,7 +90,7 @@ def attempt(data: bytes, kw: dict[str, Any], mapped: bool) -> None:
     try:
         if hasattr(type(obj), "__contains__"):
             _ = 12345 in obj
-        if hasattr(obj, "add") and not getattr(cls, "_bk_static", False):
+        if hasattr(obj, "add") and not _static(cls):
             obj.add("x")
         obj._seal()
     except bloomkit.CapacityError:
@@ -147,17 +154,31 @@ class ExtremeFieldTests:
         # the kind's parameters: every aligned u32 and u64 (see docs/FORMAT.md)
         fields += [(off, "<I") for off in range(64, header_len, 4)]
         fields += [(off, "<Q") for off in range(64, header_len, 8)]
+        # and every parameter at its own offset and width, as its descriptor lays it out
+        desc = _descriptor.BY_ID.get(struct.unpack_from("<H", data, 12)[0])
+        assert desc is not None
+        params = [(64 + off, "<" + f) for _, off, _, f in desc.param_layout if f in "HIQq"]
+        fields += params
         for off, fmt in fields:
             width = struct.calcsize(fmt)
             for v in INTS:
                 buf = bytearray(data)
                 struct.pack_into(fmt, buf, off, v & ((1 << (8 * width)) - 1))
                 attempt(reseal(buf), kw, mapped=True)
-        for off in range(64, header_len, 8):
+        floats = [64 + off for _, off, _, f in desc.param_layout if f == "d"]
+        for off in [*range(64, header_len, 8), *floats]:
             for x in FLOATS:
                 buf = bytearray(data)
                 struct.pack_into("<d", buf, off, x)
                 attempt(reseal(buf), kw, mapped=True)
+
+
+def test_every_loadable_kind_has_golden_cases() -> None:
+    """The sweep runs over the golden files: every kind a file can hold (the
+    descriptors, the Parquet index included) must have one."""
+    have = {load_manifest(p)["class"] for p in CASES}
+    missing = [k.name for k in kind_list.loadable() if k.name not in have]
+    assert missing == [], f"no golden file (tests/format/make_golden.py) for {missing}"
 
 
 def test_decode_helper_is_sane() -> None:

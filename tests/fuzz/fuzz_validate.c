@@ -1,16 +1,20 @@
 /*
  * fuzz_validate.c -- R17: libFuzzer target on the one C validator.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DBK_HAVE_BLOOM=1 \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DBK_HAVE_<STRUCTURE>=1... \
  *       -Isrc/bloomkit/_native tests/fuzz/fuzz_validate.c \
- *       src/bloomkit/_native/bk_format.c src/bloomkit/_native/bk_bloom.c \
- *       src/bloomkit/_native/bk_hash.c -o build/fuzz/fuzz_validate
+ *       src/bloomkit/_native/bk_*.c -o build/fuzz/fuzz_validate
  *
  * (tests/fuzz/run.sh does this).  The first input byte picks the checks
  * (checksum, deep, allow-dirty); the rest is the state.  The input is
  * copied into an exactly sized heap buffer so that ASan sees any read
- * past its end.  A state that validates must also survive attaching a
- * Bloom filter to it and probing it (what the Python types then do).
+ * past its end.  A state that validates must also survive attaching its
+ * kind's core to it, probing it and adding to it (what the Python types
+ * then do), for every kind whose core the build holds: Bloom (classic and
+ * blocked), counting, cuckoo, quotient, count-min, TinyLFU, binary fuse and
+ * sliding; the scalable chain and the Parquet index are containers of
+ * Bloom states their validators check link by link (bk_scalable.c,
+ * bk_pqindex.c), reached here through bk_format_validate.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +22,18 @@
 
 #include "bk_bloom.h"
 #include "bk_format.h"
+#ifdef BK_HAVE_COUNTING
+#include "bk_counting.h"
+#endif
+#ifdef BK_HAVE_CUCKOO
+#include "bk_cuckoo.h"
+#endif
+#ifdef BK_HAVE_QUOTIENT
+#include "bk_quotient.h"
+#endif
+#ifdef BK_HAVE_SKETCH
+#include "bk_sketch.h"
+#endif
 #ifdef BK_HAVE_FUSE
 #include "bk_fuse.h"
 #endif
@@ -56,6 +72,52 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)bk_bloom_popcount(&b);
         bk_format_seal(buf, (uint64_t)size);
     }
+#ifdef BK_HAVE_COUNTING
+    if (rc == BK_OK && h.kind == BK_KIND_COUNTING_BLOOM) {
+        bk_counting c;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL};
+        uint8_t out[4];
+        bk_counting_attach(&c, buf);
+        bk_counting_contains_many(&c, hs, 4, out);
+        (void)bk_counting_add_many(&c, hs, 4, 0);
+    }
+#endif
+#ifdef BK_HAVE_CUCKOO
+    if (rc == BK_OK && h.kind == BK_KIND_CUCKOO) {
+        bk_cuckoo c;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL}, added = 0;
+        uint8_t out[4];
+        size_t done = 0;
+        bk_cuckoo_attach(&c, buf);
+        bk_cuckoo_contains_many(&c, hs, 4, out);
+        (void)bk_cuckoo_count(&c, 42);
+        (void)bk_cuckoo_add_many(&c, hs, 4, &done, &added);
+    }
+#endif
+#ifdef BK_HAVE_QUOTIENT
+    if (rc == BK_OK && h.kind == BK_KIND_QUOTIENT) {
+        bk_qf f;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL};
+        uint8_t out[4];
+        bk_quotient_attach(&f, buf);
+        bk_quotient_contains_many(&f, hs, 4, out);
+    }
+#endif
+#ifdef BK_HAVE_SKETCH
+    if (rc == BK_OK && h.kind == BK_KIND_COUNT_MIN) {
+        bk_cms c;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL}, est[4];
+        bk_sketch_cms_attach(&c, buf);
+        bk_sketch_cms_add_estimate_many(&c, hs, 4, 0, est);
+    }
+    if (rc == BK_OK && h.kind == BK_KIND_TINYLFU) {
+        bk_tlfu t;
+        bk_sketch_tlfu_attach(&t, buf);
+        (void)bk_sketch_tlfu_record(&t, 42);
+        (void)bk_sketch_tlfu_estimate(&t, 42);
+        bk_sketch_tlfu_age(&t);
+    }
+#endif
 #ifdef BK_HAVE_FUSE
     if (rc == BK_OK && h.kind == BK_KIND_BINARY_FUSE) {
         /* every slot a query can reach must be inside the payload */

@@ -227,7 +227,7 @@ static const bk_kind_param bk_counting_params[] = {
     {"num_counters", BK_COUNTING_P_NUM_COUNTERS, 8, BK_PARAM_U64},
     {"num_hashes", BK_COUNTING_P_NUM_HASHES, 4, BK_PARAM_U32},
     {"counter_bits", BK_COUNTING_P_COUNTER_BITS, 2, BK_PARAM_U16},
-    {"layout_version", BK_COUNTING_P_LAYOUT, 2, BK_PARAM_U16},
+    {"layout", BK_COUNTING_P_LAYOUT, 2, BK_PARAM_U16},
     {"capacity", BK_COUNTING_P_CAPACITY, 8, BK_PARAM_U64},
     {"error_rate", BK_COUNTING_P_ERROR_RATE, 8, BK_PARAM_F64},
     {"count", BK_COUNTING_P_COUNT, 8, BK_PARAM_U64},

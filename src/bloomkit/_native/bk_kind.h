@@ -64,6 +64,8 @@ typedef struct {
 #define BK_TRAIT_KEYED 0x0080u         /* may be keyed (SipHash under a secret) */
 #define BK_TRAIT_GROWS 0x0100u         /* its state grows as keys arrive: never
                                           mapped for writing (add rewrites it) */
+#define BK_TRAIT_BITWISE 0x0200u       /* union and intersection are the payloads'
+                                          OR and AND: files merge chunk by chunk */
 
 typedef struct bk_kind_desc {
     unsigned id;                 /* bk_kind */

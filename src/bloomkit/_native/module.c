@@ -555,6 +555,7 @@ static struct PyModuleDef bkmod_def = {
  * bloomkit/__init__.py registers every exported class it names, the CLI,
  * Dask, the data-file builders, Redis and the tests derive their lists and
  * flags from it.  A kind id reserved without a descriptor (9) is absent. */
+#define BKMOD_KIND_FIELDS 24
 static PyStructSequence_Field bkmod_kind_fields[] = {
     {"id", "kind id in the header (fixed forever)"},
     {"name", "the facade's class name"},
@@ -579,13 +580,14 @@ static PyStructSequence_Field bkmod_kind_fields[] = {
     {"window", "forgets keys older than its window"},
     {"keyed", "may be keyed (secret=)"},
     {"grows", "its state grows with its keys: never mapped for writing"},
+    {"bitwise", "union and intersection are the payloads' OR and AND (files merge by chunks)"},
     {NULL, NULL},
 };
 
 static PyStructSequence_Desc bkmod_kind_desc = {
     "bloomkit._core.Kind",
     "A structure kind's descriptor (bk_kind.h): one per kind, defined in its C core.",
-    bkmod_kind_fields, 23,
+    bkmod_kind_fields, BKMOD_KIND_FIELDS,
 };
 
 static PyTypeObject *bkmod_kind_type;
@@ -620,7 +622,7 @@ static PyObject *bkmod_param_layout(const bk_kind_desc *d)
 static PyObject *bkmod_kind(const bk_kind_desc *d)
 {
     PyObject *k = PyStructSequence_New(bkmod_kind_type), *names;
-    PyObject *v[23];
+    PyObject *v[BKMOD_KIND_FIELDS];
     int has_rate = d->error_rate_param >= 0 && d->error_rate_max > 0.0;
     if (k == NULL)
         return NULL;
@@ -656,9 +658,10 @@ static PyObject *bkmod_kind(const bk_kind_desc *d)
     v[20] = PyBool_FromLong((d->traits & BK_TRAIT_WINDOW) != 0);
     v[21] = PyBool_FromLong((d->traits & BK_TRAIT_KEYED) != 0);
     v[22] = PyBool_FromLong((d->traits & BK_TRAIT_GROWS) != 0);
-    for (int i = 0; i < 23; i++) {
+    v[23] = PyBool_FromLong((d->traits & BK_TRAIT_BITWISE) != 0);
+    for (int i = 0; i < BKMOD_KIND_FIELDS; i++) {
         if (v[i] == NULL) {
-            for (int j = i; j < 23; j++)
+            for (int j = i; j < BKMOD_KIND_FIELDS; j++)
                 Py_XDECREF(v[j]);
             Py_DECREF(k);
             return NULL;

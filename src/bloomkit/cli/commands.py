@@ -11,11 +11,12 @@ import contextlib
 import json
 import math
 import os
+import struct
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .. import _core, _filemerge, persist, sources
+from .. import _core, _descriptor, _filemerge, persist, sources
 from ..errors import (
     BloomkitError,
     CapacityError,
@@ -38,6 +39,13 @@ from .errors import (
 from .io import Progress, check_output, chunks, key_sources
 
 # ---- Begin logic for the subcommands --------------------------------------
+
+
+def _has_layout_versions(cls: type[Any]) -> bool:
+    """Whether --layout-version applies: the kind has more than one layout
+    version to write (its descriptor's layout_version parameter)."""
+    desc = cli_kinds.descriptor(cls)
+    return desc.layout_param == "layout_version" and desc.layout_max > 0
 
 
 def _kind_class(args: argparse.Namespace) -> type[Any]:
@@ -94,7 +102,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             capacity = max(1, total)
         else:
             total = sources.free_count(srcs)
-        if args.layout_version is not None and cls.__name__ != "BlockedBloomFilter":
+        if args.layout_version is not None and not _has_layout_versions(cls):
             raise CliError("--layout-version applies only to the blocked layout, not "
                            f"{cls.__name__}")
         secret = keyed.for_build(args)
@@ -380,7 +388,25 @@ _INFO_ATTRS = ("layout", "layout_version", "mode", "window", "generations", "gen
 _INFO_SCANS = ("bits_set", "fill_ratio", "estimated_count", "estimated_error_rate")
 
 
-def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[str, Any]:
+def _header_params(head: bytes, kind: int) -> dict[str, Any]:
+    """Every header parameter of the kind, by name, read from the file's own
+    header bytes as its descriptor lays them out (_core.KINDS, bk_kind.h);
+    an opaque area (a cuckoo filter's stash) as hex."""
+    desc = _descriptor.BY_ID.get(kind)
+    out: dict[str, Any] = {}
+    if desc is None:
+        return out
+    for name, offset, width, fmt in desc.param_layout:
+        at = persist_kinds.FIXED_HEADER + offset  # params follow the fixed 64 bytes
+        if at + width > len(head):
+            continue  # a shorter params area than this build's (cannot pass the validator)
+        value = struct.unpack_from("<" + fmt, head, at)[0]
+        out[name] = value.hex() if isinstance(value, bytes) else value
+    return out
+
+
+def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True,
+          head: bytes = b"") -> dict[str, Any]:
     st = os.stat(path)
     info: dict[str, Any] = {
         "file": path,
@@ -412,6 +438,7 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True) -> dict[
         if callable(fn):
             value = float(fn())
             info[name] = value if math.isfinite(value) else None
+    info["params"] = _header_params(head, header["kind"])
     return info
 
 
@@ -431,7 +458,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         # the file's own header (to_bytes() would clear DIRTY)
         with _naming(args.file), open(args.file, "rb") as fh:
             header = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
-        info = _info(args.file, f, header, scan=not args.no_verify)
+            fh.seek(0)
+            head = fh.read(header["header_len"])
+        info = _info(args.file, f, header, scan=not args.no_verify, head=head)
     finally:
         persist.close(f)
     temps = _note_temporaries(args.file, "info")
@@ -444,8 +473,14 @@ def _print_info(info: dict[str, Any], as_json: bool) -> int:
     if as_json:
         print(json.dumps(info, indent=2))
     else:
-        width = max(len(k) for k in info)
+        rows: list[tuple[str, Any]] = []
         for k, v in info.items():
+            if k == "params":  # every header parameter, one line each
+                rows += [(f"params.{p}", pv) for p, pv in v.items()]
+            else:
+                rows.append((k, v))
+        width = max(len(k) for k, _ in rows)
+        for k, v in rows:
             if isinstance(v, float):
                 v = f"{v:.6g}"
             print(f"{k:<{width}}  {v}")
@@ -493,7 +528,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
                            f"{cls.__name__} ({p}); {cli_kinds.MERGE_HINT}",
                            EXIT_INCOMPATIBLE)
     try:
-        if first_cls is not None and first_cls.__name__ in _filemerge.BIT_KINDS:
+        if first_cls is not None and _filemerge.merges_by_bits(first_cls):
             merged = _filemerge.merge_bits(args.inputs, args.intersection, naming=_naming,
                                            secret=keyed.for_file(args, args.inputs[0]))
         else:

@@ -17,7 +17,12 @@ four ways, each decided here so the subcommands in commands.py stay generic:
   ``merge`` (QuotientFilter returns a new filter, CountMinSketch adds in
   place and returns itself).  TinyLFU does not merge.
 
-Static kinds (BinaryFuseFilter, ``_bk_static``) are the exception to all
+Every such difference is read from the kind's descriptor (``_core.KINDS``,
+bk_kind.h), never from its class name: a kind with a capacity and an error
+rate is sized by them, one with a capacity only by it (TinyLFU), one with
+neither that is not static by (epsilon, delta) (CountMinSketch).
+
+Static kinds (BinaryFuseFilter, descriptor ``static``) are the exception to all
 four: ``build`` collects the 64-bit hashes of every key (8 bytes a key),
 then builds the filter in one call (``-p`` picks the fingerprint width, no
 capacity); ``add`` and ``merge`` refuse with a message saying why.
@@ -28,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import _core, _descriptor
 from ..persist.kinds import KINDS
 from .errors import EXIT_INCOMPATIBLE, CliError
 
@@ -63,9 +69,10 @@ def parse_kind(text: str) -> str:
 
 
 def kind_class(name: str) -> type[Any]:
-    for cls in KINDS.values():
-        if cls.__name__ == name:
-            return cls
+    desc = _core.KINDS.get(name)
+    cls = KINDS.get(desc.id) if desc is not None else None
+    if cls is not None:
+        return cls
     raise CliError(f"unknown kind {name!r} (known: {', '.join(kind_names())})")
 
 
@@ -74,14 +81,36 @@ def is_sketch(obj: Any) -> bool:
     return hasattr(obj, "estimate_many") or hasattr(obj, "record_many")
 
 
+def descriptor(cls: type[Any]) -> _core.Kind:
+    """The kind descriptor of a registered class."""
+    desc = _descriptor.of(cls)
+    if desc is None:  # pragma: no cover - every class the CLI sees is registered
+        raise CliError(f"{cls.__name__} is not a bloomkit kind")
+    return desc
+
+
 def sized_by_keys(cls: type[Any]) -> bool:
     """Whether the default capacity (the line count) sizes this kind."""
-    return cls.__name__ != "CountMinSketch" and not is_static(cls)
+    desc = descriptor(cls)
+    return desc.capacity_param is not None and not desc.static
+
+
+def sized_by_error(cls: type[Any]) -> bool:
+    """A kind sized by (epsilon, delta): no capacity, no error rate, not static."""
+    desc = descriptor(cls)
+    return desc.capacity_param is None and desc.error_rate_param is None and not desc.static
+
+
+def delta_kinds() -> str:
+    """The kinds --delta applies to (those sized by (epsilon, delta))."""
+    return " or ".join(n for n, k in _core.KINDS.items()
+                       if k.capacity_param is None and k.error_rate_param is None
+                       and not k.static)
 
 
 def is_static(cls: type[Any]) -> bool:
     """A kind built once from all its keys (no add, no merge)."""
-    return bool(getattr(cls, "_bk_static", False))
+    return descriptor(cls).static
 
 
 STATIC_NO_ADD = ("{name} is static: built once from all its keys, it cannot take more; "
@@ -102,7 +131,7 @@ class StaticBuilder:
             raise CliError(f"{name} has no capacity: it is built from exactly the keys given; "
                            "drop --capacity")
         if delta is not None:
-            raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
+            raise CliError(f"--delta applies only to --kind {delta_kinds()}, not {name}")
         self.cls, self.rate, self.seed, self.secret = cls, rate, seed, secret
         self.hashes = array("Q")
 
@@ -121,20 +150,20 @@ def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float 
     ``delta`` are None when not given.  An option that does not apply to the
     kind is refused, not ignored."""
     name = cls.__name__
-    if delta is not None and name != "CountMinSketch":
-        raise CliError(f"--delta applies only to --kind CountMinSketch, not {name}")
-    if name == "CountMinSketch":
+    if delta is not None and not sized_by_error(cls):
+        raise CliError(f"--delta applies only to --kind {delta_kinds()}, not {name}")
+    if sized_by_error(cls):
         if capacity is not None:
-            raise CliError("CountMinSketch has no capacity: drop --capacity (it is sized by "
+            raise CliError(f"{name} has no capacity: drop --capacity (it is sized by "
                            "-p, the error per total count, and --delta)")
         return cls.from_error(DEFAULT_RATE if rate is None else rate,
                               DEFAULT_DELTA if delta is None else delta, seed=seed,
                               secret=secret)
     if capacity is None:
         raise CliError(f"{name} needs a capacity")  # pragma: no cover - commands.py gives one
-    if name == "TinyLFU":
+    if descriptor(cls).error_rate_param is None:
         if rate is not None:
-            raise CliError("TinyLFU has no error rate: drop -p (it is sized by --capacity)")
+            raise CliError(f"{name} has no error rate: drop -p (it is sized by --capacity)")
         return cls(capacity, seed=seed, secret=secret)
     return cls(capacity, DEFAULT_RATE if rate is None else rate, seed=seed, secret=secret)
 
@@ -191,7 +220,7 @@ def combine_into(out: Any, other: Any, intersection: bool) -> Any:
 
 def rewritten_on_add(cls: type[Any]) -> bool:
     """Kinds that cannot be mapped for writing: ``add`` loads, adds and saves."""
-    return cls.__name__ == "ScalableBloomFilter"
+    return descriptor(cls).grows
 
 
 def overfull(obj: Any) -> str | None:

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _core
+from .. import _core, _descriptor
 from ..bloom import BlockedBloomFilter
 from ..errors import BloomkitError, FormatError
 from .footer import CountingFile, open_regular, read_footer
@@ -54,8 +54,9 @@ __all__ = [
 ]
 
 KIND_PARQUET_INDEX: int = _core.KINDS["ParquetIndex"].id
-_HEADER_LEN = 128
-_PARAMS_LEN = 48
+_KIND = _core.KINDS["ParquetIndex"]  # its descriptor (bk_pqindex.c): lengths, params
+_HEADER_LEN: int = _KIND.header_len
+_PARAMS_LEN: int = _KIND.params_len
 _FILE_LEN = 64
 _ENTRY_LEN = 32
 _WHOLE_FILE = 0xFFFFFFFF
@@ -63,8 +64,8 @@ _GRANULARITIES = ("file", "row_group")
 _OUTSIDE = 0x80000000  # granularity bit 31: paths may leave the index's directory (R48)
 
 # params: granularity, files, entries, error_rate, column_len, patterns_len,
-# strings_len, filters_off (bk_pqindex.h)
-_PARAMS = struct.Struct("<IIQdIIQQ")
+# strings_len, filters_off, laid out by the kind's descriptor
+_PARAMS = _descriptor.params_struct(_KIND)
 # file record: size, mtime_ns, footer_hash, num_rows, path_off, path_len,
 # row_groups, physical, logical, unit, tflags, bit_width, reserved0,
 # precision, scale, reserved1, type_length

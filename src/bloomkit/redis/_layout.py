@@ -12,7 +12,6 @@ read from Redis.
 from __future__ import annotations
 
 import math
-import struct
 from typing import Any
 
 import redis.cluster
@@ -20,7 +19,7 @@ from redis.exceptions import ConnectionError as _RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
-from .. import _core
+from .. import _core, _descriptor
 from ..design import BLOCK_BITS, blocked_estimate_count, design
 from ._wire import wrap_connection_error
 from .errors import FilterMismatchError, FilterNotFoundError, RedisFilterError, WrongTypeError
@@ -38,8 +37,9 @@ REDIS_FORMAT = "bloomkit-redis/1"
 #: field, every filter created before) keep REDIS_FORMAT.
 REDIS_FORMAT_BLOCKED_V1 = "bloomkit-redis/2"
 
-HEADER_LEN = 128  # header_len of kinds 1 and 2 (docs/FORMAT.md)
-_PARAMS_LEN = 48
+# header_len and params_len of kinds 1 and 2, from their descriptor (bk_kind.h)
+HEADER_LEN: int = _core.KINDS["BloomFilter"].header_len
+_PARAMS_LEN: int = _core.KINDS["BloomFilter"].params_len
 PIECE = 16 * 1024 * 1024  # bytes per GETRANGE / SETRANGE when moving whole shards
 
 
@@ -109,8 +109,9 @@ def header_of(
     h = bytearray(HEADER_LEN)
     _core.init_header(h, kind, HEADER_LEN, _PARAMS_LEN, payload_len, seed,
                       key_check if keyed else None)
-    struct.pack_into("<QIIQdQQ", h, 64, num_bits, num_hashes, layout_version, capacity,
-                     error_rate, count, 0)
+    _descriptor.pack_params(_core.KINDS["BloomFilter"], h, num_bits=num_bits,
+                            num_hashes=num_hashes, layout_version=layout_version,
+                            capacity=capacity, error_rate=error_rate, count=count)
     return h
 
 

@@ -43,7 +43,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as _RedisConnectionError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
-from .. import _core
+from .. import _core, _descriptor
 from .._batch import check_keys
 from ..errors import CapacityError
 from ._layout import (
@@ -72,8 +72,9 @@ from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError,
 __all__ = ["RedisSlidingBloomFilter"]
 
 _KIND_SLIDING: int = _core.KINDS["SlidingBloomFilter"].id  # the one list of kinds (bk_kinds.c)
-HEADER_LEN = 192  # bk_sliding.h: 64 fixed + 104 params, rounded to 64
-_PARAMS_LEN = 104
+_SLIDING = _core.KINDS["SlidingBloomFilter"]  # its descriptor: layout and lengths
+HEADER_LEN: int = _SLIDING.header_len
+_PARAMS_LEN: int = _SLIDING.params_len
 _BIRTH_LEN = 16
 _STATE_FIELDS = ("g", "c", "inserted", "start", "early")
 _GAMMA = 0x9E3779B97F4A7C15  # BK_SLIDING_GAMMA
@@ -634,11 +635,13 @@ class RedisSlidingBloomFilter(MetaHandle):
         _core.init_header(data, _KIND_SLIDING, HEADER_LEN, _PARAMS_LEN,
                           births_len + len(slices), self.seed,
                           self._key_check if self.keyed else None)
-        struct.pack_into(
-            "<IIQQdQQIIQQQqQII", data, 64, self.num_hashes, self.generations, self.slice_bits,
-            self.capacity, self.error_rate, self.generation_length, g, g % S,
-            1 if self.window_us else 0, c, inserted, self.window_us,
-            start if self.window_us else 0, early, 0, 0)
+        _descriptor.pack_params(
+            _SLIDING, data, num_hashes=self.num_hashes, generations=self.generations,
+            slice_bits=self.slice_bits, capacity=self.capacity, error_rate=self.error_rate,
+            generation_length=self.generation_length, generation=g, ring=g % S,
+            mode=1 if self.window_us else 0, count=c, inserted=inserted,
+            window_us=self.window_us, start_us=start if self.window_us else 0,
+            early_shifts=early, layout_version=0)
         data[HEADER_LEN + births_len:] = slices
         _core.seal(data)
         local = self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)

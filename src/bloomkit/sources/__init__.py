@@ -51,6 +51,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .. import _descriptor
 from .arrow import CsvSource as CsvSource
 from .arrow import ParquetSource as ParquetSource
 from .base import ARROW_HINT as ARROW_HINT
@@ -281,7 +282,8 @@ def build_from(
         raise TypeError(f"kind must be a bloomkit structure class, not {type(kind).__name__}")
     srcs = open_sources(paths, column=column, format=format, delimiter=delimiter,
                         as_text=as_text, keyed=_keyed(params))
-    if getattr(kind, "_bk_static", False):
+    desc = _descriptor.of(kind)
+    if desc is not None and desc.static:
         return _build_static(kind, srcs, capacity, error_rate, progress, params)
     kwargs = dict(params)
     if _accepts(kind, "capacity"):
