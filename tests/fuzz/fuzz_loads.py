@@ -30,7 +30,7 @@ import atheris
 
 with atheris.instrument_imports():
     import bloomkit
-    from bloomkit import persist
+    from bloomkit import _descriptor, persist
     from bloomkit.parquet.index import KIND_PARQUET_INDEX, ParquetIndex
 
 CLEAN = (bloomkit.FormatError, ValueError, TypeError)
@@ -63,7 +63,8 @@ def exercise(obj: Any) -> None:
         _ = 1 in obj
         _ = "key" in obj
     c = obj.copy() if hasattr(obj, "copy") else bloomkit.loads(obj.to_bytes())
-    static = getattr(type(c), "_bk_static", False)  # BinaryFuseFilter: no add, no union
+    desc = _descriptor.of(c)
+    static = desc is not None and desc.static  # BinaryFuseFilter: no add, no union
     if hasattr(c, "add") and not static:
         try:
             c.add(b"fuzz")
@@ -120,7 +121,8 @@ def TestOneInput(data: bytes) -> None:
             try:
                 if hasattr(type(obj), "__contains__"):
                     _ = 7 in obj
-                if hasattr(obj, "add") and not getattr(cls, "_bk_static", False):
+                desc = _descriptor.of(cls)
+                if hasattr(obj, "add") and not (desc is not None and desc.static):
                     obj.add(b"x")
                 obj._seal()
             except bloomkit.CapacityError:

@@ -28,9 +28,9 @@
 #define BK_CAPACITY_MAX (1ULL << 48)
 #define BK_CAPACITY_MAX_TEXT "2**48"
 
-/* The one error-rate range a constructor accepts: [1e-12, 1).  Below 1e-12
- * the sizing formulas lose their meaning in a double (k past 40, m/n past
- * 57 bits a key).  A stored state's rate is only required to lie in (0, 1):
+/* The one error-rate range a constructor accepts: [1e-12, 1), the
+ * documented floor (design.py): at 1e-12 a classic filter already takes
+ * k = 40 probes and 57.5 bits a key.  A stored state's rate is only required to lie in (0, 1):
  * derived rates (a scalable chain's tightened links) go below the floor. */
 #define BK_ERROR_RATE_MIN 1e-12
 #define BK_ERROR_RATE_MAX 1.0

@@ -27,7 +27,7 @@
  * generation counter), so writes use plain stores; a GIL-free add_many over
  * a numpy array holds the state's batch lock and per-key writers wait for
  * it, as in py_bloom.c.  Files are shared by one writer at a time
- * (sliding.py keeps _shared_writers False).
+ * (its descriptor's writer lock is exclusive, bk_sliding.c).
  */
 #include "py_common.h"
 
