@@ -92,7 +92,7 @@ qemu-i386 "$out/ts-i686"
 # the growable filter: little-endian 16-bit slots read as 64-bit words
 # (SWAR) on a big-endian CPU, and 32-bit size_t; the no-intrinsics build
 # runs its SWAR path and portable popcount/ctz
-gs="$n/bk_grow.c $n/bk_format.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c tests/native/test_bk_grow.c"
+gs="$n/bk_grow.c $n/bk_format.c $n/bk_kinds.c $n/bk_bloom.c $n/bk_hash.c $n/bk_simd.c tests/native/test_bk_grow.c"
 # shellcheck disable=SC2086
 s390x-linux-gnu-gcc $warn -static -I$n $gs -lm -o "$out/tg-s390x"
 echo "== test_bk_grow: s390x (big-endian) under qemu"

@@ -31,7 +31,7 @@ import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = ROOT / "src" / "bloomkit" / "_native"
-SOURCES = ["bk_grow.c", "bk_bloom.c", "bk_simd.c", "bk_hash.c", "bk_format.c"]
+SOURCES = ["bk_grow.c", "bk_bloom.c", "bk_simd.c", "bk_hash.c", "bk_format.c", "bk_kinds.c"]
 TARGETS = {"add_many": 3.0, "contains_many": 2.5, "contains": 2.0, "bits": 1.5}
 
 
