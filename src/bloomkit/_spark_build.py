@@ -27,6 +27,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from . import _descriptor
 from .persist import loads
 
 _SCHEMA = "state binary"
@@ -157,7 +158,8 @@ def build(df: Any, column: str, capacity: int, error_rate: float, kind: Any,
         raise TypeError("a Spark CountMinSketch takes eps and confidence, not a capacity: build "
                         "it with df.stat.countMinSketch, or add_many over df.toArrow() batches")
     elif isinstance(kind, type):
-        static = getattr(kind, "_bk_static", False)  # built once from all keys: no union
+        desc = _descriptor.of(kind)
+        static = desc is not None and desc.static  # built once from all keys: no union
         if static or not (callable(getattr(kind, "merge", None)) or
                           callable(getattr(kind, "union", None))):
             raise TypeError(f"{kind.__name__} has neither merge() nor union(): it cannot be "

@@ -445,7 +445,7 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True,
 def cmd_info(args: argparse.Namespace) -> int:
     with _naming(args.file), open(args.file, "rb") as fh:
         first = _core.peek_header(fh.read(64), os.fstat(fh.fileno()).st_size)
-    if first["kind"] == _core.KINDS["ParquetIndex"]:  # #31 item 13: was exit 4
+    if first["kind"] == _core.KINDS["ParquetIndex"].id:  # #31 item 13: was exit 4
         from ..parquet import cli as parquet_cli
 
         info = parquet_cli.index_info(args.file, first, not args.no_verify,
