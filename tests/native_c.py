@@ -1,6 +1,7 @@
 """The one convention for a C core's plain-C test (no Python).
 
-``tests/native/test_bk_<core>.c`` tests ``src/bloomkit/_native/bk_<core>.c``.
+``tests/native/test_bk_<core>.c`` tests ``src/bloomkit/_native/bk_<core>.c``
+(and its parts ``bk_<core>_*.c``, as bk_sliding_blocked.c).
 It is built from that core plus the base every core may lean on -- the
 format layer (bk_format.c, the kind table bk_kinds.c), the hash module and
 the Bloom core the table always holds and the SIMD kernels with the cores
@@ -22,8 +23,9 @@ BASE = ("bk_format.c", "bk_kinds.c", "bk_hash.c", "bk_bloom.c", "bk_simd.c", "bk
 
 
 def sources(core: str) -> list[Path]:
-    """bk_<core>.c and the base, each once."""
-    names = [f"bk_{core}.c", *BASE]
+    """bk_<core>.c, its parts bk_<core>_*.c, and the base, each once."""
+    parts = sorted(p.name for p in NATIVE.glob(f"bk_{core}_*.c"))
+    names = [f"bk_{core}.c", *parts, *BASE]
     return [NATIVE / n for n in dict.fromkeys(names)]
 
 

@@ -329,7 +329,7 @@ const bk_kind_desc bk_sliding_kind = {
     BK_KIND_PARAMS(bk_sliding_params),
     3, BK_KIND_CAPACITY_DEFAULT,
     4, BK_SLIDING_MIN_ERROR_RATE, BK_SLIDING_MAX_ERROR_RATE, 1,
-    14, 0,
+    14, BK_SLIDING_LAYOUT_BLOCKED,
     BK_TRAIT_WINDOW | BK_TRAIT_KEYED,
     bk_sliding_validate,
 };

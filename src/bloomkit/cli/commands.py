@@ -43,9 +43,13 @@ from .io import Progress, check_output, chunks, key_sources
 
 def _has_layout_versions(cls: type[Any]) -> bool:
     """Whether --layout-version applies: the kind has more than one layout
-    version to write (its descriptor's layout_version parameter)."""
+    version to write (its descriptor's layout_version parameter) and its
+    constructor takes one by number (a sliding filter takes layout=)."""
+    import inspect
+
     desc = cli_kinds.descriptor(cls)
-    return desc.layout_param == "layout_version" and desc.layout_max > 0
+    return (desc.layout_param == "layout_version" and desc.layout_max > 0
+            and "layout_version" in inspect.signature(cls).parameters)
 
 
 def _kind_class(args: argparse.Namespace) -> type[Any]:
