@@ -264,11 +264,19 @@ static void bk_grow_contains_many_scalar(const bk_grow *g, const uint64_t *hs, s
 
 void bk_grow_contains_many(const bk_grow *g, const uint64_t *hs, size_t n, uint8_t *out)
 {
-    if (bk_simd_avx2) {
-        bk_simd_grow_contains_many_avx2(g, hs, n, out);
+    size_t i;
+    if (!bk_simd_avx2) {
+        bk_grow_contains_many_scalar(g, hs, n, out);
         return;
     }
-    bk_grow_contains_many_scalar(g, hs, n, out);
+    /* the AVX2 loop answers from the two buckets only (bk_simd.c links
+     * without this file: the plain-C tests of other cores); the stash,
+     * almost always empty, is looked at here */
+    bk_simd_grow_contains_many_avx2(g, hs, n, out);
+    if (BK_UNLIKELY(g->nstash != 0))
+        for (i = 0; i < n; i++)
+            if (!out[i])
+                out[i] = (uint8_t)bk_grow_stash_contains(g, hs[i]);
 }
 
 /* Store the entry of fp at slot `fill` of bucket bk. */

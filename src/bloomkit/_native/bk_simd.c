@@ -603,7 +603,8 @@ BK_AVX2 int bk_simd_grow_probe2_avx2(const uint8_t *b0, uint16_t f0, const uint8
     return !_mm256_testz_si256(e, e);
 }
 
-/* Keys located and prefetched BK_GROW_AHEAD ahead in a ring. */
+/* Keys located and prefetched BK_GROW_AHEAD ahead in a ring; answers from
+ * the two buckets only (the caller looks at the stash). */
 BK_AVX2 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *hs, size_t n,
                                              uint8_t *out)
 {
@@ -620,10 +621,7 @@ BK_AVX2 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *h
         size_t r = i % BK_GROW_AHEAD;
         __m256i e = _mm256_or_si256(bk_simd_grow_bucket(b0[r], f0[r], NULL),
                                     bk_simd_grow_bucket(b1[r], f1[r], NULL));
-        int hit = !_mm256_testz_si256(e, e);
-        if (!hit && BK_UNLIKELY(g->nstash != 0))
-            hit = bk_grow_stash_contains(g, hs[i]);
-        out[i] = (uint8_t)hit;
+        out[i] = (uint8_t)!_mm256_testz_si256(e, e);  /* the stash: bk_grow_contains_many */
         if (i + BK_GROW_AHEAD < n) {
             uint64_t h = hs[i + BK_GROW_AHEAD];
             b0[r] = bk_grow_locate(g, 0, h, &f0[r]);
