@@ -4,8 +4,8 @@
 (and its parts ``bk_<core>_*.c``, as bk_sliding_blocked.c).
 It is built from that core plus the base every core may lean on -- the
 format layer (bk_format.c, the kind table bk_kinds.c), the hash module and
-the Bloom core the table always holds and the SIMD kernels with the cores
-they serve (bk_bloom.c, bk_simd.c, bk_grow.c) -- with
+the Bloom core the table always holds with its SIMD kernels (bk_bloom.c,
+bk_simd.c) -- with
 ``-DBK_HAVE_<CORE>=1`` when the core defines a kind descriptor, so the kind
 table lists it and no other; it must print ``test_bk_<core>: ok`` (or ``all passed``) and exit 0.
 .ci/run builds every tests/native/test_bk_*.c by the same rule (gcc -Werror).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = ROOT / "src" / "bloomkit" / "_native"
-BASE = ("bk_format.c", "bk_kinds.c", "bk_hash.c", "bk_bloom.c", "bk_simd.c", "bk_grow.c")
+BASE = ("bk_format.c", "bk_kinds.c", "bk_hash.c", "bk_bloom.c", "bk_simd.c")
 
 
 def sources(core: str) -> list[Path]:
