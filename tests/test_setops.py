@@ -119,3 +119,37 @@ def test_redis_bloom_filter_has_clear_and_the_local_names(tmp_path: Path) -> Non
             assert not client.keys(f"{{{name}}}*")  # a deleted filter is not brought back
     finally:
         server.stop()
+
+
+MERGERS = [bloomkit.CountingBloomFilter, bloomkit.CuckooFilter, bloomkit.ScalableBloomFilter,
+           bloomkit.QuotientFilter]
+
+
+@pytest.mark.parametrize("cls", MERGERS, ids=lambda c: c.__name__)
+def test_mergers_update_from_filters_and_refuse_comparisons_saying_why(cls: type) -> None:
+    """update() took only keys (a filter said 'not iterable'), and `f <= g`,
+    `f - g` said only "not supported between instances": now update merges a
+    filter (where the kind merges in place) and every comparison, difference
+    and intersection the kind cannot answer raises TypeError with its reason."""
+    f, g = cls(1000), cls(1000)
+    f.add(1)
+    g.add(2)
+    if cls is bloomkit.QuotientFilter:
+        with pytest.raises(TypeError, match="merges into a new table"):
+            f.update(g)
+        f.update([2])
+    else:
+        f.update(g, [3])
+        assert 3 in f
+    assert 1 in f and 2 in f
+    reason = cls._set_reason[:20]
+    for op in (lambda: f <= g, lambda: f < g, lambda: f >= g, lambda: f > g,
+               lambda: f.issubset(g), lambda: f.issuperset(g), lambda: f.isdisjoint(g),
+               lambda: f - g, lambda: f ^ g, lambda: f.difference(g),
+               lambda: f.symmetric_difference(g), lambda: f.difference_update(g),
+               lambda: f.symmetric_difference_update(g)):
+        with pytest.raises(TypeError) as info:
+            op()
+        assert reason in str(info.value), str(info.value)
+    with pytest.raises(TypeError, match="intersection"):
+        f & g

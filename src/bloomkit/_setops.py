@@ -123,3 +123,87 @@ class BloomSetOps:
 
     def __ixor__(self, other: Any) -> NoReturn:
         self._no_difference("'^=' (symmetric_difference_update)")
+
+
+class MergeSetOps:
+    """The set methods of the structures that merge but cannot compare
+    (counting, cuckoo, scalable, quotient filters): ``update`` takes filters
+    (``|=``) as well as keys; the comparisons, ``isdisjoint``, the
+    differences and (where the class has none) the intersection raise
+    TypeError giving the class's reason (``_set_reason``)."""
+
+    __slots__ = ()
+    _set_reason: str = "it does not offer set comparisons"
+
+    def update(self, *others: Any) -> None:
+        """Add the keys of every iterable, and merge in every filter given
+        (as ``set.update``: ``f.update(g)`` is ``f |= g``)."""
+        for other in others:
+            if isinstance(other, type(self)):
+                ior = getattr(self, "__ior__", None)
+                if ior is None:  # QuotientFilter: a merge may need a larger table
+                    raise TypeError(f"{type(self).__name__} merges into a new table, not in "
+                                    "place: use f = f | g")
+                ior(other)
+            else:
+                self.add_many(other)  # type: ignore[attr-defined]
+
+    def _no_set(self, op: str) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} has no {op}: {self._set_reason}")
+
+    def issubset(self, other: Any) -> NoReturn:
+        self._no_set("issubset")
+
+    def issuperset(self, other: Any) -> NoReturn:
+        self._no_set("issuperset")
+
+    def isdisjoint(self, other: Any) -> NoReturn:
+        self._no_set("isdisjoint")
+
+    def __le__(self, other: Any) -> NoReturn:
+        self._no_set("'<=' (issubset)")
+
+    def __ge__(self, other: Any) -> NoReturn:
+        self._no_set("'>=' (issuperset)")
+
+    def __lt__(self, other: Any) -> NoReturn:
+        self._no_set("'<' (proper subset)")
+
+    def __gt__(self, other: Any) -> NoReturn:
+        self._no_set("'>' (proper superset)")
+
+    def difference(self, *others: Any) -> NoReturn:
+        self._no_set("difference")
+
+    def difference_update(self, *others: Any) -> NoReturn:
+        self._no_set("difference_update")
+
+    def symmetric_difference(self, other: Any) -> NoReturn:
+        self._no_set("symmetric_difference")
+
+    def symmetric_difference_update(self, other: Any) -> NoReturn:
+        self._no_set("symmetric_difference_update")
+
+    def __sub__(self, other: Any) -> NoReturn:
+        self._no_set("'-' (difference)")
+
+    def __isub__(self, other: Any) -> NoReturn:
+        self._no_set("'-=' (difference_update)")
+
+    def __xor__(self, other: Any) -> NoReturn:
+        self._no_set("'^' (symmetric_difference)")
+
+    def __ixor__(self, other: Any) -> NoReturn:
+        self._no_set("'^=' (symmetric_difference_update)")
+
+    def intersection(self, *others: Any) -> NoReturn:
+        self._no_set("intersection")
+
+    def intersection_update(self, *others: Any) -> NoReturn:
+        self._no_set("intersection_update")
+
+    def __and__(self, other: Any) -> NoReturn:
+        self._no_set("'&' (intersection)")
+
+    def __iand__(self, other: Any) -> NoReturn:
+        self._no_set("'&=' (intersection_update)")

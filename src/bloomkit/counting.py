@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from . import _core
+from ._setops import MergeSetOps
 from ._typing import Key
 from .bloom import BloomFilter
 from .design import (
@@ -96,7 +97,7 @@ def counting_design(
         raise ValueError(str(exc).replace("blocked filter", "blocked counting filter")) from exc
 
 
-class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
+class CountingBloomFilter(MergeSetOps, Persistent, _core.CountingBase[_K]):
     """A Bloom filter of small saturating counters (Fan et al., 2000).
 
     ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4,
@@ -120,6 +121,12 @@ class CountingBloomFilter(Persistent, _core.CountingBase[_K]):
     """
 
     __slots__ = ()
+    _set_reason = (
+        'a counter is the sum over every key that hashes to it, so no '
+        'counter-wise comparison or difference gives the relation of two key '
+        'sets (subtracting counters would remove other keys too); remove keys '
+        'by name with remove_many, or compare BloomFilters'
+    )
     _bk_kind = KIND_COUNTING_BLOOM
 
     @overload

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from . import _core, _descriptor
+from ._setops import MergeSetOps
 from ._typing import Key
 from .persist import Persistent
 
@@ -134,7 +135,7 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
     return CuckooDesign(capacity, error_rate, bucket_size, f, num_buckets)
 
 
-class CuckooFilter(Persistent, _core.CuckooBase[_K]):
+class CuckooFilter(MergeSetOps, Persistent, _core.CuckooBase[_K]):
     """Approximate membership with deletion: a cuckoo hash table of fingerprints.
 
     ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,
@@ -149,6 +150,11 @@ class CuckooFilter(Persistent, _core.CuckooBase[_K]):
     """
 
     __slots__ = ()
+    _set_reason = (
+        "a key's fingerprint may sit in either of its two buckets in each "
+        'table, so no slot-wise comparison or difference gives the relation of '
+        'two key sets; remove keys by name with remove'
+    )
     _bk_kind = KIND_CUCKOO
 
     @overload

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from . import _core
+from ._setops import MergeSetOps
 from ._typing import Key
 from .design import validate_capacity, validate_error_rate
 from .persist import Persistent
@@ -98,7 +99,7 @@ def _nominal_rate(q: int, r: int, capacity: int) -> float:
     return min(max(rate, 5e-324), 1.0 - 2.0**-53)
 
 
-class QuotientFilter(Persistent, _core.QuotientBase[_K]):
+class QuotientFilter(MergeSetOps, Persistent, _core.QuotientBase[_K]):
     """A quotient filter (Bender et al., VLDB 2012).
 
     ``QuotientFilter(capacity, error_rate=0.01, *, max_load=0.9, seed=0,
@@ -114,6 +115,12 @@ class QuotientFilter(Persistent, _core.QuotientBase[_K]):
     """
 
     __slots__ = ()
+    _set_reason = (
+        'bloomkit offers only the merge of two tables (f | g, a multiset '
+        'union); subset, intersection and difference of their fingerprint '
+        'multisets are not implemented (build a filter from the key sets '
+        'instead)'
+    )
     _bk_kind = KIND_QUOTIENT
 
     @overload

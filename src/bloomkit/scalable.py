@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar, overload
 
 from . import _core, _descriptor
+from ._setops import MergeSetOps
 from ._typing import Key
 from .bloom import layout_id
 from .design import (
@@ -104,7 +105,7 @@ def _link_params(
     return d.num_bits, d.num_hashes, capacity, rate
 
 
-class ScalableBloomFilter(Persistent, _core.ScalableBase[_K]):
+class ScalableBloomFilter(MergeSetOps, Persistent, _core.ScalableBase[_K]):
     """A Bloom filter that grows: a chain of classic or blocked Bloom filters.
 
     ``ScalableBloomFilter(initial_capacity=1000, error_rate=0.01, *, growth=2,
@@ -119,6 +120,11 @@ class ScalableBloomFilter(Persistent, _core.ScalableBase[_K]):
     """
 
     __slots__ = ()
+    _set_reason = (
+        'its links have different shapes, so no bit-wise comparison, '
+        'intersection or difference of two chains is defined (their union '
+        'appends links)'
+    )
     _bk_kind = KIND_SCALABLE_BLOOM
 
     @overload
