@@ -157,7 +157,9 @@ class ExtremeFieldTests:
         # and every parameter at its own offset and width, as its descriptor lays it out
         desc = _descriptor.BY_ID.get(struct.unpack_from("<H", data, 12)[0])
         assert desc is not None
-        params = [(64 + off, "<" + f) for _, off, _, f in desc.param_layout if f in "HIQq"]
+        # (a signed field as its unsigned twin: the same bytes, every bit pattern)
+        params = [(64 + off, "<" + f.upper()) for _, off, _, f in desc.param_layout
+                  if f in "HIQq"]
         fields += params
         for off, fmt in fields:
             width = struct.calcsize(fmt)

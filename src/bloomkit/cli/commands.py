@@ -454,6 +454,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
         info = parquet_cli.index_info(args.file, first, not args.no_verify,
                                       _max_bytes(args, not args.no_verify))
+        with _naming(args.file), open(args.file, "rb") as fh:
+            info["params"] = _header_params(fh.read(first["header_len"]), first["kind"])
         return _print_info(info, args.json)
     # --no-verify: the header only (an O(1) map, no pass over the payload)
     f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify),
