@@ -213,7 +213,8 @@ def guard_state_errors(cls: type) -> type:
     """Wrap the public methods of a Redis filter class so that a raw
     WRONGTYPE reply (a key of the filter replaced by a list, a set...) from
     any of them, however it was sent (a script, a pipeline, a command) is
-    :class:`WrongTypeError`, of the one family of damaged or foreign state."""
+    :class:`WrongTypeError`, of the one family of damaged or foreign state.
+    Methods a mixin gives the class (redis/_bloom_local.py) are wrapped too."""
     def wrap(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -226,7 +227,11 @@ def guard_state_errors(cls: type) -> type:
                 raise mapped from exc
         return call
 
-    for attr, value in list(vars(cls).items()):
+    own: dict[str, Any] = {}  # the class's and its mixins' methods, nearest first
+    for klass in cls.__mro__[:-1]:
+        for attr, value in vars(klass).items():
+            own.setdefault(attr, value)
+    for attr, value in own.items():
         if attr.startswith("_") and attr not in ("__contains__", "__len__", "__iter__"):
             continue
         if isinstance(value, classmethod):
