@@ -636,7 +636,8 @@ BK_AVX2 void bk_simd_grow_contains_many_avx2(const bk_grow *g, const uint64_t *h
 
 /* The sliding filter's blocked layout: eight lanes' positions a vector
  * multiply-shift, their bits by a variable shift, one movemask each. */
-BK_AVX2 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul)
+BK_AVX2 static inline uint64_t bk_simd_sliding_has(const uint64_t *blk, uint64_t w,
+                                                   const __m256i *mv)
 {
     __m256i x[2];
     uint64_t m = 0;
@@ -644,12 +645,48 @@ BK_AVX2 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const
     x[1] = _mm256_set1_epi32((int)(uint32_t)(w >> 32));
     for (int i = 0; i < 4; i++) {
         __m256i lanes = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 4 * i));
-        __m256i mv = _mm256_loadu_si256((const __m256i *)(const void *)(mul + 8 * i));
-        __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x[i >> 1], mv), 27);
+        __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(x[i >> 1], mv[i]), 27);
         __m256i bit = _mm256_slli_epi32(_mm256_srlv_epi32(lanes, pos), 31);
         m |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(bit)) << (8 * i);
     }
     return m;
+}
+
+BK_AVX2 static inline void bk_simd_sliding_mul(const uint32_t *mul, __m256i *mv)
+{
+    for (int i = 0; i < 4; i++)
+        mv[i] = _mm256_loadu_si256((const __m256i *)(const void *)(mul + 8 * i));
+}
+
+BK_AVX2 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul)
+{
+    __m256i mv[4];
+    bk_simd_sliding_mul(mul, mv);
+    return bk_simd_sliding_has(blk, w, mv);
+}
+
+/* The batch: one call for n keys (no call a key), blocks asked for 8
+ * keys ahead.  w of key i is mix64(hs[i] + GAMMA). */
+BK_AVX2 void bk_simd_sliding_has_many_avx2(const uint64_t *slices, uint64_t blocks,
+                                           const uint64_t *hs, size_t n, const uint32_t *mul,
+                                           uint64_t *has)
+{
+    __m256i mv[4];
+    bk_simd_sliding_mul(mul, mv);
+    for (size_t i = 0; i < n && i < 8; i++) {
+        const uint64_t *b = slices + bk_mulhi64(hs[i], blocks) * 16u;
+        bk_prefetch_r(b);
+        bk_prefetch_r(b + 8);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i + 8 < n) {
+            const uint64_t *b = slices + bk_mulhi64(hs[i + 8], blocks) * 16u;
+            bk_prefetch_r(b);
+            bk_prefetch_r(b + 8);
+        }
+        has[i] = bk_simd_sliding_has(slices + bk_mulhi64(hs[i], blocks) * 16u,
+                                     bk_mix64(hs[i] + 0x9E3779B97F4A7C15ULL), mv);
+    }
 }
 
 #else /* no AVX2 code in this build: never selected (bk_simd_avx2 stays 0) */
@@ -742,6 +779,12 @@ uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_
 {
     (void)blk; (void)w; (void)mul;
     return 0;
+}
+
+void bk_simd_sliding_has_many_avx2(const uint64_t *slices, uint64_t blocks, const uint64_t *hs,
+                                   size_t n, const uint32_t *mul, uint64_t *has)
+{
+    (void)slices; (void)blocks; (void)hs; (void)n; (void)mul; (void)has;
 }
 
 #endif

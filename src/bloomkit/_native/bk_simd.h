@@ -90,5 +90,10 @@ void bk_simd_grow_contains_many_avx2(const struct bk_grow *g, const uint64_t *hs
  * 128-byte block blk, x_p the low (p < 16) or high 32 bits of w (==
  * bk_slidingb_has's scalar loop). */
 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul);
+/* The same for n keys of a payload of `blocks` blocks (key hash hs[i]:
+ * block mulhi(hs[i], blocks), w = mix64(hs[i] + GAMMA)), prefetching
+ * ahead: has[i] for each. */
+void bk_simd_sliding_has_many_avx2(const uint64_t *slices, uint64_t blocks, const uint64_t *hs,
+                                   size_t n, const uint32_t *mul, uint64_t *has);
 
 #endif /* BK_SIMD_H */

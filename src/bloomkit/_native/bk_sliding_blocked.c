@@ -174,6 +174,17 @@ uint64_t bk_slidingb_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64
 void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
                                uint32_t skip, uint8_t *out)
 {
+    if (bk_simd_avx2) { /* one vector call a chunk, the run tests after it */
+        uint64_t has[256];
+        for (size_t i = 0; i < n; i += 256) {
+            size_t c = n - i < 256 ? n - i : 256;
+            bk_simd_sliding_has_many_avx2(s->slices, s->blocks, hs + i, c, bk_sliding_lane_mul,
+                                          has);
+            for (size_t j = 0; j < c; j++)
+                out[i + j] = (uint8_t)bk_slidingb_run(has[j], r, s->S, s->k, skip);
+        }
+        return;
+    }
     for (size_t i = 0; i < n && i < BK_SLIDINGB_AHEAD; i++)
         bk_slidingb_prefetch(bk_sliding_block(s, hs[i]), 0);
     for (size_t i = 0; i < n; i++) {
