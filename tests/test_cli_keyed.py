@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import bloomkit
-from bloomkit.cli import EXIT_ABSENT, EXIT_ERROR, EXIT_OK, main
+from bloomkit.cli import EXIT_ABSENT, EXIT_CORRUPT, EXIT_ERROR, EXIT_OK, main
 from bloomkit.cli import kinds as cli_kinds
 
 SECRET = bytes(range(16))
@@ -168,3 +169,26 @@ def test_the_secret_never_appears_in_the_process_list(files: dict[str, Path],
                        capture_output=True, env=dict(os.environ, PYTHONPATH=src), timeout=120)
     assert r.returncode == 0, r.stderr
     assert SECRET.hex() not in " ".join(map(str, r.args))
+
+
+@pytest.mark.parametrize("kind", cli_kinds.kind_names())
+def test_info_no_verify_shows_a_keyed_files_parameters_without_the_secret(
+        kind: str, files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "k.bkf"
+    assert cli(["build", files["keys"], "-o", out, "--kind", kind, "-q",
+                "--secret-file", files["raw"]])[0] == EXIT_OK
+    code, stdout, err = cli(["info", out, "--no-verify", "--json"])
+    assert code == EXIT_OK, err
+    info = json.loads(stdout)
+    assert info["kind"] == kind and info["hash"].startswith("siphash")
+    assert "secret" in info and "--secret-file" in info["secret"]
+    # the header's parameters, the same values as with the secret
+    code, full, err = cli(["info", out, "--no-verify", "--json", "--secret-file", files["raw"]])
+    assert code == EXIT_OK, err
+    assert info["params"] == json.loads(full)["params"] and info["params"]
+    # still validated: a header that lies is refused, exit 3
+    data = bytearray(out.read_bytes())
+    data[48] = 0xFF  # params_len past header_len
+    out.write_bytes(bytes(data))
+    code, _, err = cli(["info", out, "--no-verify"])
+    assert code == EXIT_CORRUPT and len(err.strip().splitlines()) == 1, err

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import math
+import mmap
 import os
 import struct
 import sys
@@ -456,6 +457,17 @@ def cmd_info(args: argparse.Namespace) -> int:
                                       _max_bytes(args, not args.no_verify))
         with _naming(args.file), open(args.file, "rb") as fh:
             info["params"] = _header_params(fh.read(first["header_len"]), first["kind"])
+        return _print_info(info, args.json)
+    if args.no_verify and keyed.secret_missing(args, args.file):
+        # a keyed file without its secret: its header's parameters, which
+        # need no secret (#31 item 2); nothing that hashes a key is opened
+        with _naming(args.file), open(args.file, "rb") as fh:
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                _core.validate(mm, checksum=False, deep=False)  # the O(1) checks, as --no-verify
+            fh.seek(0)
+            head = fh.read(first["header_len"])
+        info = _info(args.file, None, first, scan=False, head=head)
+        info["secret"] = "not given: the header only (" + keyed.HINT + " for the rest)"
         return _print_info(info, args.json)
     # --no-verify: the header only (an O(1) map, no pass over the payload)
     f = _open_checked(args.file, "r", not args.no_verify, _max_bytes(args, not args.no_verify),

@@ -114,3 +114,10 @@ def for_file(args: argparse.Namespace, path: str) -> bytes | None:
     if secret is None:
         raise CliError(f"{path}: this filter is keyed (SipHash): {HINT}")
     return secret
+
+
+def secret_missing(args: argparse.Namespace, path: str) -> bool:
+    """Whether ``path`` is keyed and no secret was given for it."""
+    if getattr(args, "secret_file", None):
+        return False
+    return bool(is_keyed(path)) and not os.environ.get(ENV)
