@@ -246,6 +246,7 @@ PY_MERGE: dict[str, Callable[[Any, Any], Any] | None] = {
     "TinyLFU": None,
     "BinaryFuseFilter": None,
     "SlidingBloomFilter": None,  # two rings at different generations: no union
+    "GrowableFilter": None,  # an entry keeps one value's bits: no union (docs/growable.md)
 }
 SKETCHES = {"CountMinSketch", "TinyLFU"}
 STATIC = {"BinaryFuseFilter"}  # built once: no capacity, no add, no merge

@@ -178,7 +178,7 @@ HOT: dict[str, tuple[str, str]] = {  # class -> (method, arguments): one per cal
     "CuckooFilter": ("count", "k"), "QuotientFilter": ("count", "k"),
     "CountMinSketch": ("add", "k, 1"), "TinyLFU": ("admit", "k, k"),
     "BinaryFuseFilter": ("copy", ""), "TopK": ("add", "k"),
-    "SlidingBloomFilter": ("add", "k"),
+    "SlidingBloomFilter": ("add", "k"), "GrowableFilter": ("add", "k"),
 }
 
 

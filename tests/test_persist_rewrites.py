@@ -41,6 +41,7 @@ BUILDERS = {
     "TinyLFU": "bloomkit.TinyLFU(64, sample_factor=2, seed=1)",
     "SlidingBloomFilter": "bloomkit.SlidingBloomFilter(300, 0.01, seed=1)",
     "SlidingBloomFilter_time": "bloomkit.SlidingBloomFilter(300, 0.01, window=60, seed=1)",
+    "GrowableFilter": "bloomkit.GrowableFilter(40, 0.05, seed=1)",
 }
 
 

@@ -163,6 +163,7 @@ SPECS = [
     Spec("scalable-blocked",
          lambda key: ScalableBloomFilter(64, 0.01, layout="blocked", key=key), unite=_ior),
     Spec("sliding", lambda key: SlidingBloomFilter(40_000, 0.01, key=key)),
+    Spec("growable", lambda key: bloomkit.GrowableFilter(64, 0.01, key=key)),
     Spec("count-min", lambda key: CountMinSketch(4096, 4, key=key),
          present_many=_cms_present_many, unite=lambda f, g: f.merge(g)),
 ]
@@ -176,6 +177,7 @@ SPEC_KIND = {"bloom": "BloomFilter", "blocked": "BlockedBloomFilter",
              "counting": "CountingBloomFilter", "cuckoo": "CuckooFilter",
              "quotient": "QuotientFilter", "scalable": "ScalableBloomFilter",
              "scalable-blocked": "ScalableBloomFilter", "sliding": "SlidingBloomFilter",
+             "growable": "GrowableFilter",
              "count-min": "CountMinSketch"}
 
 

@@ -51,6 +51,7 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .fuse import KIND_BINARY_FUSE, BinaryFuseFilter
+from .growable import KIND_GROWABLE, GrowableFilter
 from .guard import AsyncGuard, Guard, GuardStats, OverfullFilterWarning
 from .persist import (
     close,
@@ -93,6 +94,7 @@ __all__ = [
     "KIND_COUNTING_BLOOM",
     "KIND_COUNT_MIN",
     "KIND_CUCKOO",
+    "KIND_GROWABLE",
     "KIND_QUOTIENT",
     "KIND_SCALABLE_BLOOM",
     "KIND_SLIDING_BLOOM",
@@ -111,6 +113,7 @@ __all__ = [
     "Design",
     "FileInUseError",
     "FormatError",
+    "GrowableFilter",
     "Guard",
     "GuardStats",
     "IncompatibleFiltersError",

@@ -74,6 +74,14 @@ SPECS: dict[str, dict[str, Any]] = {
     "BinaryFuseFilter_empty": {
         "class": "BinaryFuseFilter", "method": "constructor", "kwargs": {},
         "keys": {"recipe": "int_range", "start": 0, "stop": 0}},
+    # GrowableFilter (kind 13): grown from 40 keys to 3000 (several doublings,
+    # fingerprints of several lengths), and a keyed one with str keys.
+    "GrowableFilter_grown": {
+        "class": "GrowableFilter", "args": [40, 0.05], "kwargs": {"seed": 13},
+        "keys": {"recipe": "int_range", "start": 0, "stop": 3000}},
+    "GrowableFilter_keyed_str": {
+        "class": "GrowableFilter", "args": [100, 0.01], "kwargs": {"secret": SECRET},
+        "keys": {"recipe": "str_format", "format": "g{}", "start": 0, "stop": 500}},
 }
 
 # Scalable chains, in the manifest form tests/test_scalable.py reads (keys

@@ -40,6 +40,9 @@
 #ifdef BK_HAVE_SLIDING
 #include "bk_sliding.h"
 #endif
+#ifdef BK_HAVE_GROW
+#include "bk_grow.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -148,6 +151,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)bk_sliding_add_many(&sl, hs, 4, nows[i]);
         bk_format_seal(buf, (uint64_t)size);
         if (bk_format_validate(buf, (uint64_t)size, checks, &h, &reason) != BK_OK)
+            abort(); /* an add must leave a valid state */
+    }
+#endif
+#ifdef BK_HAVE_GROW
+    if (rc == BK_OK && h.kind == BK_KIND_GROWABLE) {
+        /* queries, the exact rate, and adds into a state that cannot grow
+         * (no resize: a doubling answers BK_ERR_CAPACITY); the state must
+         * stay valid */
+        bk_grow g;
+        uint64_t hs[4] = {0, 1, 0x9e3779b97f4a7c15ULL, ~0ULL}, added = 0;
+        uint8_t out[4];
+        bk_grow_attach_state(&g, buf);
+        g.resize = NULL;
+        bk_grow_contains_many(&g, hs, 4, out);
+        (void)bk_grow_estimate_fpr(&g);
+        (void)bk_grow_add_many(&g, hs, 4, &added);
+        bk_format_seal(buf, (uint64_t)size);
+        if (bk_format_validate(buf, (uint64_t)size, checks | BK_CHECK_DEEP, &h, &reason) != BK_OK)
             abort(); /* an add must leave a valid state */
     }
 #endif

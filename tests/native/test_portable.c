@@ -55,6 +55,9 @@
 #ifdef BK_HAVE_SLIDING
 #include "bk_sliding.h"
 #endif
+#ifdef BK_HAVE_GROW
+#include "bk_grow.h"
+#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +90,9 @@ typedef struct {
     uint8_t secret[16];
     int loaded;
     /* attached views (the one matching kind is used) */
+#ifdef BK_HAVE_GROW
+    bk_grow grow;
+#endif
     bk_bloom bloom;
     bk_counting counting;
     bk_cuckoo cuckoo;
@@ -166,6 +172,12 @@ static void tp_attach(tp_case *c)
 #ifdef BK_HAVE_SLIDING
     case BK_KIND_SLIDING_BLOOM:
         bk_sliding_attach(&c->sliding, c->buf);
+        break;
+#endif
+#ifdef BK_HAVE_GROW
+    case BK_KIND_GROWABLE:
+        bk_grow_attach_state(&c->grow, c->buf);
+        c->grow.resize = NULL; /* never grows here */
         break;
 #endif
     case BK_KIND_SCALABLE_BLOOM: {
@@ -283,6 +295,10 @@ static int tp_contains(const tp_case *c, uint64_t h)
          * (INT64_MIN, "as saved", gave the same 0 for layout 0's golden
          * by chance and 1 for the blocked one's.) */
         return bk_sliding_contains(&c->sliding, h, INT64_MAX);
+#endif
+#ifdef BK_HAVE_GROW
+    case BK_KIND_GROWABLE:
+        return bk_grow_contains(&c->grow, h);
 #endif
     case BK_KIND_SCALABLE_BLOOM:
         for (uint32_t i = 0; i < c->num_links; i++)

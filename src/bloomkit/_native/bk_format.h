@@ -48,7 +48,8 @@ typedef enum {
     BK_KIND_BINARY_FUSE = 10,
     BK_KIND_SLIDING_BLOOM = 11,
     BK_KIND_PARQUET_INDEX = 12,
-    BK_KIND_MAX_ = 13
+    BK_KIND_GROWABLE = 13,
+    BK_KIND_MAX_ = 14
 } bk_kind;
 
 /* Hash algorithms. */

@@ -76,8 +76,10 @@
  *   +16 u64 count     +24 f64 max_load    +32 u32 nstash    +36 u32 zero
  *   +40 u64 nbuckets (= 2^q[0] + 2^q[1], checked)
  *   +48 u64 stash[16] (entries past nstash are zero)
- * The payload: table 0's 2^q[0] buckets, then table 1's 2^q[1], 64 bytes
- * each; slot j of bucket b of the concatenation at 64b + 2j as a u16.  A
+ *   +176 u64 capacity (initial)  +184 f64 error_rate (design)
+ * In a container (kind 13, docs/FORMAT.md) the block is the params area at
+ * byte 64 and the header is 256 bytes.  The payload: table 0's 2^q[0]
+ * buckets, then table 1's 2^q[1], 64 bytes each; slot j of bucket b of the concatenation at 64b + 2j as a u16.  A
  * doubling resizes the payload (bk_grow_resize_fn), moves table 1 up when
  * table 0 doubles, and splits in place.
  */
@@ -87,6 +89,7 @@
 
 #include "bk_endian.h"
 #include "bk_hash.h"
+#include "bk_kind.h"
 
 #include "bk_simd.h"
 
@@ -167,7 +170,7 @@ bk_rc bk_grow_shape(uint64_t capacity, double max_load, uint32_t *q0, uint32_t *
 
 void bk_grow_init_params(uint8_t *params, uint32_t q0, uint32_t q1, double max_load)
 {
-    memset(params, 0, BK_GROW_PARAMS_LEN);
+    memset(params, 0, BK_GROW_P_CAPACITY); /* the design fields are the caller's */
     bk_store_u32le(params + BK_GROW_P_Q0, q0);
     bk_store_u32le(params + BK_GROW_P_Q1, q1);
     bk_store_u32le(params + BK_GROW_P_FLOOR, q1);
@@ -202,15 +205,6 @@ static unsigned bk_grow_fill(const uint8_t *bk)
     return c;
 }
 
-
-int bk_grow_stash_contains(const bk_grow *g, uint64_t h)
-{
-    uint32_t i;
-    for (i = 0; i < g->nstash; i++)
-        if (bk_grow_stash(g, i) == h)
-            return 1;
-    return 0;
-}
 
 /* The key's two buckets in *b0, *b1 and its query bits there. */
 BK_INLINE void bk_grow_both(const bk_grow *g, uint64_t h, const uint8_t **b0, uint16_t *f0,
@@ -547,3 +541,54 @@ bk_rc bk_grow_check(const uint8_t *params, uint32_t params_len, const uint8_t *p
         return *reason = "count disagrees with the entries", BK_ERR_FORMAT;
     return BK_OK;
 }
+
+void bk_grow_init_state(uint8_t *buf, uint32_t q0, uint32_t q1, double max_load,
+                        uint64_t capacity, double error_rate, uint64_t seed, int keyed,
+                        uint64_t key_check)
+{
+    bk_format_init_header(buf, BK_KIND_GROWABLE, BK_GROW_HEADER_LEN, BK_GROW_PARAMS_LEN,
+                          bk_grow_payload_len(q0, q1), seed, keyed, key_check);
+    memset(buf + BK_OFF_PARAMS, 0, BK_GROW_PARAMS_LEN);
+    bk_grow_init_params(buf + BK_OFF_PARAMS, q0, q1, max_load);
+    bk_store_u64le(buf + BK_OFF_PARAMS + BK_GROW_P_CAPACITY, capacity);
+    bk_store_f64le(buf + BK_OFF_PARAMS + BK_GROW_P_ERROR_RATE, error_rate);
+}
+
+void bk_grow_attach_state(bk_grow *g, uint8_t *buf)
+{
+    bk_grow_attach(g, buf + BK_OFF_PARAMS, buf + bk_load_u32le(buf + BK_OFF_HEADER_LEN));
+}
+
+/* After the prologue (params_len, header_len, capacity, stored error rate:
+ * bk_format_check_kind). */
+bk_rc bk_grow_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                       int checks, const char **reason)
+{
+    return bk_grow_check(params, h->params_len, payload, h->payload_len,
+                         (checks & BK_CHECK_DEEP) != 0, reason);
+}
+
+static const bk_kind_param bk_grow_params[] = {
+    {"q0", BK_GROW_P_Q0, 4, BK_PARAM_U32},
+    {"q1", BK_GROW_P_Q1, 4, BK_PARAM_U32},
+    {"floor", BK_GROW_P_FLOOR, 4, BK_PARAM_U32},
+    {"count", BK_GROW_P_COUNT, 8, BK_PARAM_U64},
+    {"max_load", BK_GROW_P_MAX_LOAD, 8, BK_PARAM_F64},
+    {"stash_count", BK_GROW_P_NSTASH, 4, BK_PARAM_U32},
+    {"num_buckets", BK_GROW_P_NBUCKETS, 8, BK_PARAM_U64},
+    {"stash", BK_GROW_P_STASH, 8 * BK_GROW_STASH, BK_PARAM_BYTES},
+    {"capacity", BK_GROW_P_CAPACITY, 8, BK_PARAM_U64},
+    {"error_rate", BK_GROW_P_ERROR_RATE, 8, BK_PARAM_F64},
+};
+
+/* No union (an entry keeps one value's bits), no removal; grows (never
+ * mapped for writing). */
+const bk_kind_desc bk_grow_kind = {
+    BK_KIND_GROWABLE, "GrowableFilter", "growable", BK_GROW_PARAMS_LEN, BK_GROW_HEADER_LEN,
+    BK_KIND_PARAMS(bk_grow_params),
+    8, BK_KIND_CAPACITY_DEFAULT,
+    9, BK_KIND_ERROR_RATE_DEFAULT,
+    -1, 0,
+    BK_TRAIT_KEYED | BK_TRAIT_GROWS,
+    bk_grow_validate,
+};

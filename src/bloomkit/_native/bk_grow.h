@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "bk_common.h"
+#include "bk_endian.h"
+#include "bk_format.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,7 +38,10 @@ extern "C" {
 #define BK_GROW_P_RESERVED2 36 /* u32 0 */
 #define BK_GROW_P_NBUCKETS 40  /* u64 2^q0 + 2^q1 (checked) */
 #define BK_GROW_P_STASH 48     /* 16 x u64 full hashes; past nstash zero */
-#define BK_GROW_PARAMS_LEN (48u + 8u * BK_GROW_STASH)
+#define BK_GROW_P_CAPACITY 176 /* u64 the initial (design) capacity */
+#define BK_GROW_P_ERROR_RATE 184 /* f64 the design rate max_load was chosen for */
+#define BK_GROW_PARAMS_LEN 192u
+#define BK_GROW_HEADER_LEN 256u /* 64 fixed + 192 params */
 
 struct bk_grow;
 /* Make the payload (the buckets) `len` bytes, keeping its first bytes and
@@ -91,8 +96,16 @@ BK_INLINE const uint8_t *bk_grow_locate(const bk_grow *g, unsigned t, uint64_t x
     return bk_grow_table(g, t) + ((x >> 1) >> (63 - d)) * BK_GROW_BUCKET_BYTES;
 }
 
-/* 1 when the stash holds h exactly. */
-int bk_grow_stash_contains(const bk_grow *g, uint64_t h);
+/* 1 when the stash holds h exactly (inline: bk_simd.c uses it without
+ * linking bk_grow.c). */
+BK_INLINE int bk_grow_stash_contains(const bk_grow *g, uint64_t h)
+{
+    uint32_t i;
+    for (i = 0; i < g->nstash; i++)
+        if (bk_load_u64le(g->params + BK_GROW_P_STASH + 8 * i) == h)
+            return 1;
+    return 0;
+}
 
 /* ---- End logic for locating a key ------------------------------------ */
 
@@ -101,7 +114,8 @@ int bk_grow_stash_contains(const bk_grow *g, uint64_t h);
  * with *reason otherwise. */
 bk_rc bk_grow_shape(uint64_t capacity, double max_load, uint32_t *q0, uint32_t *q1,
                     uint64_t *payload_len, const char **reason);
-/* Write a fresh parameter block (payload zeroed by the caller). */
+/* Write a fresh parameter block (its first 176 bytes: the design fields
+ * past them are the container's; payload zeroed by the caller). */
 void bk_grow_init_params(uint8_t *params, uint32_t q0, uint32_t q1, double max_load);
 /* Payload bytes of a parameter block's shape (0 when the levels are out of
  * range). */
@@ -128,6 +142,22 @@ bk_rc bk_grow_add_many(bk_grow *g, const uint64_t *hs, size_t n, uint64_t *added
  * key's value with probability 2^-(q[t] + L); summed exactly over both
  * tables, plus the stash (2^-64 per entry). */
 double bk_grow_estimate_fpr(const bk_grow *g);
+
+/* ---- Begin logic for the container (kind BK_KIND_GROWABLE) ---------- */
+
+/* A fresh state in buf (BK_GROW_HEADER_LEN + payload_len bytes from
+ * bk_grow_shape, payload zeroed): header, parameters. */
+void bk_grow_init_state(uint8_t *buf, uint32_t q0, uint32_t q1, double max_load,
+                        uint64_t capacity, double error_rate, uint64_t seed, int keyed,
+                        uint64_t key_check);
+/* View a validated state (resize and ctx are the caller's to set). */
+void bk_grow_attach_state(bk_grow *g, uint8_t *buf);
+/* The kind validator (bk_format.c): parameters, payload length and, with
+ * BK_CHECK_DEEP, every bucket. */
+bk_rc bk_grow_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+                       int checks, const char **reason);
+
+/* ---- End logic for the container -------------------------------------- */
 
 /* Checks the parameter block against a payload of payload_len bytes (and,
  * with deep, every bucket); BK_ERR_FORMAT and *reason. */

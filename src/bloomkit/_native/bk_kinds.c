@@ -36,6 +36,9 @@ extern const bk_kind_desc bk_fuse_kind;
 #ifdef BK_HAVE_SLIDING
 extern const bk_kind_desc bk_sliding_kind;
 #endif
+#ifdef BK_HAVE_GROW
+extern const bk_kind_desc bk_grow_kind;
+#endif
 #ifdef BK_HAVE_SBBF
 extern const bk_kind_desc bk_pqindex_kind;   /* comes with the Parquet support */
 #endif
@@ -68,6 +71,9 @@ static const bk_kind_desc *const bk_kinds_table[BK_KIND_MAX_] = {
 #endif
 #ifdef BK_HAVE_SBBF
     [BK_KIND_PARQUET_INDEX] = &bk_pqindex_kind,
+#endif
+#ifdef BK_HAVE_GROW
+    [BK_KIND_GROWABLE] = &bk_grow_kind,
 #endif
 };
 

@@ -24,6 +24,9 @@ int bkcounting_init(PyObject *m);
 #ifdef BK_HAVE_SCALABLE
 int bkscalable_init(PyObject *m);
 #endif
+#ifdef BK_HAVE_GROW
+int bkgrow_init(PyObject *m);
+#endif
 #ifdef BK_HAVE_CUCKOO
 int bkcuckoo_init(PyObject *m);
 #endif
@@ -59,6 +62,9 @@ static const bkfn_init bkpy_inits[] = {
 #endif
 #ifdef BK_HAVE_SCALABLE
     bkscalable_init,
+#endif
+#ifdef BK_HAVE_GROW
+    bkgrow_init,
 #endif
 #ifdef BK_HAVE_CUCKOO
     bkcuckoo_init,

@@ -1,0 +1,109 @@
+"""A growable filter whose query cost does not grow with it (issue 32 item 2).
+
+A thin facade over the C type :class:`bloomkit._core.GrowableBase`: two tables of
+64-byte buckets of 16-bit fingerprints; a key lives in the less full of its two
+buckets (one per table), a query reads those two cache lines, and a table doubles by
+giving each entry's first fingerprint bit to its address, so the keys are never needed
+and the query stays two lines however far the filter grows.  See docs/growable.md and
+the essay in ``_native/bk_grow.c``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from . import _core
+from ._typing import Key
+from .persist import Persistent
+
+__all__ = ["DEFAULT_MAX_GROWTH", "GrowableFilter", "growable_max_load"]
+
+_K = TypeVar("_K", contravariant=True)  # the key type (see _typing.py)
+_T = TypeVar("_T")  # the caller's objects, mapped to a Key by key=
+
+KIND_GROWABLE: int = _core.KINDS["GrowableFilter"].id
+
+DEFAULT_MAX_GROWTH = 1024
+"""The growth the error rate is kept for by default: 2^10 times the initial capacity.
+Past it the filter keeps growing (up to 2^7 times further) and the rate climbs by
+about max_load * 2^-10 * 1.15 (0.09% at 1%) a doubling."""
+
+
+def growable_max_load(error_rate: float, max_growth: float = DEFAULT_MAX_GROWTH) -> float:
+    """The table load that keeps ``error_rate`` up to ``max_growth`` times the start.
+
+    The measured bound of bk_grow.c (rate <= max_load * 2^-10 * (1.8 + 1.15 g) after
+    g doublings), inverted and capped at 0.9; ValueError when it would be below 0.05
+    (16-bit slots cannot give that rate over that growth).
+    """
+    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
+        raise TypeError(f"error_rate must be a float, not {type(error_rate).__name__}")
+    if isinstance(max_growth, bool) or not isinstance(max_growth, (int, float)):
+        raise TypeError(f"max_growth must be a number, not {type(max_growth).__name__}")
+    if not 0.0 < error_rate < 1.0:
+        raise ValueError(f"error_rate must be in (0, 1), got {error_rate!r}")
+    if not 1.0 <= max_growth <= 2.0**14:
+        raise ValueError(f"max_growth must be in [1, 2**14], got {max_growth!r}")
+    ml = _core.GrowableBase._max_load(float(error_rate), math.log2(max_growth))
+    if ml == 0.0:
+        raise ValueError(
+            f"error_rate {error_rate!r} is too small for a GrowableFilter growing "
+            f"{max_growth:g}x (16-bit fingerprints would need a table load under 5%); "
+            "use a larger error_rate or max_growth, or a ScalableBloomFilter"
+        )
+    return float(ml)
+
+
+class GrowableFilter(Persistent, _core.GrowableBase[_K]):
+    """Approximate membership for an unknown number of keys, at two cache lines a query.
+
+    ``GrowableFilter(capacity=10_000, error_rate=0.01, *, max_growth=1024, seed=0,
+    key=None, secret=None)``.  Starts sized for ``capacity`` keys and grows as keys
+    arrive (a table doubles; nothing is rehashed from keys), keeping the measured
+    false-positive rate at or below ``error_rate`` up to ``max_growth`` times
+    ``capacity``.  Queries read two cache lines whatever the size.  No removal and no
+    union; ``add`` returns False when the key already answers present.
+    """
+
+    __slots__ = ()
+    _bk_kind = KIND_GROWABLE
+
+    @overload
+    def __new__(
+        cls, capacity: int = 10_000, error_rate: float = 0.01, *,
+        max_growth: float = DEFAULT_MAX_GROWTH, seed: int = 0, key: None = None,
+        secret: bytes | None = None,
+    ) -> GrowableFilter[Key]: ...
+    @overload
+    def __new__(
+        cls, capacity: int = 10_000, error_rate: float = 0.01, *,
+        max_growth: float = DEFAULT_MAX_GROWTH, seed: int = 0,
+        key: Callable[[_T], Key], secret: bytes | None = None,
+    ) -> GrowableFilter[_T]: ...
+    def __new__(
+        cls,
+        capacity: int = 10_000,
+        error_rate: float = 0.01,
+        *,
+        max_growth: float = DEFAULT_MAX_GROWTH,
+        seed: int = 0,
+        key: Callable[[Any], Key] | None = None,
+        secret: bytes | None = None,
+    ) -> GrowableFilter[Any]:
+        if isinstance(capacity, bool) or not isinstance(capacity, int):
+            raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
+        max_load = growable_max_load(error_rate, max_growth)
+        return super().__new__(cls, capacity, float(error_rate), max_load, seed=seed,
+                               secret=secret, key=key)
+
+    @property
+    def bits_per_key(self) -> float:
+        """Bits of the tables per stored key (inf when empty)."""
+        n = len(self)
+        return math.inf if n == 0 else 8 * self.nbytes / n
+
+    def __repr__(self) -> str:
+        return (f"GrowableFilter(capacity={self.capacity}, error_rate={self.error_rate}, "
+                f"len={len(self)}, num_buckets={self.num_buckets})")
