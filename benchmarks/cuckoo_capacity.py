@@ -4,6 +4,7 @@
     python benchmarks/cuckoo_capacity.py --sets 200 --buckets 1 2 3 4 --n 1e4
     python benchmarks/cuckoo_capacity.py --design-load 1=0.40  # try another sizing
     python benchmarks/cuckoo_capacity.py --smoke               # CI: 20 sets of 10^4
+    python benchmarks/cuckoo_capacity.py --sets 4000 --error-rate 0.001 --random-seeds 1
 
 For each bucket size and each of --sets key sets (random int64 keys, the
 set's own numpy seed; the filter's seed is the set number), a fresh
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import statistics
 
 import _checkout  # noqa: F401  (the in-place build, else the install)
@@ -45,8 +47,14 @@ def first_failure(n: int, b: int, seed: int, error_rate: float) -> int:
     return len(f)
 
 
-def run(n: int, b: int, sets: int, error_rate: float) -> dict[str, float]:
-    at = [first_failure(n, b, 1_000_003 * b + s, error_rate) / n for s in range(sets)]
+def run(n: int, b: int, sets: int, error_rate: float,
+        random_seeds: int | None = None) -> dict[str, float]:
+    if random_seeds is None:
+        seeds = [1_000_003 * b + s for s in range(sets)]
+    else:  # 64-bit seeds, as a user's seed= or os.urandom would give
+        r = random.Random(random_seeds * 1_000_003 + b)
+        seeds = [r.getrandbits(64) for _ in range(sets)]
+    at = [first_failure(n, b, s, error_rate) / n for s in seeds]
     mean, sd = statistics.fmean(at), statistics.stdev(at) if len(at) > 1 else 0.0
     z = (mean - 1.0) / sd if sd > 0 else math.inf
     return {"bucket_size": b, "error_rate": error_rate,
@@ -66,6 +74,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     ap.add_argument("--design-load", action="append", default=[], metavar="B=L",
                     help="size bucket size B for table load L instead (an experiment)")
     ap.add_argument("--smoke", action="store_true", help="20 sets of 10^4 (CI)")
+    ap.add_argument("--random-seeds", type=int, default=None, metavar="S",
+                    help="draw each set's key and filter seed as a random 64-bit int "
+                         "(from random.Random(S)) instead of the set number")
     args = ap.parse_args(argv)
     machine.announce()
     if args.smoke:
@@ -78,7 +89,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
           "units of capacity")
     print(" b  rate    f  load  failed<cap   min     mean    sd      z      normal tail")
     for b, p in ((b, p) for b in args.buckets for p in args.error_rate):
-        r = run(args.n, b, args.sets, p)
+        r = run(args.n, b, args.sets, p, args.random_seeds)
         rows.append(r)
         print(f"{b:2d}  {p:<6g} {r['fingerprint_bits']:2d}  {r['design_load']:.2f}  "
               f"{r['failed_before_capacity']:4d}/{args.sets:<5d} "

@@ -177,9 +177,9 @@ static void ts_blocked_sizing(void)
         uint32_t k = 0, l = 0;
         double lam = 0.0, se = 0.0, rate;
         const char *reason = NULL;
-        TS_CHECK(bk_slidingb_size(targets[i], &k, &l, &lam, &reason) == BK_OK, "size");
+        TS_CHECK(bk_sliding_blocked_size(targets[i], &k, &l, &lam, &reason) == BK_OK, "size");
         TS_CHECK(k + l <= 32, "k + l %u", k + l);
-        rate = bk_slidingb_model_rate(k, l, lam, &se);
+        rate = bk_sliding_blocked_model_rate(k, l, lam, &se);
         TS_CHECK(rate + 2 * se <= targets[i], "blocked model over target");
         TS_CHECK(rate > bk_sliding_model_rate(k, l, 32.0 / lam), "blocked below independent");
     }

@@ -88,7 +88,7 @@ void bk_simd_grow_contains_many_avx2(const struct bk_grow *g, const uint64_t *hs
 /* The sliding filter's blocked layout (bk_sliding_blocked.c): bit p of
  * the result is bit ((x_p * mul[p]) mod 2^32) >> 27 of u32 lane p of the
  * 128-byte block blk, x_p the low (p < 16) or high 32 bits of w (==
- * bk_slidingb_has's scalar loop). */
+ * bk_sliding_blocked_has's scalar loop). */
 uint64_t bk_simd_sliding_has_avx2(const uint64_t *blk, uint64_t w, const uint32_t *mul);
 /* The same for n keys of a payload of `blocks` blocks (key hash hs[i]:
  * block mulhi(hs[i], blocks), w = mix64(hs[i] + GAMMA)), prefetching

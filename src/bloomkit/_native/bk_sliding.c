@@ -293,7 +293,7 @@ bk_rc bk_sliding_validate(const bk_header *h, const uint8_t *params, const uint8
             }
         }
         if (layout == BK_SLIDING_LAYOUT_BLOCKED &&
-            !bk_slidingb_unused_lanes_zero((const uint64_t *)(const void *)(payload + end),
+            !bk_sliding_blocked_unused_lanes_zero((const uint64_t *)(const void *)(payload + end),
                                            m / BK_SLIDING_LANE_BITS, S)) {
             *reason = "sliding blocked layout: an unused lane (k + l .. 31) is not zero";
             return BK_ERR_FORMAT;
@@ -367,7 +367,7 @@ uint64_t bk_sliding_pending(const bk_sliding *s, int64_t now_us)
 static void bk_sliding_clear_slice(bk_sliding *s, uint32_t p)
 {
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED) {
-        bk_slidingb_clear_lane(s, p);
+        bk_sliding_blocked_clear_lane(s, p);
         return;
     }
     memset(s->slices + (uint64_t)p * s->words, 0, (size_t)(s->words * 8));
@@ -526,7 +526,7 @@ int bk_sliding_contains_at(const bk_sliding *s, uint64_t h, uint64_t g, uint64_t
     if (skip + s->k > s->S)
         return 0; /* no k consecutive ages left */
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
-        return bk_slidingb_scan(s, h, bk_sliding_ring(s, g), (uint32_t)skip);
+        return bk_sliding_blocked_scan(s, h, bk_sliding_ring(s, g), (uint32_t)skip);
     return bk_sliding_scan(s, h, bk_sliding_ring(s, g), (uint32_t)skip);
 }
 
@@ -602,7 +602,7 @@ int bk_sliding_add(bk_sliding *s, uint64_t h, int64_t now_us)
     bk_sliding_plan pl;
     bk_sliding_prepare_i(s, now_us);
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
-        return bk_slidingb_add(s, h, bk_sliding_ring(s, bk_sliding_generation(s)));
+        return bk_sliding_blocked_add(s, h, bk_sliding_ring(s, bk_sliding_generation(s)));
     bk_sliding_plan_add(s, h, bk_sliding_ring(s, bk_sliding_generation(s)), &pl);
     return bk_sliding_add_plan(s, h, &pl);
 }
@@ -613,7 +613,7 @@ uint64_t bk_sliding_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_
     uint64_t added = 0, g = bk_sliding_generation(s);
     uint32_t r = bk_sliding_ring(s, g);
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
-        return bk_slidingb_add_many(s, hs, n, now_us);
+        return bk_sliding_blocked_add_many(s, hs, n, now_us);
     for (size_t i = 0; i < n && i < BK_SLIDING_AHEAD; i++)
         bk_sliding_plan_add(s, hs[i], r, &ring[i]);
     for (size_t i = 0; i < n; i++) {
@@ -646,7 +646,7 @@ void bk_sliding_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n,
     }
     r = bk_sliding_ring(s, g);
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED) {
-        bk_slidingb_contains_many(s, hs, n, r, (uint32_t)skip, out);
+        bk_sliding_blocked_contains_many(s, hs, n, r, (uint32_t)skip, out);
         return;
     }
     for (size_t i = 0; i < n; i++)
@@ -706,7 +706,7 @@ uint64_t bk_sliding_popcount(const bk_sliding *s, uint32_t p)
     const uint64_t *w = s->slices + (uint64_t)p * s->words;
     uint64_t n = 0;
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
-        return bk_slidingb_popcount(s, p);
+        return bk_sliding_blocked_popcount(s, p);
     for (uint64_t i = 0; i < s->words; i++)
         n += (uint64_t)bk_popcount64(w[i]);
     return n;
@@ -748,7 +748,7 @@ double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us)
     if (skip >= s->S)
         return 0.0;
     if (s->layout == BK_SLIDING_LAYOUT_BLOCKED)
-        return bk_slidingb_estimate(s, g, skip);
+        return bk_sliding_blocked_estimate(s, g, skip);
     for (uint32_t a = 0; a < s->S; a++)
         f[a] = a < skip ? 0.0
                         : (double)bk_sliding_popcount(s, bk_sliding_phys(g, a, s->S)) /

@@ -360,27 +360,27 @@ double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k);
 /* ---- The blocked layout (bk_sliding_blocked.c) ------------------------- */
 
 /* Per-key operations at ring position r (shifts applied by the caller). */
-int bk_slidingb_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip);
-int bk_slidingb_add(bk_sliding *s, uint64_t h, uint32_t r);
-uint64_t bk_slidingb_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us);
-void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
+int bk_sliding_blocked_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip);
+int bk_sliding_blocked_add(bk_sliding *s, uint64_t h, uint32_t r);
+uint64_t bk_sliding_blocked_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us);
+void bk_sliding_blocked_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
                                uint32_t skip, uint8_t *out);
-void bk_slidingb_clear_lane(bk_sliding *s, uint32_t p);
-uint64_t bk_slidingb_popcount(const bk_sliding *s, uint32_t p);
+void bk_sliding_blocked_clear_lane(bk_sliding *s, uint32_t p);
+uint64_t bk_sliding_blocked_popcount(const bk_sliding *s, uint32_t p);
 /* The exact rate of a random absent key given every block's lanes now:
  * the mean over blocks of the run probability of the lanes' fills. */
-double bk_slidingb_estimate(const bk_sliding *s, uint64_t g, uint64_t skip);
+double bk_sliding_blocked_estimate(const bk_sliding *s, uint64_t g, uint64_t skip);
 /* Deep check: lanes S..31 of every block are zero. */
-int bk_slidingb_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint32_t S);
+int bk_sliding_blocked_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint32_t S);
 
 /* The blocked model: the worst-moment rate with lam = G / B keys a block
  * a generation (Poisson), by a fixed-seed Monte Carlo over the blocks'
  * loads; *se its standard error. */
-double bk_slidingb_model_rate(uint32_t k, uint32_t l, double lam, double *se);
+double bk_sliding_blocked_model_rate(uint32_t k, uint32_t l, double lam, double *se);
 /* The (k, l, lam) of the blocked layout with the fewest bits per window
  * key (1024 / (l lam)) whose model rate plus two standard errors meets
  * the target; BK_ERR_ARG when none does. */
-bk_rc bk_slidingb_size(double error_rate, uint32_t *k, uint32_t *l, double *lam,
+bk_rc bk_sliding_blocked_size(double error_rate, uint32_t *k, uint32_t *l, double *lam,
                        const char **reason);
 
 /* ---- Begin logic for sizing -------------------------------------------- */

@@ -75,7 +75,7 @@ const uint32_t bk_sliding_lane_mul[BK_SLIDING_LANES] = {
 /* Bit p of the result: lane p of blk holds the key's bit (all 32 lanes,
  * unused ones zero).  AVX2: four vector multiplies and variable shifts
  * (bk_simd.c); otherwise a fixed loop, the same bits. */
-BK_INLINE uint64_t bk_slidingb_has(const uint64_t *blk, uint64_t h)
+BK_INLINE uint64_t bk_sliding_blocked_has(const uint64_t *blk, uint64_t h)
 {
     uint64_t w = bk_sliding_lane_word(h), m = 0;
     const uint8_t *lanes = (const uint8_t *)(const void *)blk;
@@ -92,7 +92,7 @@ BK_INLINE uint64_t bk_slidingb_has(const uint64_t *blk, uint64_t h)
  * doubled: bit i of x is age S-1-i; a run of ages is a run of bits.  The
  * run test ANDs x with itself shifted, doubling the run length each step
  * (log2 k steps).  skip + k <= S (the caller's check). */
-BK_INLINE int bk_slidingb_run(uint64_t has, uint32_t r, uint32_t S, uint32_t k, uint32_t skip)
+BK_INLINE int bk_sliding_blocked_run(uint64_t has, uint32_t r, uint32_t S, uint32_t k, uint32_t skip)
 {
     uint64_t low = (1ULL << S) - 1, x, y;
     has &= low;
@@ -107,7 +107,7 @@ BK_INLINE int bk_slidingb_run(uint64_t has, uint32_t r, uint32_t S, uint32_t k, 
     return y != 0;
 }
 
-BK_INLINE void bk_slidingb_prefetch(const uint64_t *blk, int write)
+BK_INLINE void bk_sliding_blocked_prefetch(const uint64_t *blk, int write)
 {
     if (write) {
         bk_prefetch_w(blk);
@@ -118,9 +118,9 @@ BK_INLINE void bk_slidingb_prefetch(const uint64_t *blk, int write)
     }
 }
 
-int bk_slidingb_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip)
+int bk_sliding_blocked_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip)
 {
-    return bk_slidingb_run(bk_slidingb_has(bk_sliding_block(s, h), h), r, s->S, s->k, skip);
+    return bk_sliding_blocked_run(bk_sliding_blocked_has(bk_sliding_block(s, h), h), r, s->S, s->k, skip);
 }
 
 /* Set the key's bit in the k youngest lanes (ring position r, shifts
@@ -128,10 +128,10 @@ int bk_slidingb_scan(const bk_sliding *s, uint64_t h, uint32_t r, uint32_t skip)
  * was absent before (the query over the bits as they were: the insert
  * only writes ages < k, so the older ages are unchanged).  The same
  * rules as layout 0's add. */
-int bk_slidingb_add(bk_sliding *s, uint64_t h, uint32_t r)
+int bk_sliding_blocked_add(bk_sliding *s, uint64_t h, uint32_t r)
 {
     uint64_t *blk = bk_sliding_block(s, h);
-    uint64_t has = bk_slidingb_has(blk, h), young = 0, w = bk_sliding_lane_word(h);
+    uint64_t has = bk_sliding_blocked_has(blk, h), young = 0, w = bk_sliding_lane_word(h);
     uint32_t k = s->k, S = s->S;
     for (uint32_t a = 0; a < k; a++) {
         uint32_t p = bk_sliding_phys_r(r, a, S);
@@ -146,32 +146,32 @@ int bk_slidingb_add(bk_sliding *s, uint64_t h, uint32_t r)
                        bk_load_u64le(s->params + BK_SLIDING_P_COUNT) + 1);
         bk_store_u64le(s->params + BK_SLIDING_P_INSERTED, ins + (ins != UINT64_MAX));
     }
-    return !bk_slidingb_run(has, r, S, k, 0);
+    return !bk_sliding_blocked_run(has, r, S, k, 0);
 }
 
 /* One "now" for the batch: after the first prepare no time shift is
  * pending (start <= now < start + D), so only a full generation shifts. */
-uint64_t bk_slidingb_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us)
+uint64_t bk_sliding_blocked_add_many(bk_sliding *s, const uint64_t *hs, size_t n, int64_t now_us)
 {
     uint64_t added = 0, G = bk_load_u64le(s->params + BK_SLIDING_P_GEN_LENGTH);
     uint32_t r;
     bk_sliding_prepare_add(s, now_us);
     r = (uint32_t)(bk_sliding_generation(s) % s->S);
     for (size_t i = 0; i < n && i < BK_SLIDINGB_AHEAD; i++)
-        bk_slidingb_prefetch(bk_sliding_block(s, hs[i]), 1);
+        bk_sliding_blocked_prefetch(bk_sliding_block(s, hs[i]), 1);
     for (size_t i = 0; i < n; i++) {
         if (i + BK_SLIDINGB_AHEAD < n)
-            bk_slidingb_prefetch(bk_sliding_block(s, hs[i + BK_SLIDINGB_AHEAD]), 1);
+            bk_sliding_blocked_prefetch(bk_sliding_block(s, hs[i + BK_SLIDINGB_AHEAD]), 1);
         if (BK_UNLIKELY(bk_load_u64le(s->params + BK_SLIDING_P_COUNT) >= G)) {
             bk_sliding_prepare_add(s, now_us);
             r = (uint32_t)(bk_sliding_generation(s) % s->S);
         }
-        added += (uint64_t)bk_slidingb_add(s, hs[i], r);
+        added += (uint64_t)bk_sliding_blocked_add(s, hs[i], r);
     }
     return added;
 }
 
-void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
+void bk_sliding_blocked_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n, uint32_t r,
                                uint32_t skip, uint8_t *out)
 {
     if (bk_simd_avx2) { /* one vector call a chunk, the run tests after it */
@@ -181,16 +181,16 @@ void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n
             bk_simd_sliding_has_many_avx2(s->slices, s->blocks, hs + i, c, bk_sliding_lane_mul,
                                           has);
             for (size_t j = 0; j < c; j++)
-                out[i + j] = (uint8_t)bk_slidingb_run(has[j], r, s->S, s->k, skip);
+                out[i + j] = (uint8_t)bk_sliding_blocked_run(has[j], r, s->S, s->k, skip);
         }
         return;
     }
     for (size_t i = 0; i < n && i < BK_SLIDINGB_AHEAD; i++)
-        bk_slidingb_prefetch(bk_sliding_block(s, hs[i]), 0);
+        bk_sliding_blocked_prefetch(bk_sliding_block(s, hs[i]), 0);
     for (size_t i = 0; i < n; i++) {
         if (i + BK_SLIDINGB_AHEAD < n)
-            bk_slidingb_prefetch(bk_sliding_block(s, hs[i + BK_SLIDINGB_AHEAD]), 0);
-        out[i] = (uint8_t)bk_slidingb_scan(s, hs[i], r, skip);
+            bk_sliding_blocked_prefetch(bk_sliding_block(s, hs[i + BK_SLIDINGB_AHEAD]), 0);
+        out[i] = (uint8_t)bk_sliding_blocked_scan(s, hs[i], r, skip);
     }
 }
 
@@ -198,7 +198,7 @@ void bk_slidingb_contains_many(const bk_sliding *s, const uint64_t *hs, size_t n
 
 /* ---- Begin logic for lanes -------------------------------------------- */
 
-void bk_slidingb_clear_lane(bk_sliding *s, uint32_t p)
+void bk_sliding_blocked_clear_lane(bk_sliding *s, uint32_t p)
 {
     /* lane p is the u32 at byte 4p of every block: byte order does not
      * matter for zeroing */
@@ -207,21 +207,21 @@ void bk_slidingb_clear_lane(bk_sliding *s, uint32_t p)
         memset(lane + b * 128u, 0, 4);
 }
 
-BK_INLINE uint32_t bk_slidingb_lane(const uint64_t *blk, uint32_t p)
+BK_INLINE uint32_t bk_sliding_blocked_lane(const uint64_t *blk, uint32_t p)
 {
     return (uint32_t)(BK_LE64(blk[p >> 1]) >> (32u * (p & 1u)));
 }
 
-uint64_t bk_slidingb_popcount(const bk_sliding *s, uint32_t p)
+uint64_t bk_sliding_blocked_popcount(const bk_sliding *s, uint32_t p)
 {
     uint64_t n = 0;
     for (uint64_t b = 0; b < s->blocks; b++)
         n += (uint64_t)bk_popcount64(
-            bk_slidingb_lane(s->slices + b * BK_SLIDING_BLOCK_WORDS, p));
+            bk_sliding_blocked_lane(s->slices + b * BK_SLIDING_BLOCK_WORDS, p));
     return n;
 }
 
-double bk_slidingb_estimate(const bk_sliding *s, uint64_t g, uint64_t skip)
+double bk_sliding_blocked_estimate(const bk_sliding *s, uint64_t g, uint64_t skip)
 {
     double f[BK_SLIDING_LANES], sum = 0.0, r;
     uint32_t phys[BK_SLIDING_LANES];
@@ -230,14 +230,14 @@ double bk_slidingb_estimate(const bk_sliding *s, uint64_t g, uint64_t skip)
     for (uint64_t b = 0; b < s->blocks; b++) {
         const uint64_t *blk = s->slices + b * BK_SLIDING_BLOCK_WORDS;
         for (uint32_t a = 0; a < s->S; a++)
-            f[a] = a < skip ? 0.0 : (double)bk_popcount64(bk_slidingb_lane(blk, phys[a])) / 32.0;
+            f[a] = a < skip ? 0.0 : (double)bk_popcount64(bk_sliding_blocked_lane(blk, phys[a])) / 32.0;
         sum += bk_sliding_run_prob(f, s->S, s->k);
     }
     r = sum / (double)s->blocks;
     return r < 0.0 ? 0.0 : (r > 1.0 ? 1.0 : r);
 }
 
-int bk_slidingb_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint32_t S)
+int bk_sliding_blocked_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint32_t S)
 {
     const uint8_t *p = (const uint8_t *)(const void *)slices;
     for (uint64_t b = 0; b < blocks; b++)
@@ -256,7 +256,7 @@ int bk_slidingb_unused_lanes_zero(const uint64_t *slices, uint64_t blocks, uint3
 #define BK_SLIDINGB_POW 1024    /* (31/32)^n below 1e-14 past it: a set bit */
 #define BK_SLIDINGB_SEED 0x243F6A8885A308D3ULL
 
-double bk_slidingb_model_rate(uint32_t k, uint32_t l, double lam, double *se)
+double bk_sliding_blocked_model_rate(uint32_t k, uint32_t l, double lam, double *se)
 {
     double cdf[BK_SLIDINGB_MAX_X], pw[BK_SLIDINGB_POW];
     double pmf = exp(-lam), c = 0.0, sum = 0.0, sum2 = 0.0, mean, var;
@@ -318,7 +318,7 @@ double bk_slidingb_model_rate(uint32_t k, uint32_t l, double lam, double *se)
 
 /* lam of the independent-slices model (layout 0's, m / G = 32 / lam) that
  * meets p; 0 when none in (0, 16]. */
-static double bk_slidingb_lam_indep(uint32_t k, uint32_t l, double p)
+static double bk_sliding_blocked_lam_indep(uint32_t k, uint32_t l, double p)
 {
     double lo = 1e-4, hi = 16.0;
     if (bk_sliding_model_rate(k, l, 32.0 / lo) > p)
@@ -337,7 +337,7 @@ static double bk_slidingb_lam_indep(uint32_t k, uint32_t l, double p)
 
 #define BK_SLIDINGB_CANDIDATES 3
 
-bk_rc bk_slidingb_size(double error_rate, uint32_t *k_out, uint32_t *l_out, double *lam_out,
+bk_rc bk_sliding_blocked_size(double error_rate, uint32_t *k_out, uint32_t *l_out, double *lam_out,
                        const char **reason)
 {
     uint32_t ck[BK_SLIDINGB_CANDIDATES] = {0}, cl[BK_SLIDINGB_CANDIDATES] = {0};
@@ -351,7 +351,7 @@ bk_rc bk_slidingb_size(double error_rate, uint32_t *k_out, uint32_t *l_out, doub
     /* the cheapest pairs under the independent model (a lower bound) */
     for (uint32_t k = 1; k < BK_SLIDING_LANES; k++)
         for (uint32_t l = 1; k + l <= BK_SLIDING_LANES; l++) {
-            double lam = bk_slidingb_lam_indep(k, l, error_rate), cost;
+            double lam = bk_sliding_blocked_lam_indep(k, l, error_rate), cost;
             int j;
             if (lam <= 0.0)
                 continue;
@@ -377,15 +377,15 @@ bk_rc bk_slidingb_size(double error_rate, uint32_t *k_out, uint32_t *l_out, doub
          * at 1e-2..1e-4; the bracket widens down once if needed */
         lo = clam[i] * 0.6;
         hi = clam[i];
-        if (bk_slidingb_model_rate(ck[i], cl[i], lo, &se) + 2.0 * se > error_rate) {
+        if (bk_sliding_blocked_model_rate(ck[i], cl[i], lo, &se) + 2.0 * se > error_rate) {
             hi = lo;
             lo = clam[i] / 8.0;
-            if (bk_slidingb_model_rate(ck[i], cl[i], lo, &se) + 2.0 * se > error_rate)
+            if (bk_sliding_blocked_model_rate(ck[i], cl[i], lo, &se) + 2.0 * se > error_rate)
                 continue;
         }
         for (int it = 0; it < 11; it++) { /* lam to 0.04% */
             double mid = 0.5 * (lo + hi);
-            if (bk_slidingb_model_rate(ck[i], cl[i], mid, &se) + 2.0 * se <= error_rate)
+            if (bk_sliding_blocked_model_rate(ck[i], cl[i], mid, &se) + 2.0 * se <= error_rate)
                 lo = mid;
             else
                 hi = mid;

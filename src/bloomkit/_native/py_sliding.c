@@ -440,7 +440,7 @@ static PyObject *bksliding_design_blocked(PyObject *cls, PyObject *args)
     if (!PyArg_ParseTuple(args, "d:_design_blocked", &p))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = bk_slidingb_size(p, &k, &l, &lam, &reason);
+    rc = bk_sliding_blocked_size(p, &k, &l, &lam, &reason);
     Py_END_ALLOW_THREADS
     if (rc != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
@@ -457,7 +457,7 @@ static PyObject *bksliding_model_rate_blocked(PyObject *cls, PyObject *args)
     (void)cls;
     if (!PyArg_ParseTuple(args, "IId:_model_rate_blocked", &k, &l, &lam))
         return NULL;
-    rate = bk_slidingb_model_rate(k, l, lam, &se);
+    rate = bk_sliding_blocked_model_rate(k, l, lam, &se);
     return Py_BuildValue("(dd)", rate, se);
 }
 

@@ -463,7 +463,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         # need no secret (#31 item 2); nothing that hashes a key is opened
         with _naming(args.file), open(args.file, "rb") as fh:
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                _core.validate(mm, checksum=False, deep=False)  # the O(1) checks, as --no-verify
+                with memoryview(mm) as view:  # the O(1) checks, as --no-verify
+                    _core.validate(view, checksum=False, deep=False)
             fh.seek(0)
             head = fh.read(first["header_len"])
         info = _info(args.file, None, first, scan=False, head=head)
