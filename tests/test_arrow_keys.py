@@ -25,6 +25,7 @@ from bloomkit import (
     CountingBloomFilter,
     CountMinSketch,
     CuckooFilter,
+    GrowableFilter,
     QuotientFilter,
     ScalableBloomFilter,
     SlidingBloomFilter,
@@ -60,6 +61,7 @@ KINDS = [
     _filter("CuckooFilter", lambda: CuckooFilter(3000, 0.01, seed=3), distinct=True),
     _filter("QuotientFilter", lambda: QuotientFilter(3000, 0.01, seed=3)),
     _filter("SlidingBloomFilter", lambda: SlidingBloomFilter(3000, 0.01, seed=3)),
+    _filter("GrowableFilter", lambda: GrowableFilter(100, 0.01, seed=3)),  # grows past 100
     Kind("CountMinSketch", lambda: CountMinSketch(512, 4, seed=3), lambda s, ks: s.add_many(ks),
          lambda s, ks: s.estimate_many(ks)),
     Kind("TinyLFU", lambda: TinyLFU(3000, seed=3), lambda s, ks: s.record_many(ks),
