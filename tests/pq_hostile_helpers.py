@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import bloomkit
+
 T_TRUE, T_FALSE, T_I8, T_I16, T_I32, T_I64, T_DOUBLE = 1, 2, 3, 4, 5, 6, 7
 T_BINARY, T_LIST, T_SET, T_MAP, T_STRUCT = 8, 9, 10, 11, 12
 
@@ -232,7 +234,9 @@ def run_limited(code: str, *, as_mib: int, cpu_s: int, cwd: Path | None = None
         resource.setrlimit(resource.RLIMIT_CPU, (int(used) + {cpu_s}, int(used) + {cpu_s} + 1))
     """)
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    # the bloomkit under test (src/ with an in-place build, the installed
+    # package in CI, or .ci/asan.sh's sanitized build): where it was imported from
+    src = str(Path(bloomkit.__file__).resolve().parents[1])
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("OMP_NUM_THREADS", "1")
     env["ARROW_DEFAULT_MEMORY_POOL"] = "system"

@@ -207,7 +207,7 @@ def test_fifos_sockets_and_unreadable_entries(tmp_path: Path) -> None:
             except FormatError as e:
                 print("refused", e)
     """
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "src"))
+    env = dict(os.environ, PYTHONPATH=str(Path(bloomkit.__file__).resolve().parents[1]))
     r = subprocess.run([sys.executable, "-c", __import__("textwrap").dedent(code)],
                        capture_output=True, text=True, timeout=120, env=env, check=False)
     s.close()
