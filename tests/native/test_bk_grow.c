@@ -167,7 +167,13 @@ static void test_model_growth(void)
                    100 * bound, g.nstash);
             CHECK("no false negative before a doubling", all_present(&g, i + 1) == 0);
             CHECK("invariants", validate(&g, &hd, &reason) == BK_OK);
-            CHECK("measured rate within 3 SE of the estimate", fabs(fpr - est) <= 3 * se + 1e-4);
+            /* The estimate is a model: at the top of the swing at 4,096
+             * buckets (step 13) it reads 0.658% where eight runs measured
+             * 0.667-0.729% (a bias of ~2 SE), so 3 SE alone failed about one
+             * CI run in ten.  Sampling noise (3 SE) plus 10% of the estimate
+             * for the model; the target itself is checked below, unpadded. */
+            CHECK("measured rate within 3 SE + 10% of the estimate",
+                  fabs(fpr - est) <= 3 * se + 0.1 * est + 1e-4);
             CHECK("estimate within the design bound", est <= bound);
             if (fpr > worst)
                 worst = fpr;
