@@ -134,3 +134,24 @@ def test_a_damaged_sliding_state_is_corrupt(field: str, value: str, client: Any)
             else:
                 bad.append(f"{field}={value!r}: {op}: answered {r!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_a_counting_filters_signed_delta_is_not_corrupt(client: Any) -> None:
+    """'dd' (new distinct keys minus zeroed ones since the last merge) goes
+    below 0 when a merged-in key is removed: an honest state, which to_local
+    must read (the range check of #34 item 12 refused it as corrupt)."""
+    from bloomkit.redis import RedisCountingBloomFilter
+
+    name = "signed-dd"
+    RedisCountingBloomFilter.delete_named(client, name)
+    h = RedisCountingBloomFilter.create(client, name, 100, 0.01)
+    local = bloomkit.CountingBloomFilter(100, 0.01, layout="classic")
+    local.add_many(["a", "b"])
+    h.merge_from(local)  # resets dd to 0
+    h.remove("a")        # zeroes the key's counters: dd = -1
+    assert int(client.hget(h._hash_key, "dd")) < 0
+    got = h.to_local()
+    assert "b" in got and len(got) == 1
+    local.remove("a")
+    assert got.to_bytes() == local.to_bytes()
+    h.delete()

@@ -91,6 +91,7 @@ class _RedisCounters(MetaHandle):
     _structure: ClassVar[str] = ""
     _local_cls: ClassVar[type[Any]]
     _hash_fields: ClassVar[tuple[str, ...]] = ()
+    _signed_fields: ClassVar[tuple[str, ...]] = ()  # state fields that may be below 0
     chunk_size: int = 1000
 
     def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
@@ -294,7 +295,7 @@ class _RedisCounters(MetaHandle):
                 f"Redis structure {self.name!r} was deleted or replaced while this handle was "
                 "open"
             )
-        return data, [state_int(v or 0, f, self.name)
+        return data, [state_int(v or 0, f, self.name, signed=f in self._signed_fields)
                       for f, v in zip(self._hash_fields, fields[1:], strict=True)]
 
     def _build_local(self, payload: bytes, patches: list[tuple[int, int]]) -> Any:
@@ -358,6 +359,7 @@ class RedisCountingBloomFilter(_RedisCounters):
     _structure = "counting"
     _local_cls = CountingBloomFilter
     _hash_fields = ("count", "base", "dc", "dd")
+    _signed_fields = ("dd",)  # new distinct keys minus those zeroed since the last merge
 
     def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
         self.capacity = int(meta["capacity"])
