@@ -102,7 +102,7 @@ def _extension() -> Extension:
         sources=sources,
         include_dirs=[str(NATIVE)],
         define_macros=macros,
-        depends=sorted(str(p) for p in NATIVE.glob("*.h")),
+        depends=sorted(str(p) for p in [*NATIVE.glob("*.h"), *NATIVE.glob("*.def")]),
     )
 
 

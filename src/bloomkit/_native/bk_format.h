@@ -34,22 +34,12 @@
 #define BK_OFF_KEY_CHECK 56
 #define BK_OFF_PARAMS 64
 
-/* Structure kinds.  Ids are fixed forever; new kinds take new ids. */
+/* Structure kinds: the ids of bk_kinds.def (fixed forever; new kinds take
+ * new ids), BK_KIND_MAX_ one past the last. */
 typedef enum {
-    BK_KIND_BLOOM = 1,
-    BK_KIND_BLOCKED_BLOOM = 2,
-    BK_KIND_COUNTING_BLOOM = 3,
-    BK_KIND_SCALABLE_BLOOM = 4,
-    BK_KIND_CUCKOO = 5,
-    BK_KIND_QUOTIENT = 6,
-    BK_KIND_COUNT_MIN = 7,
-    BK_KIND_TINYLFU = 8,
-    BK_KIND_SCALABLE_CUCKOO = 9,
-    BK_KIND_BINARY_FUSE = 10,
-    BK_KIND_SLIDING_BLOOM = 11,
-    BK_KIND_PARQUET_INDEX = 12,
-    BK_KIND_GROWABLE = 13,
-    BK_KIND_MAX_ = 14
+#define BK_KIND(NAME, id) BK_KIND_##NAME = id,
+#include "bk_kinds.def"
+    BK_KIND_MAX_
 } bk_kind;
 
 /* Hash algorithms. */

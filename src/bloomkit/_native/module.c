@@ -2,9 +2,9 @@
  * module.c -- bloomkit._core: registration only.
  *
  * Each structure's CPython type lives in py_<structure>.c and exposes
- * bk<structure>_init(module).  setup.py defines BK_HAVE_<STRUCTURE> for
- * every py_<structure>.c present, so adding a structure needs no edit
- * here beyond its line in the table below.
+ * bk<structure>_init(module), listed in bk_kinds.def (BK_GLUE).  setup.py
+ * defines BK_HAVE_<STRUCTURE> for every py_<structure>.c present, so adding
+ * a structure needs no edit here.
  *
  * Module-level helpers: the hash functions (for tests against independent
  * implementations and for tools that must agree with the filters), the
@@ -16,80 +16,16 @@
 #include "bk_endian.h"
 #include "bk_hash.h"
 
-int bkbloom_init(PyObject *m);
-int bkbytekeys_init(PyObject *m); /* always: the batch path of every structure uses it */
-#ifdef BK_HAVE_COUNTING
-int bkcounting_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_SCALABLE
-int bkscalable_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_GROW
-int bkgrow_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_CUCKOO
-int bkcuckoo_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_QUOTIENT
-int bkquotient_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_SKETCH
-int bksketch_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_FUSE
-int bkfuse_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_SBBF
-int bksbbf_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_TOPK
-int bktopk_init(PyObject *m); /* after sketch: TopKBase drives a CountMinBase */
-#endif
-#ifdef BK_HAVE_SLIDING
-int bksliding_init(PyObject *m);
-#endif
-#ifdef BK_HAVE_JVM
-int bkjvm_init(PyObject *m); /* Spark's and Guava's formats (bloomkit.spark, bloomkit.guava) */
-#endif
+/* Every glue file's registration, bk<prefix>_init(module), in the order of
+ * bk_kinds.def (the one list of kinds and glue). */
+#define BK_GLUE(prefix) int bk##prefix##_init(PyObject *m);
+#include "bk_kinds.def"
 
 typedef int (*bkfn_init)(PyObject *m);
 
 static const bkfn_init bkpy_inits[] = {
-    bkbloom_init,
-    bkbytekeys_init,
-#ifdef BK_HAVE_COUNTING
-    bkcounting_init,
-#endif
-#ifdef BK_HAVE_SCALABLE
-    bkscalable_init,
-#endif
-#ifdef BK_HAVE_GROW
-    bkgrow_init,
-#endif
-#ifdef BK_HAVE_CUCKOO
-    bkcuckoo_init,
-#endif
-#ifdef BK_HAVE_QUOTIENT
-    bkquotient_init,
-#endif
-#ifdef BK_HAVE_SKETCH
-    bksketch_init,
-#endif
-#ifdef BK_HAVE_FUSE
-    bkfuse_init,
-#endif
-#ifdef BK_HAVE_SBBF
-    bksbbf_init,
-#endif
-#ifdef BK_HAVE_TOPK
-    bktopk_init,
-#endif
-#ifdef BK_HAVE_SLIDING
-    bksliding_init,
-#endif
-#ifdef BK_HAVE_JVM
-    bkjvm_init,
-#endif
+#define BK_GLUE(prefix) bk##prefix##_init,
+#include "bk_kinds.def"
 };
 
 static int bkmod_get_bytes(PyObject *obj, Py_buffer *view)
