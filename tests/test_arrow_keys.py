@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -22,60 +20,21 @@ from bloomkit import (
     BinaryFuseFilter,
     BlockedBloomFilter,
     BloomFilter,
-    CountingBloomFilter,
     CountMinSketch,
-    CuckooFilter,
-    GrowableFilter,
-    QuotientFilter,
-    ScalableBloomFilter,
-    SlidingBloomFilter,
-    TinyLFU,
 )
 
 np = pytest.importorskip("numpy")
 pa = pytest.importorskip("pyarrow")
 
 
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    make: Callable[[], Any]
-    add_many: Callable[[Any, Any], Any]
-    query: Callable[[Any, Any], Any]  # a batch query: bools or counts
-    distinct: bool = False
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def _filter(name: str, make: Callable[[], Any], distinct: bool = False) -> Kind:
-    return Kind(name, make, lambda f, ks: f.add_many(ks), lambda f, ks: f.contains_many(ks),
-                distinct)
-
-
-KINDS = [
-    _filter("BloomFilter", lambda: BloomFilter(3000, 0.01, seed=3)),
-    _filter("BlockedBloomFilter", lambda: BlockedBloomFilter(3000, 0.01, seed=3)),
-    _filter("CountingBloomFilter", lambda: CountingBloomFilter(3000, 0.01, seed=3)),
-    _filter("ScalableBloomFilter", lambda: ScalableBloomFilter(40, 0.01, seed=3)),
-    _filter("CuckooFilter", lambda: CuckooFilter(3000, 0.01, seed=3), distinct=True),
-    _filter("QuotientFilter", lambda: QuotientFilter(3000, 0.01, seed=3)),
-    _filter("SlidingBloomFilter", lambda: SlidingBloomFilter(3000, 0.01, seed=3)),
-    _filter("GrowableFilter", lambda: GrowableFilter(100, 0.01, seed=3)),  # grows past 100
-    Kind("CountMinSketch", lambda: CountMinSketch(512, 4, seed=3), lambda s, ks: s.add_many(ks),
-         lambda s, ks: s.estimate_many(ks)),
-    Kind("TinyLFU", lambda: TinyLFU(3000, seed=3), lambda s, ks: s.record_many(ks),
-         # no batch query: the Arrow side reads its values back as Python objects
-         lambda s, ks: [0 if k is None else s.estimate(k)
-                        for k in getattr(ks, "to_pylist", lambda: ks)()]),
-]
+Kind = kind_list.ArrowCase  # a batch add and a batch query (each kind's recipe)
+_CASES, _EXEMPT = kind_list.cases("arrow")
+KINDS: list[Kind] = [_CASES[name] for name in sorted(_CASES)]
 
 
 def test_the_recipes_cover_every_kind() -> None:
-    """A new kind needs a recipe above (or an exemption with its reason)."""
-    kind_list.assert_covers([k.name for k in KINDS], {
-        "BinaryFuseFilter": "static, no add_many: test_binary_fuse_builds_from_arrow",
-    })
+    """A new kind needs an Arrow case in its recipe (or an exemption with its reason)."""
+    kind_list.assert_covers(_CASES, _EXEMPT)
 
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import bloomkit
+import kind_list
 from bloomkit import (
     BlockedBloomFilter,
     BloomFilter,
@@ -436,3 +437,57 @@ class ThreadConcurrencyTests:
         ref.add_many(per_item)
         ref.add_many([str(k) for k in via_key])
         assert shared == ref
+
+
+# ---- the generic tests' recipes (tests/kind_list.py) ------------------------------------
+
+RECIPES = [
+    kind_list.Recipe(
+        "BloomFilter",
+        hot=("add", "k"),
+        threads=[kind_list.ThreadSpec(
+            "bloom", lambda key: BloomFilter(40_000, 0.01, key=key), unite=kind_list.ior)],
+        rewrites={"": "bloomkit.BloomFilter(300, 0.01, seed=1)"},
+        numpy=kind_list.numpy_filter(lambda: BloomFilter(3000, 0.01, seed=3)),
+        arrow=kind_list.arrow_filter(lambda: BloomFilter(3000, 0.01, seed=3)),
+        golden={
+            "BloomFilter_small": {
+                "class": "BloomFilter", "args": [1000, 0.01], "kwargs": {},
+                "keys": {"recipe": "int_range", "start": 0, "stop": 1000}},
+            "BloomFilter_seeded_str": {
+                "class": "BloomFilter", "args": [400, 0.001], "kwargs": {"seed": 2**63 + 5},
+                "keys": {"recipe": "str_format", "format": "key-{}", "start": 0, "stop": 400}},
+            "BloomFilter_keyed": {
+                "class": "BloomFilter", "constructor": "with_size", "args": [4096, 5],
+                "kwargs": {"secret": kind_list.GOLDEN_SECRET},
+                "keys": {"recipe": "bytes_format", "format": "b{}", "start": 0, "stop": 300}},
+        }),
+    kind_list.Recipe(
+        "BlockedBloomFilter",
+        hot=("add", "k"),
+        threads=[kind_list.ThreadSpec(
+            "blocked", lambda key: BlockedBloomFilter(40_000, 0.01, key=key),
+            unite=kind_list.ior)],
+        rewrites={"": "bloomkit.BlockedBloomFilter(300, 0.01, seed=1)"},
+        numpy=kind_list.numpy_filter(lambda: BlockedBloomFilter(3000, 0.01, seed=3)),
+        arrow=kind_list.arrow_filter(lambda: BlockedBloomFilter(3000, 0.01, seed=3)),
+        golden={
+            "BlockedBloomFilter_small": {
+                "class": "BlockedBloomFilter", "args": [1000, 0.01], "kwargs": {},
+                "keys": {"recipe": "int_range", "start": -500, "stop": 500}},
+            "BlockedBloomFilter_seeded_str": {
+                "class": "BlockedBloomFilter", "args": [500, 0.0001], "kwargs": {"seed": 42},
+                "keys": {"recipe": "str_format", "format": "ключ-{}", "start": 0, "stop": 500}},
+            # Blocked layout version 1 (in-block positions from a splitmix64 stream of
+            # the key hash, exact-model sizing): the recipes of the two above, whose
+            # files are version 0 (a recipe without layout_version builds version 0).
+            "BlockedBloomFilter_v1_small": {
+                "class": "BlockedBloomFilter", "args": [1000, 0.01],
+                "kwargs": {"layout_version": 1},
+                "keys": {"recipe": "int_range", "start": -500, "stop": 500}},
+            "BlockedBloomFilter_v1_seeded_str": {
+                "class": "BlockedBloomFilter", "args": [500, 0.0001],
+                "kwargs": {"seed": 42, "layout_version": 1},
+                "keys": {"recipe": "str_format", "format": "ключ-{}", "start": 0, "stop": 500}},
+        }),
+]

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import bloomkit
+import kind_list
 from bloomkit import (
     BlockedBloomFilter,
     CapacityError,
@@ -824,3 +825,17 @@ class PlacementFormulaTests:
         for key in added[: len(added) // 2]:  # now absent unless a fingerprint collides
             fp, i1, i2 = f._locate(key)
             assert (key in f) == any(fp in model[i] for i in (i1, i2))
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "CuckooFilter",
+    hot=("count", "k"),
+    threads=[kind_list.ThreadSpec("cuckoo", lambda key: CuckooFilter(60_000, 0.001, key=key),
+                                  removes=True, unite=kind_list.ior)],
+    rewrites={"b4": "bloomkit.CuckooFilter(300, 0.01, seed=1)",
+              "b8_stash": "bloomkit.CuckooFilter(40, 0.01, bucket_size=8, seed=1)"},
+    numpy=kind_list.numpy_filter(lambda: CuckooFilter(3000, 0.01, seed=3), distinct=True),
+    arrow=kind_list.arrow_filter(lambda: CuckooFilter(3000, 0.01, seed=3), distinct=True),
+)]  # its goldens (cuckoo_*) were written by hand before make_golden.py

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bloomkit
+import kind_list
 import native_c
 from bloomkit import BinaryFuseFilter, BlockedBloomFilter, FormatError
 from bloomkit.fuse import fingerprint_bits_for
@@ -244,3 +245,31 @@ def test_build_from_data_files_equals_a_build_from_the_keys(tmp_path: Path) -> N
     assert f.to_bytes() == ref.to_bytes() and len(f) == 5000
     with pytest.raises(TypeError, match="no capacity"):
         bloomkit.build_from(src, BinaryFuseFilter, 100)
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "BinaryFuseFilter",
+    hot=("copy", ""),
+    threads="static: built once, nothing to add while others read",
+    rewrites="static: never mapped for writing, so no writer rewrites its header",
+    numpy="static, no add paths: test_fuse builds from int64 arrays",
+    arrow="static, no add_many: test_arrow_keys.test_binary_fuse_builds_from_arrow",
+    golden={
+        "BinaryFuseFilter_f8": {
+            "class": "BinaryFuseFilter", "method": "constructor", "kwargs": {"seed": 11},
+            "keys": {"recipe": "int_range", "start": 0, "stop": 3000}},
+        "BinaryFuseFilter_f16_str": {
+            "class": "BinaryFuseFilter", "method": "constructor",
+            "kwargs": {"fingerprint_bits": 16},
+            "keys": {"recipe": "str_format", "format": "key-{}", "start": 0, "stop": 700}},
+        "BinaryFuseFilter_f32_keyed": {
+            "class": "BinaryFuseFilter", "method": "constructor",
+            "kwargs": {"fingerprint_bits": 32, "secret": kind_list.GOLDEN_SECRET},
+            "keys": {"recipe": "bytes_format", "format": "b{}", "start": 0, "stop": 200}},
+        "BinaryFuseFilter_empty": {
+            "class": "BinaryFuseFilter", "method": "constructor", "kwargs": {},
+            "keys": {"recipe": "int_range", "start": 0, "stop": 0}},
+    },
+)]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import bloomkit
+import kind_list
 from bloomkit import CapacityError, FormatError, GrowableFilter
 from bloomkit._core import checksum, validate
 from bloomkit.growable import growable_max_load
@@ -321,3 +322,26 @@ class HostileBytesTests:
         for n in [0, 1, 63, 64, 255, 256, 320, 1000]:
             with pytest.raises(FormatError):
                 GrowableFilter.from_bytes(rng.randbytes(n))
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "GrowableFilter",
+    hot=("add", "k"),
+    threads=[kind_list.ThreadSpec("growable", lambda key: GrowableFilter(64, 0.01, key=key))],
+    rewrites={"": "bloomkit.GrowableFilter(40, 0.05, seed=1)"},
+    numpy=kind_list.numpy_filter(lambda: GrowableFilter(300, 0.01, seed=3)),
+    arrow=kind_list.arrow_filter(lambda: GrowableFilter(100, 0.01, seed=3)),  # grows past 100
+    # grown from 40 keys to 3000 (several doublings, fingerprints of several
+    # lengths), and a keyed one with str keys
+    golden={
+        "GrowableFilter_grown": {
+            "class": "GrowableFilter", "args": [40, 0.05], "kwargs": {"seed": 13},
+            "keys": {"recipe": "int_range", "start": 0, "stop": 3000}},
+        "GrowableFilter_keyed_str": {
+            "class": "GrowableFilter", "args": [100, 0.01],
+            "kwargs": {"secret": kind_list.GOLDEN_SECRET},
+            "keys": {"recipe": "str_format", "format": "g{}", "start": 0, "stop": 500}},
+    },
+)]

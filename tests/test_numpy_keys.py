@@ -14,7 +14,6 @@ import array
 import ctypes
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -28,13 +27,6 @@ from bloomkit import (
     BloomFilter,
     CountingBloomFilter,
     CountMinSketch,
-    CuckooFilter,
-    GrowableFilter,
-    QuotientFilter,
-    ScalableBloomFilter,
-    SlidingBloomFilter,
-    TinyLFU,
-    TopK,
     _core,
 )
 
@@ -55,54 +47,14 @@ REFUSED_SCALARS = [
 # ---- the structures, behind one small interface ------------------------------------------
 
 
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    make: Callable[[], Any]
-    add_one: Callable[[Any, Any], Any]
-    add_many: Callable[[Any, Any], Any]
-    has: Callable[[Any, Any], bool]
-    state: Callable[[Any], bytes] = lambda obj: bytes(obj.to_bytes())
-    distinct: bool = False  # a cuckoo filter stores a repeated key again: dedupe
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def _filter(name: str, make: Callable[[], Any], *, distinct: bool = False) -> Kind:
-    return Kind(name, make, lambda f, k: f.add(k), lambda f, ks: f.add_many(ks),
-                lambda f, k: k in f, distinct=distinct)
-
-
-def _topk() -> TopK:
-    return TopK(10_000, sketch=CountMinSketch(256, 4, seed=5))
-
-
-KINDS = [
-    _filter("BloomFilter", lambda: BloomFilter(3000, 0.01, seed=3)),
-    _filter("BlockedBloomFilter", lambda: BlockedBloomFilter(3000, 0.01, seed=3)),
-    _filter("CountingBloomFilter", lambda: CountingBloomFilter(3000, 0.01, seed=3)),
-    _filter("ScalableBloomFilter", lambda: ScalableBloomFilter(40, 0.01, seed=3)),
-    _filter("CuckooFilter", lambda: CuckooFilter(3000, 0.01, seed=3), distinct=True),
-    _filter("QuotientFilter", lambda: QuotientFilter(3000, 0.01, seed=3)),
-    _filter("SlidingBloomFilter", lambda: SlidingBloomFilter(3000, 0.01, seed=3)),
-    _filter("GrowableFilter", lambda: GrowableFilter(300, 0.01, seed=3)),
-    Kind("CountMinSketch", lambda: CountMinSketch(512, 4, seed=3), lambda s, k: s.add(k),
-         lambda s, ks: s.add_many(ks), lambda s, k: s.estimate(k) >= 1),
-    Kind("TinyLFU", lambda: TinyLFU(3000, seed=3), lambda s, k: s.record(k),
-         lambda s, ks: s.record_many(ks), lambda s, k: s.estimate(k) >= 1),
-    Kind("TopK", _topk, lambda t, k: t.add(k), lambda t, ks: t.update(ks),
-         lambda t, k: t.sketch.estimate(k) >= 1 and k in t,
-         state=lambda t: bytes(t.sketch.to_bytes())),
-]
-
+Kind = kind_list.NumpyCase  # the structure behind one small interface (each kind's recipe)
+_CASES, _EXEMPT = kind_list.cases("numpy")
+KINDS: list[Kind] = [_CASES[name] for name in sorted(_CASES)]
 
 
 def test_the_recipes_cover_every_kind() -> None:
-    """A new kind needs a recipe above (or an exemption with its reason)."""
-    kind_list.assert_covers([k.name for k in KINDS], {
-        "BinaryFuseFilter": "static, no add paths: test_fuse builds from int64 arrays",
-    })
+    """A new kind needs a numpy case in its recipe (or an exemption with its reason)."""
+    kind_list.assert_covers(_CASES, _EXEMPT)
 
 
 def _dedupe(arr: Any) -> Any:

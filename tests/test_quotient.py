@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import bloomkit
+import kind_list
 from bloomkit import (
     CapacityError,
     FormatError,
@@ -713,3 +714,17 @@ class QuotientMachine(RuleBasedStateMachine):
 
 TestQuotientMachine = QuotientMachine.TestCase
 TestQuotientMachine.settings = settings(max_examples=80, stateful_step_count=40, deadline=None)
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "QuotientFilter",
+    hot=("count", "k"),
+    threads=[kind_list.ThreadSpec(
+        "quotient", lambda key: QuotientFilter(60_000, 0.01, key=key), removes=True,
+        unite=lambda f, g: f.merge(g))],  # a new filter: f is only read
+    rewrites={"": "bloomkit.QuotientFilter(300, 0.01, seed=1)"},
+    numpy=kind_list.numpy_filter(lambda: QuotientFilter(3000, 0.01, seed=3)),
+    arrow=kind_list.arrow_filter(lambda: QuotientFilter(3000, 0.01, seed=3)),
+)]  # its goldens (quotient_*) were written by hand before make_golden.py

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import bloomkit
+import kind_list
 from bloomkit import (
     BloomFilter,
     CapacityError,
@@ -565,3 +566,29 @@ class ScalableMachine(RuleBasedStateMachine):
 
 TestScalableMachine = ScalableMachine.TestCase
 TestScalableMachine.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "ScalableBloomFilter",
+    hot=("add", "k"),
+    threads=[
+        kind_list.ThreadSpec("scalable", lambda key: ScalableBloomFilter(64, 0.01, key=key),
+                             unite=kind_list.ior),
+        kind_list.ThreadSpec(
+            "scalable-blocked",
+            lambda key: ScalableBloomFilter(64, 0.01, layout="blocked", key=key),
+            unite=kind_list.ior),
+    ],
+    rewrites={"": "bloomkit.ScalableBloomFilter(50, 0.01, seed=1)"},
+    numpy=kind_list.numpy_filter(lambda: ScalableBloomFilter(40, 0.01, seed=3)),
+    arrow=kind_list.arrow_filter(lambda: ScalableBloomFilter(40, 0.01, seed=3)),
+    # make_golden.write_scalable's form (keys f"golden-{i}", probes f"probe-{i}"); a
+    # build without layout_version has version-0 blocked links
+    golden={
+        "scalable_bloom_blocked_v1_g4": {
+            "initial_capacity": 64, "error_rate": 0.02, "growth": 4, "tightening": 0.8,
+            "layout": "blocked", "layout_version": 1, "seed": 77, "add": 1500},
+    },
+)]

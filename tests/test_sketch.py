@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import bloomkit
+import kind_list
 from bloomkit import (
     CountMinSketch,
     FormatError,
@@ -711,3 +712,51 @@ class HostileBytesTests:
             for cls in (CountMinSketch, TinyLFU):
                 with pytest.raises(FormatError):
                     cls.from_bytes(rng.randbytes(n))
+
+
+# ---- the generic tests' recipes (tests/kind_list.py) ------------------------------------
+
+def _cms_present_many(f: Any, ks: Any) -> list[bool]:
+    return [x > 0 for x in f.estimate_many(ks)]
+
+
+RECIPES = [
+    kind_list.Recipe(
+        "CountMinSketch",
+        hot=("add", "k, 1"),
+        threads=[kind_list.ThreadSpec(
+            "count-min", lambda key: CountMinSketch(4096, 4, key=key),
+            present_many=_cms_present_many, unite=lambda f, g: f.merge(g))],
+        rewrites={"": "bloomkit.CountMinSketch(64, 4, seed=1)"},
+        numpy=kind_list.NumpyCase(
+            lambda: CountMinSketch(512, 4, seed=3), lambda s, k: s.add(k),
+            lambda s, ks: s.add_many(ks), lambda s, k: s.estimate(k) >= 1),
+        arrow=kind_list.ArrowCase(lambda: CountMinSketch(512, 4, seed=3),
+                                  lambda s, ks: s.add_many(ks),
+                                  lambda s, ks: s.estimate_many(ks)),
+        # count-min sketches with independent rows (row_hash 1, issue #16.5); the
+        # count_min_sketch_basic / _conservative64 goldens hold row_hash 0
+        golden={
+            "count_min_sketch_rows1": {
+                "class": "CountMinSketch", "args": [256, 4], "kwargs": {"seed": 7, "row_hash": 1},
+                "keys": {"recipe": "str_format", "format": "key-{}", "start": 0, "stop": 300}},
+            "count_min_sketch_rows1_conservative64": {
+                "class": "CountMinSketch", "args": [200, 3],
+                "kwargs": {"seed": 1, "conservative": True, "counter_bits": 64, "row_hash": 1},
+                "keys": {"recipe": "int_range", "start": -150, "stop": 150}},
+        }),
+    kind_list.Recipe(
+        "TinyLFU",
+        hot=("admit", "k, k"),
+        threads="records and ages, no add/contains paths: SketchThreadTests.test_tinylfu",
+        rewrites={"": "bloomkit.TinyLFU(64, sample_factor=2, seed=1)"},
+        numpy=kind_list.NumpyCase(
+            lambda: TinyLFU(3000, seed=3), lambda s, k: s.record(k),
+            lambda s, ks: s.record_many(ks), lambda s, k: s.estimate(k) >= 1),
+        arrow=kind_list.ArrowCase(
+            lambda: TinyLFU(3000, seed=3), lambda s, ks: s.record_many(ks),
+            # no batch query: the Arrow side reads its values back as Python objects
+            lambda s, ks: [0 if k is None else s.estimate(k)
+                           for k in getattr(ks, "to_pylist", lambda: ks)()]),
+    ),  # its goldens (tinylfu_*) were written by hand before make_golden.py
+]

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+import kind_list
 import native_c
 from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning, _core
 from bloomkit.sliding import MAX_GENERATIONS, sliding_design
@@ -503,16 +504,16 @@ class GoldenTests:
 
         sys.path.insert(0, str(Path(__file__).parent / "format"))
         from _manifest import GOLDEN, decode
-        from make_golden import SLIDING_SPECS, sliding_golden
+        from make_golden import sliding_golden
 
         m = json.loads((GOLDEN / f"{name}.json").read_text())
         data = (GOLDEN / f"{name}.bkf").read_bytes()
-        f, members, at = sliding_golden(SLIDING_SPECS[name])
+        f, members, at = sliding_golden(RECIPES[0].golden[name]["sliding"])
         assert f.to_bytes() == data
         g = bloomkit.loads(data, **decode(m["load_kwargs"]))
         if at is not None:
             g.clock = Clock(at)
-            assert g.window == SLIDING_SPECS[name]["window"]
+            assert g.window == RECIPES[0].golden[name]["sliding"]["window"]
         assert all(g.contains_many(decode(m["sliding_members"])))
         assert members[::7] == decode(m["sliding_members"])
 
@@ -542,3 +543,42 @@ def test_cli_builds_and_queries_a_sliding_filter(tmp_path: Path) -> None:
     assert r.stdout.split() == ["k2999", "yes", "k0", "no"] or "k2999\tyes" in r.stdout
     r = cli("merge", "-o", str(tmp_path / "m.bkf"), str(out), str(out))
     assert r.returncode == 6 and "cannot be merged" in r.stderr
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "SlidingBloomFilter",
+    hot=("add", "k"),
+    threads=[kind_list.ThreadSpec("sliding",
+                                  lambda key: SlidingBloomFilter(40_000, 0.01, key=key))],
+    rewrites={"": "bloomkit.SlidingBloomFilter(300, 0.01, seed=1)",
+              "time": "bloomkit.SlidingBloomFilter(300, 0.01, window=60, seed=1)"},
+    numpy=kind_list.numpy_filter(lambda: SlidingBloomFilter(3000, 0.01, seed=3)),
+    arrow=kind_list.arrow_filter(lambda: SlidingBloomFilter(3000, 0.01, seed=3)),
+    # make_golden.sliding_golden's form ({"sliding": spec}), which
+    # test_rebuild_and_members also calls.  Count mode wraps the
+    # ring several times (members: the last remember_for keys); time mode runs an
+    # injected clock (members are checked by that test at the recorded time: the
+    # generic test runs at today's time, when they expired).
+    golden={name: {"sliding": spec} for name, spec in {
+        "SlidingBloomFilter_count": {
+            "capacity": 500, "error_rate": 0.01, "seed": 5, "add": 3000, "window": None},
+        "SlidingBloomFilter_count_keyed_str": {
+            "capacity": 300, "error_rate": 0.001, "seed": 0, "add": 1000, "window": None,
+            "secret": kind_list.GOLDEN_SECRET},
+        "SlidingBloomFilter_time": {
+            "capacity": 400, "error_rate": 0.01, "seed": 9, "add": 1200, "window": 60.0,
+            "start": 1_600_000_000.0, "step": 0.25},
+        # layout_version 1 (issue #32): a recipe without "layout" builds layout 0
+        "SlidingBloomFilter_blocked_count": {
+            "capacity": 500, "error_rate": 0.01, "seed": 5, "add": 3000, "window": None,
+            "layout": "blocked"},
+        "SlidingBloomFilter_blocked_count_keyed_str": {
+            "capacity": 300, "error_rate": 0.001, "seed": 0, "add": 1000, "window": None,
+            "secret": kind_list.GOLDEN_SECRET, "layout": "blocked"},
+        "SlidingBloomFilter_blocked_time": {
+            "capacity": 400, "error_rate": 0.01, "seed": 9, "add": 1200, "window": 60.0,
+            "start": 1_600_000_000.0, "step": 0.25, "layout": "blocked"},
+    }.items()},
+)]

@@ -28,7 +28,6 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +36,11 @@ import pytest
 import bloomkit
 import kind_list
 from bloomkit import (
-    BlockedBloomFilter,
     BloomFilter,
     CountingBloomFilter,
     CountMinSketch,
-    CuckooFilter,
     QuotientFilter,
     ScalableBloomFilter,
-    SlidingBloomFilter,
     TinyLFU,
     TopK,
 )
@@ -128,63 +124,15 @@ class SlowKey(str):
 # ---- the structures ------------------------------------------------------------------
 
 
-@dataclass
-class Spec:
-    """How to build one structure, and what its maintenance thread may do."""
-
-    name: str
-    build: Callable[[Any], Any]  # key= -> a fresh object
-    removes: bool = False  # remove/discard exist (and keep the others' keys)
-    present: Callable[[Any, object], bool] = lambda f, k: k in f
-    present_many: Callable[[Any, Any], list[bool]] = field(
-        default=lambda f, ks: [bool(x) for x in f.contains_many(ks)]
-    )
-    unite: Callable[[Any, Any], object] | None = None  # maintenance: fold a sibling in
-
-
-def _ior(f: Any, g: Any) -> None:
-    f |= g
-
-
-def _cms_present_many(f: Any, ks: Any) -> list[bool]:
-    return [x > 0 for x in f.estimate_many(ks)]
-
-
-SPECS = [
-    Spec("bloom", lambda key: BloomFilter(40_000, 0.01, key=key), unite=_ior),
-    Spec("blocked", lambda key: BlockedBloomFilter(40_000, 0.01, key=key), unite=_ior),
-    Spec("counting", lambda key: CountingBloomFilter(40_000, 0.01, key=key), removes=True,
-         unite=_ior),
-    Spec("cuckoo", lambda key: CuckooFilter(60_000, 0.001, key=key), removes=True,
-         unite=_ior),
-    Spec("quotient", lambda key: QuotientFilter(60_000, 0.01, key=key), removes=True,
-         unite=lambda f, g: f.merge(g)),  # a new filter: f is only read
-    Spec("scalable", lambda key: ScalableBloomFilter(64, 0.01, key=key), unite=_ior),
-    Spec("scalable-blocked",
-         lambda key: ScalableBloomFilter(64, 0.01, layout="blocked", key=key), unite=_ior),
-    Spec("sliding", lambda key: SlidingBloomFilter(40_000, 0.01, key=key)),
-    Spec("growable", lambda key: bloomkit.GrowableFilter(64, 0.01, key=key)),
-    Spec("count-min", lambda key: CountMinSketch(4096, 4, key=key),
-         present_many=_cms_present_many, unite=lambda f, g: f.merge(g)),
-]
-# Kinds the hammer above does not take, with the test that covers them instead
-HAMMER_EXEMPT = {
-    "TinyLFU": "records and ages, no add/contains paths: SketchThreadTests.test_tinylfu",
-    "BinaryFuseFilter": "static: built once, nothing to add while others read",
-}
-# the kind each spec builds (the descriptor's class name)
-SPEC_KIND = {"bloom": "BloomFilter", "blocked": "BlockedBloomFilter",
-             "counting": "CountingBloomFilter", "cuckoo": "CuckooFilter",
-             "quotient": "QuotientFilter", "scalable": "ScalableBloomFilter",
-             "scalable-blocked": "ScalableBloomFilter", "sliding": "SlidingBloomFilter",
-             "growable": "GrowableFilter",
-             "count-min": "CountMinSketch"}
+Spec = kind_list.ThreadSpec  # how to build one structure (each kind's recipe)
+_THREADS, HAMMER_EXEMPT = kind_list.cases("threads")  # exempt: the test that covers it
+SPECS: list[Spec] = [spec for name in sorted(_THREADS) for spec in _THREADS[name]]
 
 
 def test_the_hammer_covers_every_kind() -> None:
-    """A new kind gets a Spec above or an exemption naming its own test."""
-    assert sorted(SPEC_KIND) == sorted(s.name for s in SPECS)
-    kind_list.assert_covers(SPEC_KIND.values(), HAMMER_EXEMPT)
+    """A new kind gets ThreadSpecs in its recipe or an exemption naming its own test."""
+    assert len({s.name for s in SPECS}) == len(SPECS), "ThreadSpec names are test ids"
+    kind_list.assert_covers(_THREADS, HAMMER_EXEMPT)
 
 
 MODES = ["clear", "remove"]  # what the structure does besides adding (remove: no clear)

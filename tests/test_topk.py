@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import kind_list
 import native_c
 from bloomkit import CountMinSketch, TopK
 from bloomkit._core import ByteKeys
@@ -524,3 +525,19 @@ def test_plain_c_core(tmp_path: Path) -> None:
     brute-force model (outcomes, evictions, minimum, index runs)."""
     out = native_c.build_and_run("topk", tmp_path)
     assert out.returncode == 0 and "test_bk_topk: ok" in out.stdout
+
+
+# ---- the generic tests' recipe (tests/kind_list.py) ------------------------------------
+
+RECIPES = [kind_list.Recipe(
+    "TopK",  # no kind of its own (a heap over a CountMinSketch, saved as the sketch)
+    hot=("add", "k"),
+    threads="a heap and a dict changed together: SketchThreadTests.test_topk_counts_every_add",
+    rewrites="no state of its own: its file is its CountMinSketch's, rewritten there",
+    numpy=kind_list.NumpyCase(
+        lambda: TopK(10_000, sketch=CountMinSketch(256, 4, seed=5)),
+        lambda t, k: t.add(k), lambda t, ks: t.update(ks),
+        lambda t, k: t.sketch.estimate(k) >= 1 and k in t,
+        state=lambda t: bytes(t.sketch.to_bytes())),
+    arrow="no Arrow recipe yet (not a descriptor kind: the coverage check does not ask)",
+)]

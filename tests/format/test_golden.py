@@ -7,10 +7,12 @@ one test case; a structure adds its goldens and needs no code here.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 from _manifest import (
+    GOLDEN,
     build,
     data_file,
     format_version,
@@ -25,8 +27,21 @@ from _manifest import (
 )
 
 import bloomkit
+import kind_list
 
 CASES = manifests()
+
+
+def test_every_recipe_golden_was_written_from_its_spec() -> None:
+    """Each golden spec of a kind's recipe (tests/kind_list.py) names a file that
+    make_golden.py wrote once from that very spec: a spec added but never run, or
+    edited after its file was written, fails here."""
+    for kind, recipe in kind_list.recipes().items():
+        for stem, spec in recipe.golden.items():
+            path = GOLDEN / f"{stem}.json"
+            assert path.exists(), f"{kind}: run tests/format/make_golden.py once ({stem})"
+            recorded = load_manifest(path)["build"]
+            assert {k: recorded.get(k) for k in spec} == json.loads(json.dumps(spec)), stem
 
 
 def test_there_are_goldens_for_the_bloom_kinds() -> None:
