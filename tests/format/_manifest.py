@@ -33,7 +33,7 @@ gives ints; ``str_format`` (format, start, stop) gives ``format.format(i)``;
 checks everything but the rebuild, which the kind's own tests do.  A
 BlockedBloomFilter recipe without ``layout_version`` in its kwargs builds
 layout version 0: it was written before version 1 existed; so does a
-SlidingBloomFilter spec without ``layout`` (make_golden.SLIDING_SPECS).
+SlidingBloomFilter spec without ``layout`` (its recipe in tests/test_sliding.py).
 
 A kind that is not one in-memory structure names its ``opener`` instead
 (``"bloomkit.parquet.open_index"`` for kind 12, the Parquet sidecar index,
