@@ -122,11 +122,11 @@ class SameAsLocalTests:
         assert _answers(a, probe, "script") == [bool(x) for x in local.contains_many(probe)]
 
     def test_hint_numbers_reach_the_script_as_written(self, client: Any, name: str) -> None:
-        from bloomkit.redis.sliding import _decimal_fields
+        from bloomkit.redis._sliding_records import decimal_fields
 
         np = pytest.importorskip("numpy")
         values = [0, 1, 9, 10, 99, 100, 9999, 10_000, 10**8 - 1, 10**8, 2**32 - 1, 10**10 - 1]
-        text = _decimal_fields(np.array(values, dtype=np.uint64))
+        text = decimal_fields(np.array(values, dtype=np.uint64))
         got = client.eval("local t = {} for x in string.gmatch(ARGV[1], ' +0*(%d+)') do "
                           "t[#t + 1] = x end return t", 0, text)
         assert got == [str(v).encode() for v in values]

@@ -4,17 +4,19 @@
 processes on many machines add to and query one structure; no server module
 is needed.  See docs/redis.md for the full contract.  What lives where:
 
-====================  =========================================================
-``bloom.py``          :class:`RedisBloomFilter` (classic and blocked, sharded)
-``counters.py``       :class:`RedisCountingBloomFilter`, :class:`RedisCountMinSketch`
-``sliding.py``        :class:`RedisSlidingBloomFilter` (the local SlidingBloomFilter's
-                      age-partitioned ring, shifted by scripts on the server's clock)
-``errors.py``         the exceptions, all derived from :class:`RedisFilterError`
-``_scripts.py``       the Lua scripts (the unit of atomicity) and their registry
-``_wire.py``          RESP packing, the raw reply reader, pipelined round trips,
-                      connection failures mapped to :class:`RedisConnectionLost`
-``_layout.py``        Redis key names, format names, meta checks, the local header
-====================  =========================================================
+========================  =========================================================
+``bloom.py``              :class:`RedisBloomFilter` (classic and blocked, sharded)
+``counters.py``           :class:`RedisCountingBloomFilter`, :class:`RedisCountMinSketch`
+``sliding.py``            :class:`RedisSlidingBloomFilter` (the local SlidingBloomFilter's
+                          age-partitioned ring, shifted by scripts on the server's clock)
+``errors.py``             the exceptions, all derived from :class:`RedisFilterError`
+``_scripts.py``           the Lua scripts (the unit of atomicity) and their registry
+``_wire.py``              RESP packing, the raw reply reader, pipelined round trips,
+                          connection failures mapped to :class:`RedisConnectionLost`
+``_layout.py``            Redis key names, format names, meta checks, the local header
+``_admin.py``             ``clear()`` and ``copy(name)`` of every structure
+``_sliding_records.py``   the sliding filter's per-key records and layout 0's hints
+========================  =========================================================
 
 Every structure keeps the bytes of the local payload in a Redis string, so
 ``to_local()`` is a copy plus a header, and computes positions on the client

@@ -600,7 +600,7 @@ end
 # the bits, and the frozen ones are the bits the client read.
 #
 # Returns {'1' per key that was absent (add's value), or '0'; early shifts
-# so far; g; the keys the hints answered at hg, at hg + 1}.  Full query: one
+# so far; g; the keys the hints answered at hg, at hg + 1; clears}.  Full query: one
 # BITFIELD SETs the k youngest slices' bits and returns their old values
 # (ages 0 .. k-1 before the insert) with the aligned checkpoint ages 2k-1,
 # 3k-1, ...; the query before the insert probes older ages with GETBIT only
@@ -625,6 +625,9 @@ for a = 2 * k - 1, S - 1, k do
   at[a] = k + #cps
 end
 local hg = tonumber(ARGV[10])
+-- ARGV[12]: the state's 'clears' when the client read its copy (clear()
+-- makes generation numbers repeat: a copy of before it never matches)
+if hg >= 0 and (redis.call('HGET', KEYS[2], 'clears') or '0') ~= ARGV[12] then hg = -1 end
 local hit
 if hg >= 0 then hit = string.gmatch(ARGV[11], '@PATTERN@') end
 -- ph[a] = the record index of the physical slice of age a at generation g
@@ -717,7 +720,8 @@ for j = 1, nkeys do
 end
 redis.call('HSET', KEYS[2], 'g', fmt(g), 'r', fmt(g % S), 'c', fmt(c), 'inserted', fmt(ins),
            'start', fmt(start), 'early', fmt(early))
-return {table.concat(out), fmt(early), fmt(g), hinted0, hinted1}
+return {table.concat(out), fmt(early), fmt(g), hinted0, hinted1,
+        redis.call('HGET', KEYS[2], 'clears') or '0'}
 """
 
 # contains: ARGV as above; writes nothing.  The query at effective

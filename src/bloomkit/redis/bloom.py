@@ -40,6 +40,7 @@ from .. import _core
 from ..bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
 from ..design import BLOCK_BITS, design
 from ..errors import CapacityError
+from ._admin import copy_structure, refuse_shallow_copy
 from ._bloom_local import LocalCopies
 from ._bloom_raw import RawContains
 from ._layout import (
@@ -425,6 +426,19 @@ class RedisBloomFilter(LocalCopies, RawContains):
                 raise wrap_connection_error(exc, "clear") from exc
             except ResponseError as exc:
                 raise map_response_error(exc, self.name) from exc
+
+    def copy(self, name: str, *, replace: bool = False) -> RedisBloomFilter:
+        """A new Redis filter ``name`` with this one's state, copied on the
+        server by one script (every shard at one instant; redis/_admin.py);
+        ``FilterExistsError`` if ``name`` exists, unless ``replace=True``.
+        Returns a handle on the copy (the same secret and key function)."""
+        (dst_bits, dst_hashes) = shard_key_names(check_name(name), self.shards)
+        copy_structure(self, name, replace,
+                       list(zip(self._bits_keys, dst_bits, self._lens, strict=True)),
+                       list(zip(self._hash_keys, dst_hashes, strict=True)))
+        return type(self).open(self.client, name, secret=self._secret, key=self._keyfunc)
+
+    __copy__ = refuse_shallow_copy
 
     # ---- keys ---------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from .. import _core
 from ..counting import CountingBloomFilter
 from ..errors import CapacityError, IncompatibleFiltersError
 from ..sketch import CountMinSketch
+from ._admin import clear_state, copy_structure, refuse_shallow_copy
 from ._layout import (
     MAX_STRING_BYTES,
     PIECE,
@@ -92,6 +93,7 @@ class _RedisCounters(MetaHandle):
     _local_cls: ClassVar[type[Any]]
     _hash_fields: ClassVar[tuple[str, ...]] = ()
     _signed_fields: ClassVar[tuple[str, ...]] = ()  # state fields that may be below 0
+    _hash_reset: ClassVar[tuple[str, ...]] = ()  # the state fields create sets to 0
     chunk_size: int = 1000
 
     def __init__(self, client: Any, name: str, meta: dict[str, str], secret: bytes | None,
@@ -189,6 +191,27 @@ class _RedisCounters(MetaHandle):
     def delete(self) -> bool:
         """Delete it from Redis (meta first, then the counters)."""
         return self.delete_named(self.client, self.name)
+
+    def clear(self) -> None:
+        """Zero every counter and the header counters, atomically (one
+        script; the local ``clear``).  Other handles keep working on the
+        emptied structure; one deleted or re-created under this handle
+        raises FilterNotFoundError and is not brought back."""
+        clear_state(self, self._ctr_key, self._hash_key, self.payload_len,
+                    [x for f in self._hash_reset for x in (f, 0)])
+
+    def copy(self, name: str, *, replace: bool = False) -> Any:
+        """A new Redis structure ``name`` with this one's state, copied on the
+        server by one script (redis/_admin.py); ``FilterExistsError`` if
+        ``name`` exists, unless ``replace=True``.  Returns a handle on it."""
+        dst = check_name(name)
+        copy_structure(self, dst, replace,
+                       [(self._ctr_key, f"{{{dst}}}:ctr", self.payload_len)],
+                       [(self._hash_key, f"{{{dst}}}:n")])
+        meta = self._open_meta(self.client, dst, self._secret)
+        return self._open_obj(self.client, dst, meta, self._secret, self._keyfunc)
+
+    __copy__ = refuse_shallow_copy
 
     # ---- calls -----------------------------------------------------------------------
 
@@ -360,6 +383,7 @@ class RedisCountingBloomFilter(_RedisCounters):
     _local_cls = CountingBloomFilter
     _hash_fields = ("count", "base", "dc", "dd")
     _signed_fields = ("dd",)  # new distinct keys minus those zeroed since the last merge
+    _hash_reset = ("count", "nz", "base", "dc", "dd")
 
     def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
         self.capacity = int(meta["capacity"])
@@ -403,7 +427,7 @@ class RedisCountingBloomFilter(_RedisCounters):
         }
         obj: RedisCountingBloomFilter = cls._create(
             client, name, meta, secret, key,
-            ["count", 0, "nz", 0, "base", 0, "dc", 0, "dd", 0])
+            [x for f in cls._hash_reset for x in (f, 0)])
         return obj
 
     @classmethod
@@ -425,6 +449,11 @@ class RedisCountingBloomFilter(_RedisCounters):
                                   lambda c: self._argv(self._offsets(c))):
             new += r.count(b"1")
         return new
+
+    def update(self, *iterables: Iterable[object]) -> None:
+        """Add the keys of every iterable (the local ``update``)."""
+        for it in iterables:
+            self.add_many(it)
 
     def remove(self, key: object) -> None:
         """Decrement the key's counters; KeyError (and no change) if surely absent."""
@@ -527,6 +556,7 @@ class RedisCountMinSketch(_RedisCounters):
     _structure = "cms"
     _local_cls = CountMinSketch
     _hash_fields = ("total",)
+    _hash_reset = ("total",)
 
     def _make_proto(self, meta: dict[str, str], secret: bytes | None, key: Any) -> Any:
         self.width = int(meta["width"])
@@ -571,7 +601,8 @@ class RedisCountMinSketch(_RedisCounters):
             "keyed": "1" if secret is not None else "0", "key_check": "0",
             "payload_len": str(local.nbytes), "row_hash": str(local.row_hash),
         }
-        obj: RedisCountMinSketch = cls._create(client, name, meta, secret, key, ["total", 0])
+        obj: RedisCountMinSketch = cls._create(client, name, meta, secret, key,
+                                               [x for f in cls._hash_reset for x in (f, 0)])
         return obj
 
     @classmethod
@@ -633,6 +664,10 @@ class RedisCountMinSketch(_RedisCounters):
 
     def __contains__(self, key: object) -> bool:
         return self.estimate(key) > 0
+
+    def contains(self, key: object) -> bool:
+        """``key in self``: its estimate is above 0."""
+        return key in self
 
     @property
     def total(self) -> int:

@@ -46,6 +46,7 @@ from redis.exceptions import TimeoutError as _RedisTimeoutError
 from .. import _core, _descriptor
 from .._batch import check_keys
 from ..errors import CapacityError
+from ._admin import clear_state, copy_structure, refuse_shallow_copy
 from ._layout import (
     MAX_STRING_BYTES,
     PIECE,
@@ -66,6 +67,7 @@ from ._scripts import (
     Script,
     sliding_add_script,
 )
+from ._sliding_records import HAVE_NUMPY, SlidingRecords
 from ._wire import chunked, settle_replies, state_int, wrap_connection_error
 from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
 
@@ -77,21 +79,6 @@ HEADER_LEN: int = _SLIDING.header_len
 _PARAMS_LEN: int = _SLIDING.params_len
 _BIRTH_LEN = 16
 _STATE_FIELDS = ("g", "c", "inserted", "start", "early")
-_GAMMA = 0x9E3779B97F4A7C15  # BK_SLIDING_GAMMA
-
-_np: Any
-try:  # the batch positions are computed with numpy when it is installed
-    import numpy
-
-    _np = numpy
-    # b"0000" .. b"9999" and b"  00" .. b"  99", 4 bytes as one uint32 (_decimal_fields)
-    _DIGITS4 = numpy.frombuffer(b"".join(b"%04d" % i for i in range(10_000)),
-                                dtype=numpy.uint32)
-    _SPACE2_DIGITS2 = numpy.frombuffer(b"".join(b"  %02d" % i for i in range(100)),
-                                       dtype=numpy.uint32)
-except ImportError:  # pragma: no cover - numpy is optional
-    _np = None
-
 
 def _sliding_module() -> Any:
     """bloomkit.sliding (imported by name: the Redis package does not need it
@@ -121,7 +108,7 @@ def _births_len(slices: int) -> int:
     return (slices * _BIRTH_LEN + 63) & ~63
 
 
-class RedisSlidingBloomFilter(MetaHandle):
+class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
     """Membership over a sliding window (the last ``capacity`` adds, or the
     last ``window`` seconds of the server's clock), shared through Redis.
 
@@ -165,12 +152,7 @@ class RedisSlidingBloomFilter(MetaHandle):
         (self._bits_key,), (self._hash_key,) = shard_key_names(name, 1)
         self._cluster = is_cluster(client)
         m = self.slice_bits
-        self._bases = [p * m for p in range(self.num_slices)]
-        self._pack = struct.Struct(f"<{self.num_slices}I").pack
-        if _np is not None:
-            p1 = _np.arange(1, self.num_slices + 1, dtype=_np.uint64)
-            self._gammas = p1 * _np.uint64(_GAMMA)  # wraps mod 2^64, as in C
-            self._bases_np = _np.array(self._bases, dtype=_np.uint64)
+        self._init_records()
         d = -(-self.window_us // self.generations) if self.window_us else 0
         self._add_script = sliding_add_script(self.num_hashes)
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
@@ -185,6 +167,7 @@ class RedisSlidingBloomFilter(MetaHandle):
         # (hint_bytes_per_key).
         self._fz: bytearray | None = None
         self._fz_birth: list[int | None] = [None] * self.num_slices
+        self._fz_epoch = "0"  # the state's 'clears' when the copy was read (clear())
         self._g_seen: int | None = None
         self._fz_budget = 0
         self._hinted = [0, 0]  # keys the hints answered at hg, hg + 1 (tests look)
@@ -338,142 +321,36 @@ class RedisSlidingBloomFilter(MetaHandle):
         """Delete the filter from Redis (meta first, then the slices and state)."""
         return self.delete_named(self.client, self.name)
 
+    def clear(self) -> None:
+        """Forget every key, atomically (one script; the local ``clear``):
+        generation 0, empty slices, and in time mode the window restarts at
+        the server's ``TIME``.  The state's ``clears`` counter moves, so the
+        frozen-slice copies of every handle (``add_many``'s hints) stop
+        matching: generation numbers repeat after a clear."""
+        S = self.num_slices
+        reset: list[Any] = ["g", 0, "r", 0, "c", 0, "inserted", 0, "start",
+                            "@now" if self.window_us else 0, "early", 0]
+        for p in range(S):
+            reset += [f"b{p}", "0 @now" if self.window_us else "0 0"]
+        clear_state(self, self._bits_key, self._hash_key, self.payload_len, reset,
+                    timed=bool(self.window_us), bump="clears")
+
+    def copy(self, name: str, *, replace: bool = False) -> RedisSlidingBloomFilter:
+        """A new Redis sliding filter ``name`` with this one's state (the same
+        generation, births and, in time mode, the same window start), copied
+        on the server by one script (redis/_admin.py); ``FilterExistsError``
+        if ``name`` exists, unless ``replace=True``.  Returns a handle on it."""
+        (dst_bits,), (dst_hash,) = shard_key_names(check_name(name), 1)
+        copy_structure(self, name, replace, [(self._bits_key, dst_bits, self.payload_len)],
+                       [(self._hash_key, dst_hash)])
+        return type(self).open(self.client, name, secret=self._secret, key=self._keyfunc)
+
+    __copy__ = refuse_shallow_copy
+
     # ---- calls ----------------------------------------------------------------------
-
-    def _records(self, keys: list[object]) -> bytes:
-        """Per key, its Redis bit offset in every physical slice (u32 LE)."""
-        if _np is not None and len(keys) >= 16:
-            return self._records_numpy(keys)
-        pos = self._proto._slice_positions
-        pack = self._pack
-        bases = self._bases
-        return b"".join([pack(*[(b + q) ^ 7 for b, q in zip(bases, pos(key), strict=True)])
-                         for key in keys])
-
-    def _records_numpy(self, keys: list[object]) -> bytes:
-        """_records for a batch: bk_sliding_pos of every (key, slice) at once.
-
-        pos(h, p) = mulhi(mix64(h + (p + 1) * GAMMA), m) in uint64 arithmetic
-        (numpy wraps mod 2^64 like C); mulhi by m < 2^32 from 32-bit halves:
-        (x m) >> 64 = ((x_hi m) + ((x_lo m) >> 32)) >> 32, no term overflows.
-        tests/test_redis_sliding.py holds it to _slice_positions."""
-        data: bytes = self._offsets_numpy(keys).astype("<u4").tobytes()
-        return data
-
-    def _offsets_numpy(self, keys: list[object]) -> Any:
-        """The (len(keys), S) uint64 array of the Redis offsets _records packs."""
-        assert _np is not None
-        np = _np
-        kh = self._proto._key_hash
-        h = np.fromiter((kh(key) for key in keys), dtype=np.uint64, count=len(keys))
-        x = h[:, None] + self._gammas[None, :]
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-        m = np.uint64(self.slice_bits)
-        lo32 = np.uint64(0xFFFFFFFF)
-        pos = ((x >> np.uint64(32)) * m + (((x & lo32) * m) >> np.uint64(32))) >> np.uint64(32)
-        return (pos + self._bases_np[None, :]) ^ np.uint64(7)
 
     def _argv(self, keys: list[object]) -> list[Any]:
         return [*self._argv_head, self._records(keys)]
-
-    def _add_argv(self, keys: list[object], hg: int) -> list[Any]:
-        """The add script's arguments: the records, and the hints of
-        generation ``hg`` when this client holds its frozen slices (hg >= 0)."""
-        if hg < 0 or _np is None or len(keys) < 16:
-            return [*self._argv_head, self._records(keys), -1, b""]
-        off = self._offsets_numpy(keys)
-        return [*self._argv_head, off.astype("<u4").tobytes(), hg, self._hints(off, hg)]
-
-    def _hints(self, off: Any, hg: int) -> bytes:
-        """Per key: its offsets in the slices of ages 0 .. k-1 and S-1 at
-        generation hg, then 100 c0 + c1 (_scripts.py, "Why hints"), as text."""
-        assert _np is not None and self._fz is not None
-        np = _np
-        S, k, l = self.num_slices, self.num_hashes, self.generations  # noqa: E741
-        o = off[:, [(hg - a) % S for a in range(k, S)]]  # ages k .. S-1 at hg
-        fz = np.frombuffer(self._fz, dtype=np.uint8)
-        bits = (fz[o >> np.uint64(3)] >> (7 - (o & np.uint64(7))).astype(np.uint8)) & 1
-        # bit j of x: the key's bit at age k + j; bit j of y: ages k+j .. 2k-1+j all set
-        x = np.packbits(bits, axis=1, bitorder="little")
-        x = np.concatenate([x, np.zeros((len(x), 8 - x.shape[1]), np.uint8)], axis=1)
-        x = x.view("<u8").ravel()
-        y = x.copy()
-        for i in range(1, k):
-            y &= x >> np.uint64(i)
-        f0 = y != 0
-        f1 = (y & np.uint64((1 << max(0, l - k)) - 1)) != 0  # runs inside ages k .. S-2
-        lead = np.log2(~x & (x + np.uint64(1))).astype(np.int64)  # trailing ones of x
-        c0 = np.where(f0, k, np.minimum(lead, k - 1))
-        c1 = np.where(f1, k, np.minimum(np.minimum(lead, l - 1), k - 1))
-        young = off[:, [(hg - a) % S for a in range(k)] + [(hg + 1) % S]]
-        codes = (c0 * 100 + c1).astype(np.uint64)
-        return _decimal_fields(np.concatenate([young, codes[:, None]], axis=1))
-
-    def _hint_generation(self, nkeys: int) -> int:
-        """The generation this client can send hints for (reading the frozen
-        slices it lacks when ``nkeys`` more keys pay for them), or -1."""
-        S, k = self.num_slices, self.num_hashes
-        if _np is None or k + 2 > 32 or self.generations > 56:
-            return -1  # Lua 5.1 patterns take 32 captures; _hints packs l bits in a u64
-        self._fz_budget = min(self._fz_budget + nkeys * self.hint_bytes_per_key,
-                              2 * self.payload_len)
-        g = self._g_seen
-        for _ in range(3):  # the server moves on while we read: try again
-            if g is None:
-                need = list(range(S))
-            else:
-                need = [p for p, b in (((g - a) % S, g - a) for a in range(k, S))
-                        if self._fz_birth[p] != b]
-                if not need:
-                    return g
-            cost = len(need) * (self.slice_bits // 8)
-            if cost > self._fz_budget:
-                return -1
-            self._fz_budget -= cost
-            g = self._read_slices(need)
-        return -1
-
-    def _read_slices(self, slices: list[int]) -> int:
-        """Copy physical ``slices`` into the client's copy (one MULTI with
-        the generation counter); those of age >= k then are final.  Returns
-        the server's generation."""
-        if self._fz is None:
-            self._fz = bytearray(self.payload_len)
-        size = self.slice_bits // 8
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hmget(self._hash_key, "gen", "g")
-        spans = []
-        for p in slices:
-            for off in range(p * size, (p + 1) * size, PIECE):
-                end = min(off + PIECE, (p + 1) * size)
-                pipe.getrange(self._bits_key, off, end - 1)
-                spans.append((off, end))
-        try:
-            res = pipe.execute()
-        except (_RedisConnectionError, _RedisTimeoutError) as exc:
-            raise wrap_connection_error(exc, "add_many") from exc
-        gen, g_text = res[0]
-        if gen is None or as_text(gen) != self._gen or g_text is None:
-            raise FilterNotFoundError(
-                f"Redis filter {self.name!r} was deleted or replaced while this handle was "
-                "open; open it again"
-            )
-        for (off, end), piece in zip(spans, res[1:], strict=True):
-            if len(piece) != end - off:
-                raise FilterNotFoundError(f"Redis filter {self.name!r} was deleted or "
-                                          "replaced while this handle was open; open it again")
-            self._fz[off:end] = piece
-        g = int(g_text)
-        S, k = self.num_slices, self.num_hashes
-        for p in slices:
-            age = (g - p) % S
-            self._fz_birth[p] = g - age if age >= k else None
-        self._g_seen = g
-        return g
 
     def _run_many(self, script: Script, argvs: list[list[Any]], what: str,
                   confirmed: int | None) -> list[Any]:
@@ -513,9 +390,10 @@ class RedisSlidingBloomFilter(MetaHandle):
     def add(self, key: object) -> bool:
         """Insert ``key`` (refreshing it); True if it was absent from the window.
         One atomic script call (it also makes any shift that is due)."""
-        (new, early, g, _, _), = self._run_many(self._add_script,
-                                                [self._add_argv([key], -1)], "add", 0)
+        (new, early, g, _, _, clears), = self._run_many(self._add_script,
+                                                        [self._add_argv([key], -1)], "add", 0)
         self._g_seen = int(g)
+        self._see_clears(clears)
         self._check_early(int(early))
         return bool(new == b"1")
 
@@ -528,7 +406,7 @@ class RedisSlidingBloomFilter(MetaHandle):
         early = self._early_seen
         size = max(1, self.chunk_size)
         depth = max(1, self.pipeline_depth)
-        if _np is not None:
+        if HAVE_NUMPY:
             # hints cover the generation they were made for and the next
             # one: a trip of at most about G keys crosses at most one shift
             depth = min(depth, max(1, self.generation_length // size))
@@ -547,12 +425,13 @@ class RedisSlidingBloomFilter(MetaHandle):
             hg = self._hint_generation(n)
             res = self._run_many(self._add_script, [self._add_argv(c, hg) for c in trip],
                                  "add_many", done)
-            for new, e, _, h0, h1 in res:
+            for new, e, _, h0, h1, _ in res:
                 absent += new.count(b"1")
                 early = max(early, int(e))
                 self._hinted[0] += h0
                 self._hinted[1] += h1
             self._g_seen = int(res[-1][2])
+            self._see_clears(res[-1][5])
             done += n
             trip = []
         self._check_early(early)
@@ -743,26 +622,6 @@ class RedisSlidingBloomFilter(MetaHandle):
             f"generations={self.generations}, slice_bits={self.slice_bits}, seed={self.seed}"
             f"{', keyed' if self.keyed else ''})"
         )
-
-
-def _decimal_fields(values: Any) -> bytes:
-    """Numbers below 10^10 as text, 12 bytes each: two spaces, then 10
-    digits with leading zeros (the script's pattern `` +0*(%d+)`` drops
-    them: Redis reads offsets with string2ll, which refuses them).
-    Vectorised through tables of 4-byte groups read as uint32: a str() per
-    number costs the client more than the hints save the server."""
-    assert _np is not None
-    np = _np
-    x = values.astype(np.int64)
-    hi = x // 100_000_000
-    rest = x - hi * 100_000_000
-    mid = rest // 10_000
-    out = np.empty((*values.shape, 3), dtype=np.uint32)
-    out[..., 0] = _SPACE2_DIGITS2[hi]
-    out[..., 1] = _DIGITS4[mid]
-    out[..., 2] = _DIGITS4[rest - mid * 10_000]
-    data: bytes = out.tobytes()
-    return data
 
 
 def _frozen_clock(now_us: int) -> Callable[[], float]:
