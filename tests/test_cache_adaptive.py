@@ -96,6 +96,13 @@ class WindowAdaptationTests:
         assert windows[-1] <= M * 0.1 < grown, windows
         assert hits > 4 * lru_hits(keys, M)  # LRU's worst case; the adapted cache holds on
 
+    @pytest.mark.parametrize("seed", [1051, 2182180347])
+    def test_climb_does_not_stall_on_a_shallow_slope(self, seed: int) -> None:
+        # These seeds stalled the window at 27-29% of the cache on the loop
+        # trace when a trial out of looks was always abandoned: the step
+        # shrank to 0 while B kept leading by 1-2 standard errors.
+        self.test_window_shrinks_back_on_a_frequency_biased_trace(random.Random(seed))
+
     def test_window_stays_small_where_frequency_wins(self, rng: random.Random) -> None:
         c = TinyLFUCache[int, int](M)
         _, windows = replay(c, loop_trace(200_000, rng))
