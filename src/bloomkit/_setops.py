@@ -21,9 +21,14 @@ probabilistic where they say yes, like ``in``:
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import _core
+
+if TYPE_CHECKING:
+    from .bloom import BloomBase  # its stub; bloom imports this module
+else:
+    BloomBase = _core.BloomBase
 
 _NO_DIFFERENCE = (
     "{cls} has no {op}: a Bloom filter cannot remove keys (clearing a key's bits would "
@@ -34,7 +39,7 @@ _NO_DIFFERENCE = (
 
 
 def _filter(self: Any, other: Any, op: str) -> Any:
-    if not isinstance(other, _core.BloomBase):
+    if not isinstance(other, BloomBase):
         raise TypeError(f"{type(self).__name__}.{op} takes another Bloom filter of the same "
                         f"parameters, not {type(other).__name__}")
     return other
@@ -49,7 +54,7 @@ class BloomSetOps:
         """Add the keys of every iterable, and OR in every filter given (as
         ``set.update``: ``f.update(g)`` is ``f |= g``)."""
         for other in others:
-            if isinstance(other, _core.BloomBase):
+            if isinstance(other, BloomBase):
                 self.__ior__(other)  # type: ignore[attr-defined]
             else:
                 self.add_many(other)  # type: ignore[attr-defined]
@@ -75,22 +80,22 @@ class BloomSetOps:
         return bool((self & other).fill_ratio == 0)
 
     def __le__(self, other: Any) -> bool:
-        if not isinstance(other, _core.BloomBase):
+        if not isinstance(other, BloomBase):
             return NotImplemented
         return self.issubset(other)
 
     def __ge__(self, other: Any) -> bool:
-        if not isinstance(other, _core.BloomBase):
+        if not isinstance(other, BloomBase):
             return NotImplemented
         return self.issuperset(other)
 
     def __lt__(self, other: Any) -> bool:
-        if not isinstance(other, _core.BloomBase):
+        if not isinstance(other, BloomBase):
             return NotImplemented
         return self.issubset(other) and not self._same(other)
 
     def __gt__(self, other: Any) -> bool:
-        if not isinstance(other, _core.BloomBase):
+        if not isinstance(other, BloomBase):
             return NotImplemented
         return self.issuperset(other) and not self._same(other)
 

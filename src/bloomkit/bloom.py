@@ -1,6 +1,6 @@
 """The classic and the cache-blocked Bloom filter.
 
-Thin facades over the C type :class:`bloomkit._core.BloomBase`: sizing from
+Thin facades over the C type :class:`bloomkit.BloomBase`: sizing from
 ``(capacity, error_rate)`` happens here (see :mod:`bloomkit.design`); every
 per-key and batch operation is C.  ``__slots__ = ()`` keeps the instances as
 small as the C type, ``key in f`` goes straight to the C ``sq_contains``
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._setops import BloomSetOps
@@ -48,7 +48,77 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
-class _BloomFacade(BloomSetOps, Persistent, _core.BloomBase[_K]):
+if TYPE_CHECKING:
+    # The C type _core.BloomBase (py_bloom.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Updatable
+
+    _BloomSelf = TypeVar("_BloomSelf", bound="BloomBase[Any]")
+
+    class BloomBase(Updatable[_K]):
+        def __new__(
+            cls: type[_BloomSelf],
+            layout: int,
+            num_bits: int,
+            num_hashes: int,
+            capacity: int,
+            error_rate: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _BloomSelf: ...
+        def union(self: _BloomSelf, *others: BloomBase[Any]) -> _BloomSelf: ...
+        def intersection(self: _BloomSelf, *others: BloomBase[Any]) -> _BloomSelf: ...
+        def __or__(self: _BloomSelf, other: BloomBase[Any], /) -> _BloomSelf: ...
+        def __and__(self: _BloomSelf, other: BloomBase[Any], /) -> _BloomSelf: ...
+        def __ior__(self: _BloomSelf, other: BloomBase[Any], /) -> _BloomSelf: ...
+        def __iand__(self: _BloomSelf, other: BloomBase[Any], /) -> _BloomSelf: ...
+        def clear(self) -> None: ...
+        @classmethod
+        def _header(
+            cls,
+            layout: int,
+            num_bits: int,
+            num_hashes: int,
+            capacity: int,
+            error_rate: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+        ) -> bytes: ...
+        def estimate_count(self) -> float: ...
+        def estimate_error_rate(self) -> float: ...
+        def _bit_positions(self, key: object, /) -> list[int]: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        def _recount(self) -> None: ...
+        @property
+        def num_bits(self) -> int: ...
+        @property
+        def num_hashes(self) -> int: ...
+        @property
+        def num_blocks(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def bits_set(self) -> int: ...
+        @property
+        def fill_ratio(self) -> float: ...
+        @property
+        def layout(self) -> str: ...
+        @property
+        def layout_version(self) -> int: ...
+
+else:
+    BloomBase = _core.BloomBase
+
+
+class _BloomFacade(BloomSetOps, Persistent, BloomBase[_K]):
     __slots__ = ()
     _bk_kind: int
     _layout_name: str
@@ -61,7 +131,7 @@ class _BloomFacade(BloomSetOps, Persistent, _core.BloomBase[_K]):
         """A new filter sized by :func:`design` (each class's ``__new__`` calls
         this, so that a wrong call names the class: ``BloomFilter.__new__()``)."""
         d = design(capacity, error_rate, cls._layout_name, layout_version=layout_version)
-        return _core.BloomBase.__new__(
+        return BloomBase.__new__(
             cls, layout_id(d.layout, d.layout_version), d.num_bits, d.num_hashes, d.capacity,
             d.error_rate, seed=seed, secret=secret, key=key,
         )
@@ -85,7 +155,7 @@ class _BloomFacade(BloomSetOps, Persistent, _core.BloomBase[_K]):
         """The header of a fresh filter sized like ``cls(capacity, error_rate)``
         (for :func:`bloomkit.create`: the payload is never allocated)."""
         d = design(capacity, error_rate, cls._layout_name, layout_version=layout_version)
-        return _core.BloomBase._header(
+        return BloomBase._header(
             layout_id(d.layout, d.layout_version), d.num_bits, d.num_hashes, d.capacity,
             d.error_rate, seed=seed, secret=secret,
         )
@@ -160,7 +230,7 @@ class BloomFilter(_BloomFacade[_K]):
         if not 1 <= num_hashes <= 64:
             raise ValueError("num_hashes must be in [1, 64]")
         capacity, rate = _nominal(num_bits, num_hashes)
-        obj: BloomFilter[Any] = _core.BloomBase.__new__(
+        obj: BloomFilter[Any] = BloomBase.__new__(
             cls, 0, num_bits, num_hashes, capacity, rate, seed=seed, secret=secret, key=key
         )
         return obj
@@ -241,7 +311,7 @@ class BlockedBloomFilter(_BloomFacade[_K]):
             raise ValueError("num_hashes must be in [1, 24] for the blocked layout")
         num_bits = -(-num_bits // BLOCK_BITS) * BLOCK_BITS
         capacity, rate = _nominal(num_bits, num_hashes)
-        obj: BlockedBloomFilter[Any] = _core.BloomBase.__new__(
+        obj: BlockedBloomFilter[Any] = BloomBase.__new__(
             cls, layout_id("blocked", layout_version), num_bits, num_hashes, capacity, rate,
             seed=seed, secret=secret, key=key,
         )

@@ -1,6 +1,6 @@
 """The counting Bloom filter: a Bloom filter that supports remove().
 
-A thin facade over the C type :class:`bloomkit._core.CountingBase`.  Two
+A thin facade over the C type :class:`bloomkit.CountingBase`.  Two
 layouts:
 
 ``layout="classic"``
@@ -20,7 +20,7 @@ layouts:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._setops import MergeSetOps
@@ -97,7 +97,77 @@ def counting_design(
         raise ValueError(str(exc).replace("blocked filter", "blocked counting filter")) from exc
 
 
-class CountingBloomFilter(MergeSetOps, Persistent, _core.CountingBase[_K]):
+if TYPE_CHECKING:
+    # The C type _core.CountingBase (py_counting.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from collections.abc import Iterable
+
+    from ._core import Membership
+    from .bloom import BloomBase
+
+    _BloomT = TypeVar("_BloomT", bound="BloomBase[Any]")
+    _CountingSelf = TypeVar("_CountingSelf", bound="CountingBase[Any]")
+
+    class CountingBase(Membership[_K]):
+        def __new__(
+            cls: type[_CountingSelf],
+            num_counters: int,
+            num_hashes: int,
+            counter_bits: int,
+            capacity: int,
+            error_rate: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+            layout: int = 0,
+        ) -> _CountingSelf: ...
+        def remove(self, key: _K, /) -> None: ...
+        def discard(self, key: _K, /) -> bool: ...
+        def count(self, key: _K, /) -> int: ...
+        def remove_many(self, keys: Iterable[_K], /) -> int: ...
+        def union(self: _CountingSelf, *others: CountingBase[Any]) -> _CountingSelf: ...
+        def __or__(self: _CountingSelf, other: CountingBase[Any], /) -> _CountingSelf: ...
+        def __ior__(self: _CountingSelf, other: CountingBase[Any], /) -> _CountingSelf: ...
+        def _recount(self) -> None: ...
+        def _recount_total(self) -> bool: ...
+        def clear(self) -> None: ...
+        def estimate_count(self) -> float: ...
+        def estimate_error_rate(self) -> float: ...
+        def _counter_positions(self, key: object, /) -> list[int]: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        def _to_bloom(self, cls: type[_BloomT], /) -> _BloomT: ...
+        @property
+        def num_counters(self) -> int: ...
+        @property
+        def num_bits(self) -> int: ...
+        @property
+        def num_hashes(self) -> int: ...
+        @property
+        def counter_bits(self) -> int: ...
+        @property
+        def counter_max(self) -> int: ...
+        @property
+        def layout(self) -> str: ...
+        @property
+        def num_blocks(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def counters_set(self) -> int: ...
+        @property
+        def fill_ratio(self) -> float: ...
+
+else:
+    CountingBase = _core.CountingBase
+
+
+class CountingBloomFilter(MergeSetOps, Persistent, CountingBase[_K]):
     """A Bloom filter of small saturating counters (Fan et al., 2000).
 
     ``CountingBloomFilter(capacity, error_rate=0.01, *, counter_bits=4,

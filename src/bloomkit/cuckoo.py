@@ -1,6 +1,6 @@
 """The cuckoo filter (Fan, Andersen, Kaminsky and Mitzenmacher, CoNEXT 2014).
 
-A thin facade over the C type :class:`bloomkit._core.CuckooBase`: sizing
+A thin facade over the C type :class:`bloomkit.CuckooBase`: sizing
 from ``(capacity, error_rate, bucket_size)`` happens here; every per-key and
 batch operation is C.  See docs/cuckoo.md and the essay in
 ``_native/bk_cuckoo.c``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core, _descriptor
 from ._setops import MergeSetOps
@@ -79,6 +79,62 @@ _KIND = _core.KINDS["CuckooFilter"]
 MAX_CAPACITY: int = _KIND.capacity_max or 0
 
 
+if TYPE_CHECKING:
+    # The C type _core.CuckooBase (py_cuckoo.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Updatable
+
+    _CuckooSelf = TypeVar("_CuckooSelf", bound="CuckooBase[Any]")
+
+    class CuckooBase(Updatable[_K]):
+        def __new__(
+            cls: type[_CuckooSelf],
+            num_buckets: int,
+            bucket_size: int,
+            fingerprint_bits: int,
+            capacity: int,
+            error_rate: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _CuckooSelf: ...
+        def remove(self, key: _K, /) -> None: ...
+        def discard(self, key: _K, /) -> bool: ...
+        def count(self, key: _K, /) -> int: ...
+        def union(self: _CuckooSelf, *others: CuckooBase[Any]) -> _CuckooSelf: ...
+        def __or__(self: _CuckooSelf, other: CuckooBase[Any], /) -> _CuckooSelf: ...
+        def __ior__(self: _CuckooSelf, other: CuckooBase[Any], /) -> _CuckooSelf: ...
+        def clear(self) -> None: ...
+        def estimate_count(self) -> float: ...
+        def estimate_error_rate(self) -> float: ...
+        def _recount(self) -> None: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        def _locate(self, key: object, /) -> tuple[int, int, int]: ...
+        @property
+        def num_buckets(self) -> int: ...
+        @property
+        def bucket_size(self) -> int: ...
+        @property
+        def fingerprint_bits(self) -> int: ...
+        @property
+        def max_kicks(self) -> int: ...
+        @property
+        def stash_size(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def load_factor(self) -> float: ...
+
+else:
+    CuckooBase = _core.CuckooBase
+
+
 @dataclass(frozen=True)
 class CuckooDesign:
     """The shape chosen for ``(capacity, error_rate, bucket_size)``."""
@@ -135,7 +191,7 @@ def cuckoo_design(capacity: int, error_rate: float = 0.001, bucket_size: int = 4
     return CuckooDesign(capacity, error_rate, bucket_size, f, num_buckets)
 
 
-class CuckooFilter(MergeSetOps, Persistent, _core.CuckooBase[_K]):
+class CuckooFilter(MergeSetOps, Persistent, CuckooBase[_K]):
     """Approximate membership with deletion: a cuckoo hash table of fingerprints.
 
     ``CuckooFilter(capacity, error_rate=0.001, *, bucket_size=4, seed=0,

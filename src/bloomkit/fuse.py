@@ -1,6 +1,6 @@
 """The binary fuse filter (Graf and Lemire, 2022): a static set, built once, shipped small.
 
-A thin facade over the C type :class:`bloomkit._core.BinaryFuseBase`: the
+A thin facade over the C type :class:`bloomkit.BinaryFuseBase`: the
 fingerprint width is chosen here; hashing, construction (peeling, GIL
 released) and every lookup are C.  See docs/fuse.md and the essay in
 ``_native/bk_fuse.c``.
@@ -9,7 +9,7 @@ released) and every lookup are C.  See docs/fuse.md and the essay in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from . import _core
 from ._batch import check_keys
@@ -48,7 +48,69 @@ def fingerprint_bits_for(error_rate: float) -> int:
     return 32  # unreachable: p >= 2**-32
 
 
-class BinaryFuseFilter(Persistent, _core.BinaryFuseBase[_K]):
+if TYPE_CHECKING:
+    # The C type _core.BinaryFuseBase (py_fuse.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Queryable
+
+    _FuseSelf = TypeVar("_FuseSelf", bound="BinaryFuseBase[Any]")
+
+    class BinaryFuseBase(Queryable[_K]):
+        def __new__(
+            cls: type[_FuseSelf],
+            keys: Iterable[object] | Any,
+            fingerprint_bits: int = 8,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _FuseSelf: ...
+        @classmethod
+        def _from_hashes(
+            cls: type[_FuseSelf],
+            hashes: Any,
+            fingerprint_bits: int = 8,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+            reuse: bool = False,
+        ) -> _FuseSelf: ...
+        @classmethod
+        def _hash_keys(
+            cls,
+            keys: Iterable[object] | Any,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> bytes: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        @property
+        def fingerprint_bits(self) -> int: ...
+        @property
+        def arity(self) -> int: ...
+        @property
+        def segment_length(self) -> int: ...
+        @property
+        def segment_count(self) -> int: ...
+        @property
+        def array_length(self) -> int: ...
+        @property
+        def fuse_seed(self) -> int: ...
+        @property
+        def attempts(self) -> int: ...
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+
+else:
+    BinaryFuseBase = _core.BinaryFuseBase
+
+
+class BinaryFuseFilter(Persistent, BinaryFuseBase[_K]):
     """Approximate membership for a static set: ~1.075-1.125 f bits a key, rate 2**-f.
 
     ``BinaryFuseFilter(keys, *, fingerprint_bits=8, error_rate=None, seed=0,

@@ -1,6 +1,6 @@
 """A growable filter whose query cost does not grow with it (issue 32 item 2).
 
-A thin facade over the C type :class:`bloomkit._core.GrowableBase`: two tables of
+A thin facade over the C type :class:`bloomkit.GrowableBase`: two tables of
 64-byte buckets of 16-bit fingerprints; a key lives in the less full of its two
 buckets (one per table), a query reads those two cache lines, and a table doubles by
 giving each entry's first fingerprint bit to its address, so the keys are never needed
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._typing import Key
@@ -46,7 +46,7 @@ def growable_max_load(error_rate: float, max_growth: float = DEFAULT_MAX_GROWTH)
         raise ValueError(f"error_rate must be in (0, 1), got {error_rate!r}")
     if not 1.0 <= max_growth <= 2.0**14:
         raise ValueError(f"max_growth must be in [1, 2**14], got {max_growth!r}")
-    ml = _core.GrowableBase._max_load(float(error_rate), math.log2(max_growth))
+    ml = GrowableBase._max_load(float(error_rate), math.log2(max_growth))
     if ml == 0.0:
         raise ValueError(
             f"error_rate {error_rate!r} is too small for a GrowableFilter growing "
@@ -56,7 +56,53 @@ def growable_max_load(error_rate: float, max_growth: float = DEFAULT_MAX_GROWTH)
     return float(ml)
 
 
-class GrowableFilter(Persistent, _core.GrowableBase[_K]):
+if TYPE_CHECKING:
+    # The C type _core.GrowableBase (py_grow.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Updatable
+
+    _GrowableSelf = TypeVar("_GrowableSelf", bound="GrowableBase[Any]")
+
+    class GrowableBase(Updatable[_K]):
+        def __new__(
+            cls: type[_GrowableSelf],
+            capacity: int,
+            error_rate: float,
+            max_load: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _GrowableSelf: ...
+        def clear(self) -> None: ...
+        def estimate_count(self) -> float: ...
+        def estimate_error_rate(self) -> float: ...
+        @staticmethod
+        def _max_load(error_rate: float, doublings: float, /) -> float: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        @property
+        def num_buckets(self) -> int: ...
+        @property
+        def max_load(self) -> float: ...
+        @property
+        def stash_size(self) -> int: ...
+        @property
+        def doublings(self) -> int: ...
+        @property
+        def load_factor(self) -> float: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def nbytes(self) -> int: ...
+
+else:
+    GrowableBase = _core.GrowableBase
+
+
+class GrowableFilter(Persistent, GrowableBase[_K]):
     """Approximate membership for an unknown number of keys, at two cache lines a query.
 
     ``GrowableFilter(capacity=10_000, error_rate=0.01, *, max_growth=1024, seed=0,

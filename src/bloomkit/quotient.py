@@ -1,6 +1,6 @@
 """The quotient filter: a compact, mergeable, resizable multiset of fingerprints.
 
-Thin facade over the C type :class:`bloomkit._core.QuotientBase` (see
+Thin facade over the C type :class:`bloomkit.QuotientBase` (see
 ``bk_quotient.c`` for the structure and docs/quotient.md for the API).
 Sizing from ``(capacity, error_rate, max_load)`` happens here; every per-key,
 batch, merge and resize operation is C.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._setops import MergeSetOps
@@ -99,7 +99,78 @@ def _nominal_rate(q: int, r: int, capacity: int) -> float:
     return min(max(rate, 5e-324), 1.0 - 2.0**-53)
 
 
-class QuotientFilter(MergeSetOps, Persistent, _core.QuotientBase[_K]):
+if TYPE_CHECKING:
+    # The C type _core.QuotientBase (py_quotient.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from collections.abc import Iterator
+
+    from ._core import Membership
+
+    _QuotientSelf = TypeVar("_QuotientSelf", bound="QuotientBase[Any]")
+
+    class QuotientBase(Membership[_K]):
+        def __new__(
+            cls: type[_QuotientSelf],
+            q: int,
+            r: int,
+            capacity: int,
+            error_rate: float,
+            max_load: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _QuotientSelf: ...
+        def remove(self, key: _K, /) -> None: ...
+        def discard(self, key: _K, /) -> bool: ...
+        def count(self, key: _K, /) -> int: ...
+        def validate(self) -> None: ...
+        def estimate_error_rate(self) -> float: ...
+        def __iter__(self) -> Iterator[int]: ...
+        def _merge(
+            self: _QuotientSelf,
+            other: QuotientBase[Any],
+            q: int,
+            r: int,
+            capacity: int,
+            error_rate: float,
+            max_load: float,
+            /,
+        ) -> _QuotientSelf: ...
+        def _check_merge(self, other: QuotientBase[Any], /) -> None: ...
+        def _rebuild(
+            self: _QuotientSelf, q: int, r: int, capacity: int, error_rate: float,
+            max_load: float, /
+        ) -> _QuotientSelf: ...
+        def clear(self) -> None: ...
+        def _recount(self) -> None: ...
+        def _fingerprint(self, key: object, /) -> int: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        @property
+        def q(self) -> int: ...
+        @property
+        def r(self) -> int: ...
+        @property
+        def fingerprint_bits(self) -> int: ...
+        @property
+        def num_slots(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def max_load(self) -> float: ...
+        @property
+        def nbytes(self) -> int: ...
+        @property
+        def load_factor(self) -> float: ...
+
+else:
+    QuotientBase = _core.QuotientBase
+
+
+class QuotientFilter(MergeSetOps, Persistent, QuotientBase[_K]):
     """A quotient filter (Bender et al., VLDB 2012).
 
     ``QuotientFilter(capacity, error_rate=0.01, *, max_load=0.9, seed=0,
@@ -193,7 +264,7 @@ class QuotientFilter(MergeSetOps, Persistent, _core.QuotientBase[_K]):
             rate = _nominal_rate(q, r, capacity)
         else:
             rate = validate_error_rate(error_rate)
-        obj: QuotientFilter[Any] = _core.QuotientBase.__new__(
+        obj: QuotientFilter[Any] = QuotientBase.__new__(
             cls, q, r, capacity, rate, load, seed=seed, secret=secret, key=key
         )
         return obj
@@ -244,7 +315,7 @@ class QuotientFilter(MergeSetOps, Persistent, _core.QuotientBase[_K]):
         return out
 
     def __or__(self, other: object) -> QuotientFilter[_K]:
-        if not isinstance(other, _core.QuotientBase):
+        if not isinstance(other, QuotientBase):
             return NotImplemented
         return self.merge(other)  # type: ignore[arg-type]
 

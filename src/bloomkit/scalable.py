@@ -1,6 +1,6 @@
 """The scalable Bloom filter: a chain of Bloom filters that grows with n.
 
-A thin facade over the C type :class:`bloomkit._core.ScalableBase` (Almeida,
+A thin facade over the C type :class:`bloomkit.ScalableBase` (Almeida,
 Baquero, Preguica and Hutchison, 2007).  Link i holds
 ``initial_capacity * growth**i`` keys at error rate
 ``error_rate * (1 - tightening) * tightening**i``, so the compound rate stays
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 from . import _core, _descriptor
 from ._setops import MergeSetOps
@@ -41,6 +41,63 @@ MAX_LINKS = 64
 MAX_GROWTH = 16
 _KIND = _core.KINDS["ScalableBloomFilter"]
 _MAX_CAPACITY: int = _KIND.capacity_max or 0
+
+
+if TYPE_CHECKING:
+    # The C type _core.ScalableBase (py_scalable.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Membership
+
+    _ScalableSelf = TypeVar("_ScalableSelf", bound="ScalableBase[Any]")
+
+    class ScalableBase(Membership[_K]):
+        def __new__(
+            cls: type[_ScalableSelf],
+            error_rate: float,
+            tightening: float,
+            initial_capacity: int,
+            growth: int,
+            layout: int,
+            num_bits: int,
+            num_hashes: int,
+            link_error_rate: float,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _ScalableSelf: ...
+        def union(self: _ScalableSelf, *others: ScalableBase[Any]) -> _ScalableSelf: ...
+        def __or__(self: _ScalableSelf, other: ScalableBase[Any], /) -> _ScalableSelf: ...
+        def __ior__(self: _ScalableSelf, other: ScalableBase[Any], /) -> _ScalableSelf: ...
+        def clear(self) -> None: ...
+        def estimate_count(self) -> float: ...
+        def estimate_error_rate(self) -> float: ...
+        def _links(self) -> list[tuple[int, float, int, int, int, int, int]]: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def tightening(self) -> float: ...
+        @property
+        def initial_capacity(self) -> int: ...
+        @property
+        def growth(self) -> int: ...
+        @property
+        def layout(self) -> str: ...
+        @property
+        def layout_version(self) -> int: ...
+        @property
+        def num_links(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def num_bits(self) -> int: ...
+        @property
+        def nbytes(self) -> int: ...
+
+else:
+    ScalableBase = _core.ScalableBase
 
 
 class LinkInfo(NamedTuple):
@@ -105,7 +162,7 @@ def _link_params(
     return d.num_bits, d.num_hashes, capacity, rate
 
 
-class ScalableBloomFilter(MergeSetOps, Persistent, _core.ScalableBase[_K]):
+class ScalableBloomFilter(MergeSetOps, Persistent, ScalableBase[_K]):
     """A Bloom filter that grows: a chain of classic or blocked Bloom filters.
 
     ``ScalableBloomFilter(initial_capacity=1000, error_rate=0.01, *, growth=2,

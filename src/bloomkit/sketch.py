@@ -1,8 +1,8 @@
 """Frequency sketches: the count-min sketch and TinyLFU.
 
 :class:`CountMinSketch` and :class:`TinyLFU` are thin facades over the C
-types :class:`bloomkit._core.CountMinBase` and
-:class:`bloomkit._core.TinyLFUBase` (``bk_sketch.c``); every per-key and batch
+types :class:`bloomkit.CountMinBase` and
+:class:`bloomkit.TinyLFUBase` (``bk_sketch.c``); every per-key and batch
 operation is C.  The top-k tracker built on a count-min sketch is
 :class:`bloomkit.topk.TopK` (its own module since #30; ``bloomkit.sketch.TopK``
 still names it).  See docs/sketch.md.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._typing import Key
@@ -36,7 +36,103 @@ def _check_rate(name: str, value: object) -> float:
     return v
 
 
-class CountMinSketch(Persistent, _core.CountMinBase[_K]):
+if TYPE_CHECKING:
+    # The C types _core.CountMinBase, _core.TinyLFUBase (py_sketch.c) as mypy sees
+    # them: the stub of a structure's C type lives in its facade (_core.pyi keeps the
+    # module's functions and the shared bases).
+    from collections.abc import Iterable
+    from typing import Generic
+
+    from ._core import StateBase
+
+    _SketchSelf = TypeVar("_SketchSelf", bound="_SketchState")
+
+    class _SketchState(StateBase):
+        def _key_hash(self, key: object, /) -> int: ...
+        @property
+        def nbytes(self) -> int: ...
+
+    _CountMinSelf = TypeVar("_CountMinSelf", bound="CountMinBase[Any]")
+
+    class CountMinBase(_SketchState, Generic[_K]):
+        def __new__(
+            cls: type[_CountMinSelf],
+            width: int,
+            depth: int,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+            conservative: bool = False,
+            counter_bits: int = 32,
+            row_hash: int = 1,
+        ) -> _CountMinSelf: ...
+        def add(self, key: _K, count: int = 1, /) -> int: ...
+        def estimate(self, key: _K, /) -> int: ...
+        def __contains__(self, key: _K, /) -> bool: ...
+        def add_many(self, keys: Iterable[_K], counts: Any = None) -> None: ...
+        def estimate_many(self, keys: Iterable[_K], /) -> Any: ...
+        def merge(
+            self: _CountMinSelf, other: CountMinBase[Any], *, saturate: bool = False
+        ) -> _CountMinSelf: ...
+        def __add__(self: _CountMinSelf, other: CountMinBase[Any], /) -> _CountMinSelf: ...
+        def __iadd__(self: _CountMinSelf, other: CountMinBase[Any], /) -> _CountMinSelf: ...
+        def clear(self) -> None: ...
+        def _counter_positions(self, key: object, /) -> list[int]: ...
+        @property
+        def width(self) -> int: ...
+        @property
+        def depth(self) -> int: ...
+        @property
+        def counter_bits(self) -> int: ...
+        @property
+        def row_hash(self) -> int: ...
+        @property
+        def counter_max(self) -> int: ...
+        @property
+        def conservative(self) -> bool: ...
+        @property
+        def total(self) -> int: ...
+
+    _TinyLFUSelf = TypeVar("_TinyLFUSelf", bound="TinyLFUBase[Any]")
+
+    class TinyLFUBase(_SketchState, Generic[_K]):
+        def __new__(
+            cls: type[_TinyLFUSelf],
+            capacity: int,
+            *,
+            sample_factor: int = 10,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+        ) -> _TinyLFUSelf: ...
+        def record(self, key: _K, /) -> None: ...
+        def record_many(self, keys: Iterable[_K], /) -> None: ...
+        def estimate(self, key: _K, /) -> int: ...
+        def admit(self, candidate: _K, victim: _K, /) -> bool: ...
+        def age(self) -> None: ...
+        def clear(self) -> None: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def sample_factor(self) -> int: ...
+        @property
+        def sample_size(self) -> int: ...
+        @property
+        def events(self) -> int: ...
+        @property
+        def resets(self) -> int: ...
+        @property
+        def num_counters(self) -> int: ...
+        @property
+        def doorkeeper_bits(self) -> int: ...
+
+else:
+    CountMinBase = _core.CountMinBase
+    TinyLFUBase = _core.TinyLFUBase
+
+
+class CountMinSketch(Persistent, CountMinBase[_K]):
     """Count-min sketch (Cormode and Muthukrishnan, 2005).
 
     ``CountMinSketch(width, depth, *, seed=0, key=None, secret=None,
@@ -156,7 +252,7 @@ class CountMinSketch(Persistent, _core.CountMinBase[_K]):
         )
 
 
-class TinyLFU(Persistent, _core.TinyLFUBase[_K]):
+class TinyLFU(Persistent, TinyLFUBase[_K]):
     """TinyLFU frequency sketch (Einziger, Friedman and Manes, 2017).
 
     ``TinyLFU(capacity, *, sample_factor=10, seed=0, key=None, secret=None)``:

@@ -1,7 +1,7 @@
 """The sliding-window Bloom filter: an age-partitioned Bloom filter.
 
 Shtul, Baquero and Almeida, "Age-Partitioned Bloom Filters" (2020).  A thin
-facade over the C type :class:`bloomkit._core.SlidingBase`: the sizing
+facade over the C type :class:`bloomkit.SlidingBase`: the sizing
 happens here (through the C model of ``bk_sliding.c``), every per-key and
 batch operation is C.  See docs/sliding.md for the exact algorithm, the
 guarantees and the sizing table.
@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core, _descriptor
 from ._typing import Key
@@ -57,6 +57,81 @@ MIN_ERROR_RATE: float = _KIND.error_rate_min or 0.0
 MAX_ERROR_RATE: float = _KIND.error_rate_max or 0.0
 MAX_CAPACITY: int = _KIND.capacity_max or 0
 SLICE_ALIGN = 512
+
+
+if TYPE_CHECKING:
+    # The C type _core.SlidingBase (py_sliding.c) as mypy sees it: the stub of a
+    # structure's C type lives in its facade (_core.pyi keeps the module's functions and
+    # the shared bases).
+    from ._core import Updatable
+
+    _SlidingSelf = TypeVar("_SlidingSelf", bound="SlidingBase[Any]")
+
+    class SlidingBase(Updatable[_K]):
+        def __new__(
+            cls: type[_SlidingSelf],
+            k: int,
+            l: int,  # noqa: E741 (the paper's number of slices, as in the C glue)
+            slice_bits: int,
+            capacity: int,
+            error_rate: float,
+            window_us: int = 0,
+            now: float | None = None,
+            *,
+            seed: int = 0,
+            secret: bytes | None = None,
+            key: Any = None,
+            layout: int = 0,
+        ) -> _SlidingSelf: ...
+        def clear(self) -> None: ...
+        def estimate_error_rate(self) -> float: ...
+        def _advance(self) -> None: ...
+        def _raw_stats(self) -> dict[str, int]: ...
+        def _key_hash(self, key: object, /) -> int: ...
+        def _slice_positions(self, key: object, /) -> list[int]: ...
+        @classmethod
+        def _design(cls, error_rate: float, max_l: int, /) -> tuple[int, int, float]: ...
+        @classmethod
+        def _model_rate(cls, k: int, slices: int, m_over_g: float, /) -> float: ...
+        @classmethod
+        def _design_blocked(cls, error_rate: float, /) -> tuple[int, int, float]: ...
+        @classmethod
+        def _model_rate_blocked(
+            cls, k: int, slices: int, lam: float, /
+        ) -> tuple[float, float]: ...
+        @property
+        def layout(self) -> str: ...
+        @property
+        def layout_version(self) -> int: ...
+        @property
+        def clock(self) -> Callable[[], float]: ...
+        @clock.setter
+        def clock(self, value: Callable[[], float]) -> None: ...
+        @property
+        def num_hashes(self) -> int: ...
+        @property
+        def generations(self) -> int: ...
+        @property
+        def num_slices(self) -> int: ...
+        @property
+        def slice_bits(self) -> int: ...
+        @property
+        def capacity(self) -> int: ...
+        @property
+        def error_rate(self) -> float: ...
+        @property
+        def generation_length(self) -> int: ...
+        @property
+        def generation(self) -> int: ...
+        @property
+        def early_shifts(self) -> int: ...
+        @property
+        def window_us(self) -> int: ...
+        @property
+        def nbytes(self) -> int: ...
+
+else:
+    SlidingBase = _core.SlidingBase
 
 
 @dataclass(frozen=True)
@@ -105,13 +180,13 @@ class SlidingDesign:
 
 @functools.lru_cache(maxsize=64)
 def _shape(error_rate: float) -> tuple[int, int, float]:
-    k, gens, r = _core.SlidingBase._design(error_rate, MAX_GENERATIONS)
+    k, gens, r = SlidingBase._design(error_rate, MAX_GENERATIONS)
     return int(k), int(gens), float(r)
 
 
 @functools.lru_cache(maxsize=64)
 def _shape_blocked(error_rate: float) -> tuple[int, int, float]:
-    k, gens, lam = _core.SlidingBase._design_blocked(error_rate)
+    k, gens, lam = SlidingBase._design_blocked(error_rate)
     return int(k), int(gens), float(lam)
 
 
@@ -229,7 +304,7 @@ def window_capacity(window: float, keys_per_window: int, error_rate: float = 0.0
     return capacity
 
 
-class SlidingBloomFilter(Persistent, _core.SlidingBase[_K]):
+class SlidingBloomFilter(Persistent, SlidingBase[_K]):
     """Membership over a sliding window: the last ``capacity`` adds, or the
     last ``window`` seconds.
 

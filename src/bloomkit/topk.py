@@ -1,6 +1,6 @@
 """TopK: the ``k`` most frequent keys of a stream (heavy hitters).
 
-A thin facade over the C type :class:`bloomkit._core.TopKBase` (``bk_topk.c``:
+A thin facade over the C type :class:`bloomkit.TopKBase` (``bk_topk.c``:
 a min-heap of candidates) that takes its counts from a
 :class:`bloomkit.sketch.CountMinSketch`.  See docs/sketch.md.
 """
@@ -8,15 +8,50 @@ a min-heap of candidates) that takes its counts from a
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _core
-from .sketch import CountMinSketch
+from .sketch import CountMinBase, CountMinSketch
 
 __all__ = ["TopK"]
 
 
-class TopK(_core.TopKBase):
+if TYPE_CHECKING:
+    # The C type _core.TopKBase (py_topk.c) as mypy sees it: the stub of a structure's
+    # C type lives in its facade (_core.pyi keeps the module's functions and the shared
+    # bases).
+    from collections.abc import Iterable
+
+
+    _TopKSelf = TypeVar("_TopKSelf", bound="TopKBase")
+
+    class TopKBase:
+        def __new__(
+            cls: type[_TopKSelf], k: int = ..., sketch: CountMinBase[Any] = ...
+        ) -> _TopKSelf: ...
+        def add(self, key: Any, count: int = 1, /) -> int: ...
+        def update(self, keys: Iterable[Any], /) -> None: ...
+        def __contains__(self, key: object, /) -> bool: ...
+        def __len__(self) -> int: ...
+        def __sizeof__(self) -> int: ...
+        def _entries(self) -> list[tuple[Any, int, int]]: ...
+        def _items(self) -> list[tuple[Any, int]]: ...
+        def _restore(
+            self, k: int, sketch: CountMinBase[Any], entries: list[tuple[Any, int, int]],
+            tick: int, /
+        ) -> None: ...
+        @property
+        def k(self) -> int: ...
+        @property
+        def sketch(self) -> CountMinBase[Any]: ...
+        @property
+        def _tick(self) -> int: ...
+
+else:
+    TopKBase = _core.TopKBase
+
+
+class TopK(TopKBase):
     """The ``k`` most frequent keys of a stream (heavy hitters).
 
     Counts come from a :class:`CountMinSketch` (so they are upper bounds);
@@ -55,7 +90,7 @@ class TopK(_core.TopKBase):
             raise ValueError("k must be >= 1")
         if sketch is None:
             sketch = CountMinSketch.from_error(epsilon, delta, seed=seed)
-        elif not isinstance(sketch, _core.CountMinBase):
+        elif not isinstance(sketch, CountMinBase):
             raise TypeError(f"sketch must be a CountMinSketch, not {type(sketch).__name__}")
         return super().__new__(cls, k, sketch)
 
@@ -90,7 +125,7 @@ class TopK(_core.TopKBase):
 
 # TopK is no Persistent (it has no state format): give it its own C method
 # descriptors here, as Persistent.__init_subclass__ does for the others, so
-# that CPython specialises top.add(key) on it as on _core.TopKBase (#21).
+# that CPython specialises top.add(key) on it as on TopKBase (#21).
 _core.own_methods(TopK)
 
 

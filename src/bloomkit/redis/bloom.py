@@ -37,7 +37,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as _RedisTimeoutError
 
 from .. import _core
-from ..bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomFilter
+from ..bloom import KIND_BLOCKED_BLOOM, KIND_BLOOM, BlockedBloomFilter, BloomBase, BloomFilter
 from ..design import BLOCK_BITS, design
 from ..errors import CapacityError
 from ._admin import copy_structure, refuse_shallow_copy
@@ -135,7 +135,7 @@ class RedisBloomFilter(LocalCopies, RawContains):
         self._keyfunc = key
         # The position calculator: an empty local filter of the same shape.
         # calloc'd, so its pages are never touched (virtual memory only).
-        self._proto: Any = _core.BloomBase.__new__(
+        self._proto: Any = BloomBase.__new__(
             self._cls, layout_id, self.num_bits, self.num_hashes, self.capacity,
             self.error_rate, seed=self.seed, secret=secret, key=key,
         )
