@@ -29,6 +29,7 @@ from bloomkit.parquet.footer import CountingFile, read_footer
 from bloomkit.parquet.thrift import ThriftError
 from bloomkit.parquet.thrift import decode_struct as bk_decode
 from pq_hostile_helpers import (
+    T_BINARY,
     T_I32,
     T_I64,
     T_LIST,
@@ -255,38 +256,131 @@ def test_deep_lists_and_maps_are_a_format_error(make: Any, base: Path, tmp_path:
         SplitBlockBloomFilter.from_parquet_bytes(raw + bytes(64), "INT64")
 
 
-def _amplifier(kind: str, n: int) -> bytes:
-    """A FileMetaData whose field 4 (row_groups) is one list of n cheap elements."""
-    if kind == "empty structs":
-        elems, et = b"\x00" * n, T_STRUCT
-    elif kind == "empty lists":
-        elems, et = b"\x05" * n, T_LIST
-    else:  # structs of one i8 field: 3 bytes a dict
-        elems, et = b"\x13\x01\x00" * n, T_STRUCT
-    return b"\x49" + bytes([0xF0 | et]) + varint(n) + elems + b"\x00"
+def _schema_prefix() -> bytes:
+    """FileMetaData fields 2 and 3 of a one-column file (root group + an
+    INT32 leaf 'x', num_rows 0), without the struct's stop byte: the row
+    groups that follow are read against a valid schema."""
+    root = {4: (T_BINARY, b"r"), 5: (T_I32, 1)}
+    leaf = {1: (T_I32, 1), 4: (T_BINARY, b"x")}
+    return encode_struct({2: (T_LIST, (T_STRUCT, [root, leaf])), 3: (T_I64, 0)})[:-1]
 
 
-@pytest.mark.parametrize("kind", ["empty structs", "empty lists", "one-field structs"])
-def test_footer_decoding_cost_is_bounded(kind: str, base: Path, tmp_path: Path) -> None:
-    """#34 item 5: a 15 MB footer of empty structs cost 1.07 GiB (72x).
-    Now 2 MB of empty structs or lists decodes within 32 MiB of address
-    space (shared empty objects: 8 bytes an element, 16x), and of dicts of
-    one field is refused within 224 MiB (the budget: 96 a byte), each in
-    20 s of CPU."""
-    body, _ = split(base.read_bytes())
-    bad = tmp_path / "amp.parquet"
-    bad.write_bytes(join(body, _amplifier(kind, 2_000_000 // (3 if "one" in kind else 1))))
-    as_mib = 224 if "one" in kind else 32
-    r = run_limited(f"""
+_CHEAP = {  # (element type, bytes of one element) of a list of cheap elements
+    "empty structs": (T_STRUCT, b"\x00"),
+    "empty lists": (T_LIST, b"\x05"),
+    "one-field structs": (T_STRUCT, b"\x13\x01\x00"),  # {1: i8 1}: a dict each, before
+    "row groups of num_rows": (T_STRUCT, b"\x36\x02\x00"),  # RowGroup{3: num_rows 1}
+}
+
+
+def _amplifier(kind: str, size: int, schema: bool = False) -> bytes:
+    """A FileMetaData of about ``size`` bytes whose field 4 (row_groups) is
+    one list of cheap elements, after a valid schema or with none."""
+    et, one = _CHEAP[kind]
+    n = size // len(one)
+    head = _schema_prefix() + b"\x19" if schema else b"\x49"  # field 4: delta 1 or 4
+    return head + bytes([0xF0 | et]) + varint(n) + one * n + b"\x00"
+
+
+def _peak_of_read_footer(tmp_path: Path, footers: dict[str, bytes], as_mib: int,
+                         cpu_s: int = 60) -> dict[str, tuple[int, str]]:
+    """Per footer, in one child under RLIMIT_AS/RLIMIT_CPU: how much the
+    resident set grew at its peak while read_footer refused or read it
+    (VmHWM after /proc/self/clear_refs reset it to the current RSS; the
+    bytes read are part of it), and how it ended.  No clock is read."""
+    body = b"PAR1" + bytes(64)
+    files = {}
+    for name, raw in footers.items():
+        f = tmp_path / f"{name.replace(' ', '_')}.parquet"
+        f.write_bytes(join(body, raw))
+        files[name] = str(f)
+    # a fixed mmap threshold: glibc's grows after a big free, and the next
+    # footer's bytes would then reuse resident heap pages and not show
+    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(128 * 1024)
+    try:
+        r = run_limited(f"""
+        import gc
         from bloomkit import FormatError
         from bloomkit.parquet.footer import CountingFile, read_footer
-        try:
-            with CountingFile({str(bad)!r}) as f:
-                read_footer(f)
-        except FormatError as e:
-            print("refused", str(e)[:200])
-    """, as_mib=as_mib, cpu_s=20)
-    assert r.returncode == 0 and "refused" in r.stdout, (r.stdout, r.stderr[-2000:])
+        def status(key):
+            with open('/proc/self/status') as fh:
+                return next(int(l.split()[1]) * 1024 for l in fh if l.startswith(key))
+        for name, path in {files!r}.items():
+            gc.collect()
+            with open('/proc/self/clear_refs', 'w') as fh:
+                fh.write('5')  # VmHWM := VmRSS
+            base = status('VmRSS:')
+            try:
+                with CountingFile(path) as f:
+                    read_footer(f)
+                end = "accepted"
+            except FormatError as e:
+                end = "refused: " + str(e).split(": ", 1)[1][:150]
+            print(name, "|", status('VmHWM:') - base, "|", end)
+        """, as_mib=as_mib, cpu_s=cpu_s)
+    finally:
+        del os.environ["MALLOC_MMAP_THRESHOLD_"]
+    assert r.returncode == 0, (r.stdout, r.stderr[-2000:])
+    out = {}
+    for line in r.stdout.splitlines():
+        name, peak, end = line.split(" | ")
+        out[name] = (int(peak), end)
+    assert set(out) == set(footers), r.stdout
+    return out
+
+
+@pytest.mark.parametrize("schema", [False, True], ids=["no schema", "valid schema"])
+def test_footer_decoding_cost_is_bounded(schema: bool, tmp_path: Path) -> None:
+    """#34 item 5: a 15 MB footer of a list of empty structs cost 1.07 GiB
+    (72x) before 'corrupt footer'; on main since R50's budget, a list of
+    one-field structs still cost 50x.  Now every such footer of 4 MB is
+    refused with its resident set grown by under 1.25x its size at the
+    peak (the bytes read: the decoder walks over fields it does not need
+    without making objects, and checks row groups one at a time), under an
+    address-space limit of 8x; 1 MB and 4 MB footers peak in proportion."""
+    mib = 2**20
+    footers = {f"{kind} {mb}": _amplifier(kind, mb * mib, schema)
+               for kind in _CHEAP for mb in (1, 4)}
+    got = _peak_of_read_footer(tmp_path, footers, as_mib=8 * 4)
+    for kind in _CHEAP:
+        small, big = got[f"{kind} 1"], got[f"{kind} 4"]
+        for mb, (peak, end) in ((1, small), (4, big)):
+            assert end.startswith("refused: corrupt footer"), (kind, mb, end)
+            assert peak < 1.25 * mb * mib, (kind, mb, peak)
+        assert big[0] < 4.2 * small[0] + 2**20, (kind, small[0], big[0])
+    if not schema:
+        assert "schema is missing" in got["empty structs 4"][1]
+    else:
+        assert "row group 0 has no column list" in got["one-field structs 4"][1]
+
+
+def test_the_issues_15_mb_footer(tmp_path: Path) -> None:
+    """The issue's case at its size: a 15 MB footer of one list of 15
+    million empty structs (1.07 GiB and 6.4 s before) is refused within
+    an address space of 8x its size and 60 s of CPU."""
+    raw = b"\x49\xfc" + varint(15_000_000) + bytes(15_000_000) + b"\x00"
+    got = _peak_of_read_footer(tmp_path, {"issue": raw}, as_mib=8 * 15)
+    peak, end = got["issue"]
+    assert end.startswith("refused: corrupt footer: schema is missing"), end
+    assert peak < 1.1 * len(raw), peak
+
+
+def test_nested_schema_groups_are_bounded(tmp_path: Path) -> None:
+    """A chain of nested schema groups made every group's path a tuple as
+    long as its depth: a 30 KB footer of 5,000 nested groups cost 118 MiB
+    (quadratic).  Groups nest at most 64 deep (R49); 64 still read."""
+    def chain(depth: int) -> bytes:
+        grp = {4: (T_BINARY, b"g"), 5: (T_I32, 1)}
+        leaf = {1: (T_I32, 1), 4: (T_BINARY, b"x")}
+        return encode_struct({2: (T_LIST, (T_STRUCT, [grp] * depth + [leaf])),
+                              3: (T_I64, 0)})
+    body = b"PAR1" + bytes(64)
+    ok = tmp_path / "ok.parquet"
+    ok.write_bytes(join(body, chain(64)))
+    assert _footer_of(ok).columns[0].path == ("g",) * 63 + ("x",)
+    got = _peak_of_read_footer(tmp_path, {"deep": chain(5000)}, as_mib=32, cpu_s=10)
+    assert "schema groups nested deeper than 64" in got["deep"][1]
+    assert got["deep"][0] < 2**20
 
 
 def test_budget_admits_honest_footers(tmp_path: Path) -> None:

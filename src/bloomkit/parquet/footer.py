@@ -23,7 +23,21 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..errors import ColumnNotFoundError, FormatError, UnsupportedFormatError
-from .thrift import ThriftError, decode_struct
+from .thrift import (
+    KIND_BIN,
+    KIND_BOOL,
+    KIND_HERE,
+    KIND_INT,
+    KIND_LIST_AT,
+    MAX_DEPTH,
+    T_LIST,
+    T_SET,
+    T_STRUCT,
+    Reader,
+    Spec,
+    ThriftError,
+    Union,
+)
 from .values import PHYSICAL_TYPES, ColumnType
 
 __all__ = ["ChunkMeta", "CountingFile", "Footer", "read_bloom", "read_footer"]
@@ -137,6 +151,46 @@ def _fmt(path: str, why: str, column: str | None = None) -> FormatError:
     return FormatError(f"{path}{col}: {why}")
 
 
+# What the reader needs of each footer struct (parquet.thrift field ids).
+# Every other field is walked over without making an object, and the big
+# lists (the schema, the row groups, each row group's column chunks) are
+# checked element by element as they are decoded, so a hostile footer is
+# refused at its first bad element, before it costs memory (R50).
+_STATS = Spec("Statistics", {1: ("max", KIND_BIN), 2: ("min", KIND_BIN),
+                             5: ("max_value", KIND_BIN), 6: ("min_value", KIND_BIN)})
+_COL_META = Spec("ColumnMetaData", {
+    1: ("type", KIND_INT), 3: ("path_in_schema", KIND_LIST_AT), 5: ("num_values", KIND_INT),
+    6: ("total_uncompressed_size", KIND_INT), 7: ("total_compressed_size", KIND_INT),
+    9: ("data_page_offset", KIND_INT), 10: ("index_page_offset", KIND_INT),
+    11: ("dictionary_page_offset", KIND_INT), 12: ("statistics", _STATS),
+    14: ("bloom_filter_offset", KIND_INT), 15: ("bloom_filter_length", KIND_INT)})
+(_M_TYPE, _M_PATH, _M_VALUES, _M_USIZE, _M_CSIZE, _M_DATA, _M_INDEX, _M_DICT, _M_STATS,
+ _M_BLOOM_OFF, _M_BLOOM_LEN) = range(11)
+_CHUNK = Spec("ColumnChunk", {3: ("meta_data", _COL_META), 8: ("crypto_metadata", KIND_HERE),
+                              9: ("encrypted_column_metadata", KIND_HERE)})
+_TIME = Spec("TimeType", {1: ("isAdjustedToUTC", KIND_BOOL), 2: ("unit", Union("TimeUnit", {}))})
+_LOGICAL = Union("LogicalType", {
+    5: Spec("DecimalType", {1: ("scale", KIND_INT), 2: ("precision", KIND_INT)}),
+    7: _TIME, 8: _TIME,
+    10: Spec("IntType", {1: ("bitWidth", KIND_INT), 2: ("isSigned", KIND_BOOL)})})
+_SCHEMA_EL = Spec("SchemaElement", {
+    1: ("type", KIND_INT), 2: ("type_length", KIND_INT), 4: ("name", KIND_BIN),
+    5: ("num_children", KIND_INT), 6: ("converted_type", KIND_INT), 7: ("scale", KIND_INT),
+    8: ("precision", KIND_INT), 10: ("logicalType", _LOGICAL)})
+_COLUMN_ORDER = Union("ColumnOrder", {})
+_BLOOM_UNION = {fid: Union(what, {}) for fid, what in
+                ((2, "BloomFilterAlgorithm"), (3, "BloomFilterHash"),
+                 (4, "BloomFilterCompression"))}
+_BLOOM_HEADER = Spec("BloomFilterHeader", {1: ("numBytes", KIND_INT),
+                                           2: ("algorithm", _BLOOM_UNION[2]),
+                                           3: ("hash", _BLOOM_UNION[3]),
+                                           4: ("compression", _BLOOM_UNION[4])})
+
+
+class _OrdersUnknown(Exception):
+    """Statistics met before the footer's column_orders said how to read them."""
+
+
 def read_footer(f: CountingFile) -> Footer:
     """Read and check the footer of the open Parquet file ``f``."""
     path = f.path
@@ -155,17 +209,71 @@ def read_footer(f: CountingFile) -> Footer:
     start = f.size - 8 - flen
     raw = f.read_at(start, flen)
     try:
-        meta, end = decode_struct(raw)
+        return _decode(path, f.size, start, raw)
     except ThriftError as e:
         raise _fmt(path, f"corrupt footer: {e}") from None
-    if end != flen:
-        raise _fmt(path, f"footer ends at byte {end} of its declared {flen}")
-    try:
-        return _build(path, f.size, start, meta)
     except FormatError:
         raise
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise _fmt(path, f"corrupt footer: {e}") from None
+
+
+def _decode(path: str, size: int, start: int, raw: bytes) -> Footer:
+    """Walk FileMetaData field by field.  Writers put the schema (2) before
+    the row groups (4) and those before column_orders (7), so the row groups
+    are built as they are read, trusting the statistics' order; they are
+    read again (once) only if column_orders then says an order is unknown,
+    or when the schema comes after them."""
+    r = Reader(raw)
+    columns: list[ColumnType] | None = None
+    num_rows = 0
+    created: bytes | None = None
+    orders: bytearray | None = None
+    rgs_at: int | None = None
+    groups: tuple[list[list[ChunkMeta]], int] | None = None
+    for fid, t in r.fields(1):
+        if fid == 2:
+            if columns is not None:
+                groups = None  # a second schema: the row groups are checked against it
+            columns = _read_schema(r, t)
+        elif fid == 3:
+            num_rows = _int(r.read(KIND_INT, t, 1, "FileMetaData", 3), "num_rows")
+        elif fid == 4:
+            if t not in (T_LIST, T_SET):
+                raise r.mismatch("FileMetaData", 4, t, "a list")
+            rgs_at, groups = r.pos, None
+            if columns is not None and orders is None:
+                try:
+                    groups = _read_row_groups(path, r, start, columns, None)
+                except _OrdersUnknown:
+                    r.pos = rgs_at
+                    r.skip(t, 1)
+            else:
+                r.skip(t, 1)
+        elif fid == 6:
+            created = r.read(KIND_BIN, t, 1, "FileMetaData", 6)
+        elif fid == 7:
+            orders = _read_orders(r, t)
+        else:
+            r.skip(t, 1)
+    if r.pos != len(raw):
+        raise _fmt(path, f"footer ends at byte {r.pos} of its declared {len(raw)}")
+    if columns is None:
+        raise ValueError("schema is missing or not a list of elements")
+    ok = None if orders is None else [c < len(orders) and orders[c] == 1
+                                      for c in range(len(columns))]
+    if rgs_at is not None and (groups is None or (ok is not None and not all(ok))):
+        groups = _read_row_groups(path, Reader(raw, rgs_at), start, columns,
+                                  ok or [True] * len(columns))
+    footer = Footer(path, size, start, num_rows, columns,
+                    created_by=created.decode("utf-8", "replace") if created is not None
+                    else None)
+    if groups is not None and groups[0]:
+        footer.row_groups, total_rows = groups
+        if total_rows != num_rows:
+            raise _fmt(path, f"the row groups hold {total_rows} rows, the footer declares "
+                             f"{num_rows}")
+    return footer
 
 
 def _int(v: Any, what: str, lo: int = 0, hi: int = (1 << 63) - 1) -> int:
@@ -174,13 +282,25 @@ def _int(v: Any, what: str, lo: int = 0, hi: int = (1 << 63) - 1) -> int:
     return v
 
 
-def _schema_leaves(schema: Any) -> list[ColumnType]:
-    if not isinstance(schema, list) or not schema or not all(isinstance(e, dict) for e in schema):
+# Schema groups nest at most this deep: every leaf's path is a tuple as
+# long as its depth, so a chain of nested groups would cost the square of
+# the footer's size in paths.  Real schemas nest a few levels (a list of
+# maps of structs is 5); Thrift's own limit is the same.
+MAX_SCHEMA_DEPTH = MAX_DEPTH
+
+
+def _read_schema(r: Reader, t: int) -> list[ColumnType]:
+    """The leaf columns of the schema list starting at ``r``, checked and
+    built one element at a time (depth-first: element 0 is the root group;
+    an explicit stack keeps hostile nesting from Python's recursion)."""
+    if t not in (T_LIST, T_SET):
         raise ValueError("schema is missing or not a list of elements")
+    n, et = r.list_header(2)
+    if not n or et != T_STRUCT:
+        raise ValueError("schema is missing or not a list of elements")
+    root = r.struct(_SCHEMA_EL, 3)
+    root_children = _int(root[3] if root[3] is not None else 0, "root num_children", 0, n)
     leaves: list[ColumnType] = []
-    # Depth-first: element 0 is the root group.  An explicit stack keeps
-    # hostile nesting from touching Python's recursion limit.
-    root_children = _int(schema[0].get(5, 0), "root num_children", 0, len(schema))
     stack: list[tuple[tuple[str, ...], int]] = [((), root_children)]
     i = 1
     while stack:
@@ -189,131 +309,201 @@ def _schema_leaves(schema: Any) -> list[ColumnType]:
             stack.pop()
             continue
         stack[-1] = (prefix, remaining - 1)
-        if i >= len(schema):
+        if i >= n:
             raise ValueError("schema declares more children than elements")
-        el = schema[i]
+        el = r.struct(_SCHEMA_EL, 3)
         i += 1
-        name = el.get(4)
-        if not isinstance(name, bytes):
+        pt, _, name, nch, _, _, _, _ = el
+        if name is None:
             raise ValueError(f"schema element {i - 1} has no name")
         path = (*prefix, name.decode("utf-8", "replace"))
-        nch = el.get(5)
-        if nch is not None and el.get(1) is None:
-            stack.append((path, _int(nch, "num_children", 0, len(schema))))
+        if nch is not None and pt is None:
+            if len(stack) >= MAX_SCHEMA_DEPTH:
+                raise ValueError(f"schema groups nested deeper than {MAX_SCHEMA_DEPTH}")
+            stack.append((path, _int(nch, "num_children", 0, n)))
         else:
-            leaves.append(ColumnType.from_schema(el, path))
-    if i != len(schema):
-        raise ValueError(f"schema has {len(schema) - i} elements outside the tree")
+            leaves.append(ColumnType.from_schema(_schema_dict(el), path))
+    if i != n:
+        raise ValueError(f"schema has {n - i} elements outside the tree")
     return leaves
 
 
-def _column_orders(meta: dict[int, Any], n: int) -> list[bool]:
-    """Per leaf: whether min_value/max_value follow an order we know."""
-    orders = meta.get(7)
-    if not isinstance(orders, list):
-        return [True] * n
-    ok = [isinstance(o, dict) and len(o) == 1 and next(iter(o)) in (1, 2) for o in orders]
-    return ok + [False] * (n - len(ok))
+def _schema_dict(el: tuple[Any, ...]) -> dict[int, Any]:
+    """A leaf SchemaElement as ColumnType.from_schema reads it (field id:
+    value, the LogicalType union as {member id: {field id: value}})."""
+    pt, tl, _, _, ct, scale, prec, lt = el
+    d = {fid: v for fid, v in ((1, pt), (2, tl), (6, ct), (7, scale), (8, prec)) if v is not None}
+    if lt is not None and lt[3]:
+        member, _, body, _ = lt
+        inner: dict[int, Any] = {}
+        if body is not None:
+            for k, v in enumerate(body, 1):
+                if isinstance(v, tuple):  # a TimeUnit union: {unit id: {}}
+                    v = {v[0]: {}} if v[3] else {}
+                if v is not None:
+                    inner[k] = v
+        d[10] = {member: inner}
+    return d
 
 
-def _stats(col: ColumnType, st: Any, order_ok: bool) -> tuple[bytes | None, bytes | None]:
-    if not isinstance(st, dict):
+def _read_orders(r: Reader, t: int) -> bytearray | None:
+    """Per leaf: 1 when its ColumnOrder is one we know (TYPE_ORDER, or
+    IEEE_754_TOTAL_ORDER, field 2), 0 otherwise; one byte an element."""
+    if t not in (T_LIST, T_SET):
+        r.skip(t, 1)
+        return None
+    n, et = r.list_header(2)
+    out = bytearray(n)
+    for c in range(n):
+        if et != T_STRUCT:
+            r.skip(et, 2)  # not a ColumnOrder: an order we do not know
+            continue
+        fid, _, _, count = r.union(_COLUMN_ORDER, 3)
+        out[c] = count == 1 and fid in (1, 2)
+    return out
+
+
+def _stats(col: ColumnType, st: tuple[Any, ...] | None,
+           order_ok: bool | None) -> tuple[bytes | None, bytes | None]:
+    """(min, max) usable for pruning: min_value/max_value when the column's
+    order is known, else the deprecated min/max for signed orders only.
+    ``order_ok`` None: column_orders not read yet; min_value/max_value are
+    then trusted, and a malformed one raises _OrdersUnknown (the caller
+    reads the row groups again once the orders are known)."""
+    if st is None:
         return None, None
-    mn, mx = st.get(6), st.get(5)
-    if not (isinstance(mn, bytes) and isinstance(mx, bytes) and order_ok):
-        mn, mx = None, None
+    mx, mn = st[2], st[3]
+    if mn is None or mx is None or order_ok is False:
+        mn = mx = None
         if col.signed_stats_ok():
-            mn, mx = st.get(2), st.get(1)
-    if not (isinstance(mn, bytes) and isinstance(mx, bytes)):
+            mx, mn = st[0], st[1]
+    elif order_ok is None:
+        try:
+            return _usable(col, mn, mx)
+        except ValueError:
+            raise _OrdersUnknown from None
+    return _usable(col, mn, mx)
+
+
+def _usable(col: ColumnType, mn: bytes | None, mx: bytes | None
+            ) -> tuple[bytes | None, bytes | None]:
+    if mn is None or mx is None:
         return None, None
     if col.order_key(mn) is None or col.order_key(mx) is None:  # ValueError if malformed
         return None, None
     return mn, mx
 
 
-def _build(path: str, size: int, start: int, meta: dict[int, Any]) -> Footer:
-    columns = _schema_leaves(meta.get(2))
-    orders = _column_orders(meta, len(columns))
-    rgs = meta.get(4, [])
-    if not isinstance(rgs, list):
-        raise ValueError("row_groups is not a list")
-    created = meta.get(6)
-    footer = Footer(path, size, start, _int(meta.get(3, 0), "num_rows"), columns,
-                    created_by=created.decode("utf-8", "replace") if isinstance(created, bytes)
-                    else None)
-    total_rows = 0
-    for g, rg in enumerate(rgs):
-        if not isinstance(rg, dict) or not isinstance(rg.get(1), list):
+def _read_row_groups(path: str, r: Reader, data_end: int, columns: list[ColumnType],
+                     ok: list[bool] | None) -> tuple[list[list[ChunkMeta]], int]:
+    """The row groups of the list starting at ``r``, each checked as it is
+    read; ``ok`` per column whether min_value/max_value follow a known order
+    (None: not known yet, see _stats).  Returns them and their rows' sum."""
+    n, et = r.list_header(2)
+    if n and et != T_STRUCT:
+        raise ValueError("row_groups is not a list of structs")
+    groups: list[list[ChunkMeta]] = []
+    total = 0
+    for g in range(n):
+        chunks: list[ChunkMeta] | None = None
+        rows: Any = 0
+        for fid, t in r.fields(3):
+            if fid == 1:
+                if t not in (T_LIST, T_SET):
+                    raise ValueError(f"row group {g} has no column list")
+                chunks = _read_chunks(path, r, g, data_end, columns, ok)
+            elif fid == 3:
+                rows = r.read(KIND_INT, t, 3, "RowGroup", 3)
+            else:
+                r.skip(t, 3)
+        if chunks is None:
             raise ValueError(f"row group {g} has no column list")
-        chunks = rg[1]
-        rg_rows = _int(rg.get(3, 0), f"row group {g} num_rows")
-        total_rows += rg_rows
-        if len(chunks) != len(columns):
-            raise ValueError(f"row group {g} has {len(chunks)} column chunks for "
-                             f"{len(columns)} schema columns")
-        out: list[ChunkMeta] = []
-        for c, (ch, col) in enumerate(zip(chunks, columns, strict=True)):
-            if not isinstance(ch, dict):
-                raise ValueError(f"row group {g} chunk {c} is not a struct")
-            md = ch.get(3)
-            if not isinstance(md, dict):
-                if ch.get(9) is not None or ch.get(8) is not None:
-                    raise UnsupportedFormatError(
-                        f"{path}: column {col.name!r} is encrypted (not supported)")
-                raise ValueError(f"row group {g} column {col.name!r} has no metadata")
-            pt = md.get(1)
-            if pt not in PHYSICAL_TYPES or PHYSICAL_TYPES[pt] != col.physical:
-                raise _fmt(path, f"row group {g}: chunk type {pt!r} differs from the "
-                                 f"schema's {col.physical}", col.name)
-            pis = md.get(3)
-            if isinstance(pis, list) and tuple(
-                    p.decode("utf-8", "replace") if isinstance(p, bytes) else "?"
-                    for p in pis) != col.path:
-                raise _fmt(path, f"row group {g}: chunk {c} path does not match the schema",
-                           col.name)
-            off, length = md.get(14), md.get(15)
-            if off is not None:
-                off = _int(off, f"bloom_filter_offset of {col.name!r}")
-            if length is not None:
-                length = _int(length, f"bloom_filter_length of {col.name!r}", 0, (1 << 31) - 1)
-            try:
-                mn, mx = _stats(col, md.get(12), orders[c])
-            except ValueError as e:
-                raise _fmt(path, f"row group {g}: bad statistics: {e}", col.name) from None
-            _chunk_extent(md, start, f"row group {g} column {col.name!r}")
-            out.append(ChunkMeta(g, col, _int(md.get(5, 0), "num_values"), mn, mx, off, length))
+        rg_rows = _int(rows, f"row group {g} num_rows")
+        total += rg_rows
         # Every row has at least one entry (a value, a null, an empty list)
         # in every leaf, so a row group cannot have more rows than its
         # fullest chunk has values: a num_rows lie (2**40 in a 16 KB file)
         # is refused here, before any reader sizes an allocation by it.
-        most = max((c.num_values for c in out), default=0)
+        most = max((c.num_values for c in chunks), default=0)
         if rg_rows > most:
             raise _fmt(path, f"row group {g} declares {rg_rows} rows but its column chunks "
                              f"hold at most {most} values")
-        footer.row_groups.append(out)
-    if rgs and total_rows != footer.num_rows:
-        raise _fmt(path, f"the row groups hold {total_rows} rows, the footer declares "
-                         f"{footer.num_rows}")
-    return footer
+        groups.append(chunks)
+    return groups, total
 
 
-def _chunk_extent(md: dict[int, Any], data_end: int, where: str) -> None:
+def _read_chunks(path: str, r: Reader, g: int, data_end: int, columns: list[ColumnType],
+                 ok: list[bool] | None) -> list[ChunkMeta]:
+    n, et = r.list_header(4)
+    if n != len(columns):
+        raise ValueError(f"row group {g} has {n} column chunks for "
+                         f"{len(columns)} schema columns")
+    out: list[ChunkMeta] = []
+    for c, col in enumerate(columns):
+        if et != T_STRUCT:
+            raise ValueError(f"row group {g} chunk {c} is not a struct")
+        md, crypto, encrypted = r.struct(_CHUNK, 5)
+        if md is None:
+            if crypto is not None or encrypted is not None:
+                raise UnsupportedFormatError(
+                    f"{path}: column {col.name!r} is encrypted (not supported)")
+            raise ValueError(f"row group {g} column {col.name!r} has no metadata")
+        pt = md[_M_TYPE]
+        if pt not in PHYSICAL_TYPES or PHYSICAL_TYPES[pt] != col.physical:
+            raise _fmt(path, f"row group {g}: chunk type {pt!r} differs from the "
+                             f"schema's {col.physical}", col.name)
+        if md[_M_PATH] is not None and not _path_is(r, md[_M_PATH], col.path):
+            raise _fmt(path, f"row group {g}: chunk {c} path does not match the schema",
+                       col.name)
+        off, length = md[_M_BLOOM_OFF], md[_M_BLOOM_LEN]
+        if off is not None:
+            off = _int(off, f"bloom_filter_offset of {col.name!r}")
+        if length is not None:
+            length = _int(length, f"bloom_filter_length of {col.name!r}", 0, (1 << 31) - 1)
+        try:
+            mn, mx = _stats(col, md[_M_STATS], None if ok is None else ok[c])
+        except ValueError as e:
+            raise _fmt(path, f"row group {g}: bad statistics: {e}", col.name) from None
+        _chunk_extent(md, data_end, f"row group {g} column {col.name!r}")
+        values = md[_M_VALUES]
+        out.append(ChunkMeta(g, col, _int(0 if values is None else values, "num_values"),
+                             mn, mx, off, length))
+    return out
+
+
+def _path_is(r: Reader, at: int, want: tuple[str, ...]) -> bool:
+    """Whether the path_in_schema list at offset ``at`` names ``want``,
+    compared one name at a time (a hostile list costs no objects)."""
+    p = Reader(r.buf, at)
+    n, et = p.list_header(7)
+    if n != len(want):
+        return False
+    if n and et != 8:  # T_BINARY
+        return False
+    for name in want:
+        if p.take(p.varint()).decode("utf-8", "replace") != name:
+            return False
+    return True
+
+
+def _chunk_extent(md: tuple[Any, ...], data_end: int, where: str) -> None:
     """A column chunk's page offsets and sizes lie in the data part
     [4, data_end): a reader trusting them neither seeks past the file nor
     sizes a buffer by a length the file cannot hold."""
-    for fid, what in ((9, "data_page_offset"), (10, "index_page_offset"),
-                      (11, "dictionary_page_offset")):
-        v = md.get(fid)
+    for slot, what in ((_M_DATA, "data_page_offset"), (_M_INDEX, "index_page_offset"),
+                       (_M_DICT, "dictionary_page_offset")):
+        v = md[slot]
         if v is None or v == 0:  # writers write 0 for "none" (pyarrow: an empty row group)
             continue
-        if not isinstance(v, int) or isinstance(v, bool) or not 4 <= v < data_end:
+        if not 4 <= v < data_end:
             raise ValueError(f"{where}: {what} {v!r} is outside the data part [4, {data_end})")
-    for fid, what in ((6, "total_uncompressed_size"), (7, "total_compressed_size")):
-        v = md.get(fid)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+    for slot, what in ((_M_USIZE, "total_uncompressed_size"),
+                       (_M_CSIZE, "total_compressed_size")):
+        v = md[slot]
+        if v is not None and v < 0:
             raise ValueError(f"{where}: {what} is {v!r}")
-    comp = md.get(7)
-    if isinstance(comp, int) and comp > data_end - 4:
+    comp = md[_M_CSIZE]
+    if comp is not None and comp > data_end - 4:
         raise ValueError(f"{where}: total_compressed_size {comp} exceeds the "
                          f"{data_end - 4}-byte data part")
 
@@ -356,23 +546,36 @@ def read_bloom(f: CountingFile, footer: Footer, chunk: ChunkMeta) -> bytes | Non
 
 def parse_bloom_header(path: str, name: str, where: str, data: bytes) -> tuple[int, int]:
     """(header length, numBytes) of the BloomFilterHeader at data[0:]."""
+    r = Reader(data)
+    nbytes: Any = None
+    unions: dict[int, Any] = {}
     try:
-        hdr, end = decode_struct(data)
+        for fid, t in r.fields(1):
+            if fid == 1:
+                nbytes = r.read(KIND_INT, t, 1, "BloomFilterHeader", 1)
+            elif fid in _BLOOM_UNION and t == T_STRUCT:
+                unions[fid] = r.union(_BLOOM_UNION[fid], 2)
+            elif fid in _BLOOM_UNION:
+                unions[fid] = t  # not a union at all: reported as its wire type
+                r.skip(t, 1)
+            else:
+                r.skip(t, 1)
     except ThriftError as e:
         raise _fmt(path, f"{where} header is corrupt: {e}", name) from None
-    nbytes = hdr.get(1)
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+    if nbytes is None:
         raise _fmt(path, f"{where} header has no numBytes", name)
     if nbytes <= 0 or nbytes % 32:
         raise _fmt(path, f"{where} numBytes {nbytes} is not a positive multiple of 32", name)
     for fid, what in ((2, "algorithm"), (3, "hash"), (4, "compression")):
-        u = hdr.get(fid)
+        u = unions.get(fid)
         if u is None and fid == 4:
             continue  # written before the field existed: uncompressed
-        if not isinstance(u, dict) or len(u) != 1 or not isinstance(u.get(1), dict):
+        # honest: exactly one member, field 1 (BLOCK, XXHASH, UNCOMPRESSED), an empty struct
+        if not isinstance(u, tuple) or u[3] != 1 or u[0] != 1 or u[1] != T_STRUCT:
             known = {2: "BLOCK", 3: "XXHASH", 4: "UNCOMPRESSED"}[fid]
-            got = sorted(u) if isinstance(u, dict) else u
+            got = (u if not isinstance(u, tuple) else [] if not u[3] else [u[0]] if u[3] == 1
+                   else f"{u[3]} members from {u[0]}")
             raise UnsupportedFormatError(
                 f"{path}, column {name!r}: {where} {what} {got!r} is not {known} "
                 "(the only one the Parquet specification defines)")
-    return end, nbytes
+    return r.pos, nbytes
