@@ -150,6 +150,10 @@ class Recipe:
     #: tests/format/make_golden.py: golden file stem -> build spec
     #: (tests/format/_manifest.py's form); written once, never regenerated
     golden: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: tests/test_cli.py: Python's own merge of two instances of equal parameters,
+    #: which `bloomkit merge` must equal byte for byte (None: the class does not
+    #: merge; the test checks this against the descriptor's mergeable)
+    merge: Callable[[Any, Any], Any] | None = None
 
 
 def _test_module(cls: type) -> str:

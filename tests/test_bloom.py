@@ -445,6 +445,7 @@ RECIPES = [
     kind_list.Recipe(
         "BloomFilter",
         hot=("add", "k"),
+        merge=lambda a, b: a | b,
         threads=[kind_list.ThreadSpec(
             "bloom", lambda key: BloomFilter(40_000, 0.01, key=key), unite=kind_list.ior)],
         rewrites={"": "bloomkit.BloomFilter(300, 0.01, seed=1)"},
@@ -465,6 +466,7 @@ RECIPES = [
     kind_list.Recipe(
         "BlockedBloomFilter",
         hot=("add", "k"),
+        merge=lambda a, b: a | b,
         threads=[kind_list.ThreadSpec(
             "blocked", lambda key: BlockedBloomFilter(40_000, 0.01, key=key),
             unite=kind_list.ior)],

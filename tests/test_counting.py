@@ -561,6 +561,7 @@ TestCountingMachine.settings = settings(max_examples=60, stateful_step_count=40,
 RECIPES = [kind_list.Recipe(
     "CountingBloomFilter",
     hot=("count", "k"),
+    merge=lambda a, b: a | b,
     threads=[kind_list.ThreadSpec(
         "counting", lambda key: CountingBloomFilter(40_000, 0.01, key=key), removes=True,
         unite=kind_list.ior)],

@@ -832,6 +832,7 @@ class PlacementFormulaTests:
 RECIPES = [kind_list.Recipe(
     "CuckooFilter",
     hot=("count", "k"),
+    merge=lambda a, b: a | b,
     threads=[kind_list.ThreadSpec("cuckoo", lambda key: CuckooFilter(60_000, 0.001, key=key),
                                   removes=True, unite=kind_list.ior)],
     rewrites={"b4": "bloomkit.CuckooFilter(300, 0.01, seed=1)",

@@ -329,6 +329,7 @@ class HostileBytesTests:
 RECIPES = [kind_list.Recipe(
     "GrowableFilter",
     hot=("add", "k"),
+    merge=None,  # an entry keeps one value's bits: no union (docs/growable.md)
     threads=[kind_list.ThreadSpec("growable", lambda key: GrowableFilter(64, 0.01, key=key))],
     rewrites={"": "bloomkit.GrowableFilter(40, 0.05, seed=1)"},
     numpy=kind_list.numpy_filter(lambda: GrowableFilter(300, 0.01, seed=3)),

@@ -721,6 +721,7 @@ TestQuotientMachine.settings = settings(max_examples=80, stateful_step_count=40,
 RECIPES = [kind_list.Recipe(
     "QuotientFilter",
     hot=("count", "k"),
+    merge=lambda a, b: a | b,
     threads=[kind_list.ThreadSpec(
         "quotient", lambda key: QuotientFilter(60_000, 0.01, key=key), removes=True,
         unite=lambda f, g: f.merge(g))],  # a new filter: f is only read

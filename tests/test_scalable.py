@@ -573,6 +573,7 @@ TestScalableMachine.settings = settings(max_examples=40, stateful_step_count=40,
 RECIPES = [kind_list.Recipe(
     "ScalableBloomFilter",
     hot=("add", "k"),
+    merge=lambda a, b: a | b,
     threads=[
         kind_list.ThreadSpec("scalable", lambda key: ScalableBloomFilter(64, 0.01, key=key),
                              unite=kind_list.ior),

@@ -724,6 +724,7 @@ RECIPES = [
     kind_list.Recipe(
         "CountMinSketch",
         hot=("add", "k, 1"),
+        merge=lambda a, b: a + b,
         threads=[kind_list.ThreadSpec(
             "count-min", lambda key: CountMinSketch(4096, 4, key=key),
             present_many=_cms_present_many, unite=lambda f, g: f.merge(g))],
@@ -748,6 +749,7 @@ RECIPES = [
     kind_list.Recipe(
         "TinyLFU",
         hot=("admit", "k, k"),
+        merge=None,  # TinyLFU states do not merge (docs/sketch.md)
         threads="records and ages, no add/contains paths: SketchThreadTests.test_tinylfu",
         rewrites={"": "bloomkit.TinyLFU(64, sample_factor=2, seed=1)"},
         numpy=kind_list.NumpyCase(

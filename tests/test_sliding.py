@@ -550,6 +550,7 @@ def test_cli_builds_and_queries_a_sliding_filter(tmp_path: Path) -> None:
 RECIPES = [kind_list.Recipe(
     "SlidingBloomFilter",
     hot=("add", "k"),
+    merge=None,  # two rings at different generations: no union
     threads=[kind_list.ThreadSpec("sliding",
                                   lambda key: SlidingBloomFilter(40_000, 0.01, key=key))],
     rewrites={"": "bloomkit.SlidingBloomFilter(300, 0.01, seed=1)",
