@@ -9,9 +9,10 @@ for the facade module ``bloomkit.<m>``, as the tests mirror the modules)
 declares ``RECIPES = [Recipe(...)]``, and :func:`recipes` collects them.
 Every field of a recipe but ``golden`` and ``merge`` must be given: a case,
 or a str saying why that test does not take the kind (and which test covers
-it instead); ``merge`` is checked against the descriptor's ``mergeable``.  :func:`assert_covers` then FAILS the generic test, naming the
-kind, for a kind with no recipe.  So a new kind is covered by the generic
-tests through its own test file, or they say what it needs.
+it instead); ``merge`` is checked against the descriptor's ``mergeable``.
+:func:`assert_covers` then FAILS the generic test, naming the kind, for a
+kind with no recipe.  So a new kind is covered by the generic tests through
+its own test file, or they say what it needs.
 """
 
 from __future__ import annotations
