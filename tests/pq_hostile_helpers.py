@@ -1,10 +1,12 @@
 """Hostile Parquet files and lakes for the tests of issue #34 (R47-R55).
 
 A Parquet footer is Thrift compact protocol; to change one field of a file
-pyarrow wrote, the footer is decoded here *with its types* (bloomkit's own
-reader drops them), edited, and encoded again: :func:`rewrite_footer`.
-Written from the Thrift compact protocol specification, for the tests only
-(bloomkit's reader must not be the one checking itself).
+pyarrow wrote, the footer is decoded *with its types* (bloomkit's generic
+``decode_struct(typed=True)``, which the footer reader does not use: it
+reads footers with the schema-aware decoder), edited, and encoded again by
+the encoder here: :func:`rewrite_footer`.  The hostile bytes themselves are
+made by this encoder, written from the Thrift compact protocol
+specification for the tests only; the tests do not re-implement a decoder.
 
 Typed values: a struct is ``{field_id: (type_id, value)}``, a list
 ``(elem_type, [values])``, a map ``(key_type, value_type, [(k, v), ...])``;
@@ -24,75 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import bloomkit
+from bloomkit.parquet import thrift
 
 T_TRUE, T_FALSE, T_I8, T_I16, T_I32, T_I64, T_DOUBLE = 1, 2, 3, 4, 5, 6, 7
 T_BINARY, T_LIST, T_SET, T_MAP, T_STRUCT = 8, 9, 10, 11, 12
-
-
-class _R:
-    def __init__(self, buf: bytes) -> None:
-        self.buf, self.pos = buf, 0
-
-    def byte(self) -> int:
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def varint(self) -> int:
-        out = shift = 0
-        while True:
-            b = self.byte()
-            out |= (b & 0x7F) << shift
-            if b < 0x80:
-                return out
-            shift += 7
-
-    def zz(self) -> int:
-        u = self.varint()
-        return (u >> 1) ^ -(u & 1)
-
-    def value(self, t: int) -> Any:
-        if t in (T_TRUE, T_FALSE):
-            return t == T_TRUE
-        if t == T_I8:
-            return self.byte()
-        if t in (T_I16, T_I32, T_I64):
-            return self.zz()
-        if t == T_DOUBLE:
-            v = struct.unpack_from("<d", self.buf, self.pos)[0]
-            self.pos += 8
-            return v
-        if t == T_BINARY:
-            n = self.varint()
-            v = self.buf[self.pos:self.pos + n]
-            self.pos += n
-            return v
-        if t in (T_LIST, T_SET):
-            h = self.byte()
-            n, et = h >> 4, h & 15
-            if n == 15:
-                n = self.varint()
-            return (et, [self.byte() == 1 if et in (T_TRUE, T_FALSE) else self.value(et)
-                         for _ in range(n)])
-        if t == T_MAP:
-            n = self.varint()
-            if not n:
-                return (0, 0, [])
-            kv = self.byte()
-            return (kv >> 4, kv & 15, [(self.value(kv >> 4), self.value(kv & 15))
-                                       for _ in range(n)])
-        if t == T_STRUCT:
-            out: dict[int, tuple[int, Any]] = {}
-            last = 0
-            while True:
-                h = self.byte()
-                if h == 0:
-                    return out
-                ft, d = h & 15, h >> 4
-                fid = last + d if d else self.zz()
-                last = fid
-                out[fid] = (T_TRUE if ft in (T_TRUE, T_FALSE) else ft, self.value(ft))
-        raise ValueError(f"type {t}")
 
 
 def varint(v: int) -> bytes:
@@ -159,7 +96,9 @@ def encode_struct(fields: dict[int, tuple[int, Any]]) -> bytes:
 
 
 def decode_struct(buf: bytes) -> dict[int, tuple[int, Any]]:
-    out: dict[int, tuple[int, Any]] = _R(buf).value(T_STRUCT)
+    """A typed FileMetaData of an honest footer, by bloomkit's generic
+    decoder (footer reading uses the schema-aware one, not this)."""
+    out, _ = thrift.decode_struct(buf, typed=True)
     return out
 
 

@@ -213,9 +213,48 @@ class _Reader:
             fields[fid] = self.value(t, depth)
 
 
-def decode_struct(buf: bytes, pos: int = 0) -> tuple[dict[int, Any], int]:
-    """Decode one struct at ``buf[pos:]``; return it and the offset after it."""
-    r = _Reader(buf, pos)
+class _TypedReader(_Reader):
+    """decode_struct(typed=True): each value with its wire type, the shape a
+    tool needs to re-encode a struct it edited (tests/pq_hostile_helpers.py)."""
+
+    __slots__ = ()
+
+    def list_(self, depth: int) -> Any:
+        et = self.buf[self.pos] & 0x0F if self.pos < self.end else 0
+        items = super().list_(depth)
+        self.spend(COST_ENTRY)
+        return (et, list(items))  # a copy: the shared empty list stays empty
+
+    def map_(self, depth: int) -> Any:
+        head = _Reader(self.buf, self.pos)
+        kv = head.byte() if head.varint() else 0
+        items = super().map_(depth)
+        self.spend(COST_ENTRY)
+        return (kv >> 4, kv & 0x0F, list(items))
+
+    def struct_(self, depth: int) -> dict[int, Any]:
+        self.nest(depth)
+        self.spend(COST_STRUCT)
+        fields: dict[int, Any] = {}
+        last = 0
+        while True:
+            head = self.byte()
+            if head == 0:
+                return fields
+            self.spend(COST_FIELD + COST_ENTRY)
+            t, delta = head & 0x0F, head >> 4
+            fid = last + delta if delta else self.zigzag(16)
+            last = fid
+            fields[fid] = (T_TRUE if t == T_FALSE else t, self.value(t, depth))
+
+
+def decode_struct(buf: bytes, pos: int = 0, *, typed: bool = False
+                  ) -> tuple[dict[int, Any], int]:
+    """Decode one struct at ``buf[pos:]``; return it and the offset after it.
+    With ``typed``, a struct is ``{field id: (wire type, value)}`` (bools as
+    T_TRUE), a list or set ``(element type, [values])`` and a map ``(key
+    type, value type, [(key, value), ...])``: what re-encoding needs."""
+    r = (_TypedReader if typed else _Reader)(buf, pos)
     out = r.struct_(1)
     return out, r.pos
 
