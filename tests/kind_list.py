@@ -113,6 +113,7 @@ class ArrowCase:
     query: Callable[[Any, Any], Any]
     distinct: bool = False
     name: str = ""  # filled in by recipes()
+    state: Callable[[Any], bytes] = lambda obj: bytes(obj.to_bytes())
 
     def __repr__(self) -> str:
         return self.name

@@ -102,7 +102,7 @@ def test_arrow_keys_equal_python_keys(kind: Kind, t: str, rng: random.Random) ->
     a, b = kind.make(), kind.make()
     kind.add_many(a, keys)
     kind.add_many(b, arr)
-    assert _state(a) == _state(b)
+    assert kind.state(a) == kind.state(b)
     probes = keys + (["nope", b"nope", 10**30] if t not in INT_TYPES else [12345])
     if t in INT_TYPES:
         probe_arr: Any = pa.array(probes, type=pa.int64() if "u" not in t else pa.uint64())
@@ -181,7 +181,7 @@ def test_nulls_are_no_key(kind: Kind, rng: random.Random) -> None:
     a, b = kind.make(), kind.make()
     kind.add_many(a, present)
     kind.add_many(b, pa.array(with_nulls, type=pa.int64()))
-    assert _state(a) == _state(b)
+    assert kind.state(a) == kind.state(b)
     got = list(kind.query(a, pa.array(with_nulls, type=pa.int64())))
     want = kind.query(a, present)
     it = iter(want)

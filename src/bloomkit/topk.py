@@ -61,7 +61,9 @@ class TopK(TopKBase):
     delta=1e-3, seed=0)`` or ``TopK(k, sketch=existing_sketch)``.  Keys are
     identified as the sketch counts them (its hash, seed, secret and key=);
     each candidate reports the key object it entered with.  ``update(keys)``
-    takes a list, tuple, iterable, numpy array or ByteKeys; the sketch
+    takes a list, tuple, iterable, numpy array, ByteKeys or Arrow column
+    (pyarrow, Polars: null rows are no key, and a candidate holds its row's
+    value as ``to_pylist()`` gives it); the sketch
     counts exactly as ``add`` on each key in order, and each distinct key
     of a chunk (up to 65,536 events) is offered to the candidates once,
     with its estimate right after that count is added (docs/sketch.md:

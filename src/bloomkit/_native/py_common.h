@@ -273,6 +273,12 @@ Py_ssize_t bkarrow_api_rows(const bkarrow_keys *k);
 int bkarrow_api_gaps(const bkarrow_keys *k);
 Py_ssize_t bkarrow_api_nulls(const bkarrow_keys *k);
 void bkarrow_api_run(bkarrow_keys *k, const bk_hasher *hs, bkpy_chunk_fn fn, void *ctx);
+/* key: row's value as the Python object to_pylist() gives (GIL). */
+PyObject *bkarrow_api_key(const bkarrow_keys *k, size_t row);
+/* slow_key: would the row's value as a Python object take a list batch's
+ * slow path (bkpy_hash_key_fast: a non-ASCII str, an int beyond int64, a
+ * bool)?  cur: two zeroed words, for rows asked in increasing order. */
+int bkarrow_api_slow_key(const bkarrow_keys *k, size_t row, size_t cur[2]);
 void bkarrow_api_close(bkarrow_keys *k);
 
 /* Results of a batch query: for a contains_many a list of bools, or for

@@ -37,6 +37,13 @@
  *     counted and offered (the last, partial chunk is counted first).
  * add() is unchanged: one event, one offer.
  *
+ * Arrow columns (py_arrow.c, docs/engines.md) are hashed from their
+ * buffers, and a key that enters the candidates gets the Python object of
+ * its row as pyarrow's to_pylist() gives it (bkarrow_api_key); the input
+ * chunks are cut where the list of those objects would cut them
+ * (bktopk_arrow_chunk), so update(column) equals update(its values as a
+ * list, nulls left out) exactly, candidates included.
+ *
  * TopKBase is not on the descriptor contract (bkpy_desc, py_common.h):
  * that contract is the state buffer's (from_bytes, _detach, copy, header
  * and DIRTY), and TopK owns none: its counts live in the CountMinBase it
@@ -294,6 +301,11 @@ typedef struct {
     PyObject **evicted;   /* up to cap evicted key objects of one flush */
     PyObject *slow;       /* borrow: the last slow-path key (a reference) */
     size_t slow_at;       /* its index (SIZE_MAX: none) */
+    bkarrow_keys *arrow;  /* an Arrow source: key objects made from its rows */
+    size_t nstage;        /* Arrow: events staged into input chunks */
+    size_t cursor[2];     /* Arrow: bkarrow_api_slow_key's place */
+    uint64_t stage_h[BKPY_CHUNK];
+    size_t stage_at[BKPY_CHUNK];
 } bktopk_batch;
 
 /* A new reference to the key of event `index` of the source (batches
@@ -304,6 +316,8 @@ static PyObject *bktopk_source_key(bktopk_batch *b, size_t index)
         Py_INCREF(b->slow);
         return b->slow;
     }
+    if (b->arrow != NULL) /* the row's value as to_pylist() gives it */
+        return bkarrow_api_key(b->arrow, index);
     return PySequence_GetItem(b->source, (Py_ssize_t)index);
 }
 
@@ -311,7 +325,7 @@ static PyObject *bktopk_source_key(bktopk_batch *b, size_t index)
  * depend on the order of adds): hs[0..n) added one by one, each offered
  * with its estimate; n <= BKPY_CHUNK <= b->cap. */
 static void bktopk_run_events(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
-                              size_t n, size_t offset)
+                              size_t n, size_t offset, const size_t *rows)
 {
     BKTopK *self = b->self;
     bkpy_state *st = bksketch_cms_state(self->sketch);
@@ -339,7 +353,7 @@ static void bktopk_run_events(bktopk_batch *b, const uint64_t *hs, PyObject *con
         } else {
             /* A buffer's element may run Python code (the collector):
              * offer after it. */
-            key = bktopk_source_key(b, offset + j);
+            key = bktopk_source_key(b, rows != NULL ? rows[j] : offset + j);
             if (key == NULL) {
                 rc = -1;
             } else {
@@ -416,7 +430,7 @@ static int bktopk_flush(bktopk_batch *b)
             rc = bktopk_offer(self, b->hs[e], b->est[e], NULL, &ev); /* an update */
         } else {
             /* May run Python code (the collector): offer after it. */
-            key = PySequence_GetItem(b->source, (Py_ssize_t)b->at[e]);
+            key = bktopk_source_key(b, b->at[e]);
             if (key == NULL) {
                 rc = -1;
             } else {
@@ -446,13 +460,13 @@ static int bktopk_flush(bktopk_batch *b)
 }
 
 /* Collect hs[0..n) (n <= BKPY_CHUNK), the keys of events offset.. of the
- * source, with their key objects when the caller has them (borrowed: the
+ * source (or of events rows[0..n) when rows is not NULL), with their key objects when the caller has them (borrowed: the
  * entry takes its own reference) or NULL (a buffer, or a list the entries
  * borrow from).  Counts the chunk before returning when another input
  * chunk might not fit, so that a borrowing batch never flushes (Python
  * code) before it has counted what it borrowed. */
 static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const *objs,
-                           size_t n, size_t offset)
+                           size_t n, size_t offset, const size_t *rows)
 {
     const uint32_t mask = b->mask, gen = b->gen;
     bktopk_cell *cells = b->cells;
@@ -463,7 +477,7 @@ static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const 
         return;
     if (BK_UNLIKELY(bksketch_cms_core(b->self->sketch)->conservative)) {
         if (bktopk_flush(b) == 0)
-            bktopk_run_events(b, hs, objs, n, offset);
+            bktopk_run_events(b, hs, objs, n, offset, rows);
         return;
     }
     /* Never taken after a collect or a hold (both leave room for a full
@@ -485,7 +499,7 @@ static void bktopk_collect(bktopk_batch *b, const uint64_t *hs, PyObject *const 
                 c->gen = gen;
                 ehs[nd] = h;
                 counts[nd] = 1;
-                b->at[nd] = offset + j;
+                b->at[nd] = rows != NULL ? rows[j] : offset + j;
                 if (objs != NULL) {
                     Py_INCREF(objs[j]);
                     b->objs[nd] = objs[j];
@@ -553,12 +567,60 @@ static bktopk_batch *bktopk_batch_new(BKTopK *self, PyObject *source, Py_ssize_t
     b->gen = 1;
     b->slow = NULL;
     b->slow_at = SIZE_MAX;
+    b->arrow = NULL;
+    b->nstage = 0;
+    b->cursor[0] = b->cursor[1] = 0;
     return b;
 }
 
 static void bktopk_buffer_chunk(void *ctx, const uint64_t *hs, size_t n, size_t offset)
 {
-    bktopk_collect((bktopk_batch *)ctx, hs, NULL, n, offset);
+    bktopk_collect((bktopk_batch *)ctx, hs, NULL, n, offset, NULL);
+}
+
+/* An Arrow batch's runs of non-null rows (py_arrow.c), staged with their
+ * row numbers into the input chunks the list loop makes of the same
+ * non-null values as Python objects (bkpy_chunks_sequence): BKPY_CHUNK
+ * events, cut before each value that would take its slow path (a
+ * non-ASCII str, an int beyond int64, a bool).  The sketch is then counted
+ * in the same chunks and flushed at the same events, whatever the Arrow
+ * chunks and nulls, so update(arr) equals update(arr.to_pylist() without
+ * the nulls) exactly, candidates and their order included. */
+static void bktopk_arrow_chunk(void *ctx, const uint64_t *hs, size_t n, size_t offset)
+{
+    bktopk_batch *b = (bktopk_batch *)ctx;
+    for (size_t j = 0; j < n; j++) {
+        if (b->nstage > 0 && bkarrow_api_slow_key(b->arrow, offset + j, b->cursor)) {
+            bktopk_collect(b, b->stage_h, NULL, b->nstage, 0, b->stage_at);
+            b->nstage = 0;
+        }
+        b->stage_h[b->nstage] = hs[j];
+        b->stage_at[b->nstage] = offset + j;
+        if (++b->nstage == BKPY_CHUNK) {
+            bktopk_collect(b, b->stage_h, NULL, BKPY_CHUNK, 0, b->stage_at);
+            b->nstage = 0;
+        }
+    }
+}
+
+/* Arrow arrays and streams (k, opened by the caller): hashed from the C
+ * Data Interface (with the GIL: see the essay above), each entering key
+ * made from its row as to_pylist() gives it; null rows are no key.  k
+ * stays open until the last flush has made its key objects, then is
+ * closed.  Returns 0 or -1 (exception set). */
+static int bktopk_update_arrow(bktopk_batch *b, bkarrow_keys *k)
+{
+    bkpy_state *st = bksketch_cms_state(b->self->sketch);
+    int rc;
+    b->arrow = k;
+    bkarrow_api_run(k, &st->hasher, bktopk_arrow_chunk, b);
+    if (b->nstage > 0)
+        bktopk_collect(b, b->stage_h, NULL, b->nstage, 0, b->stage_at);
+    b->nstage = 0;
+    rc = bktopk_flush(b);
+    b->arrow = NULL;
+    bkarrow_api_close(k);
+    return rc;
 }
 
 /* bkpy_hold_fn of a list or tuple: key (items[index]) takes the slow
@@ -622,7 +684,7 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
             break;
         }
         if (++fill == BKPY_CHUNK) {
-            bktopk_collect(b, hs, objs, fill, 0);
+            bktopk_collect(b, hs, objs, fill, 0, NULL);
             for (size_t j = 0; j < fill; j++)
                 Py_DECREF(objs[j]);
             fill = 0;
@@ -634,7 +696,7 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
     if (stopped)
         PyErr_Fetch(&type, &value, &tb);
     if (fill > 0) {
-        bktopk_collect(b, hs, objs, fill, 0);
+        bktopk_collect(b, hs, objs, fill, 0, NULL);
         for (size_t j = 0; j < fill; j++)
             Py_DECREF(objs[j]);
     }
@@ -658,6 +720,7 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
 {
     bktopk_batch *b;
     bkpy_state *st;
+    bkarrow_keys *arrow = NULL;
     Py_ssize_t hint;
     int rc;
     if (bktopk_ready(self) < 0)
@@ -670,11 +733,34 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
     /* Sized by a list's or tuple's length (no __length_hint__ call: that
      * may run Python code); anything else gets the largest chunk. */
     hint = 0;
-    if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))
+    if (PyList_CheckExact(keys) || PyTuple_CheckExact(keys)) {
         hint = PySequence_Fast_GET_SIZE(keys);
+    } else if (st->keyfunc == NULL && !bkbytekeys_api_check(keys) &&
+               !PyObject_CheckBuffer(keys) && bkarrow_api_check(keys)) {
+        /* Arrow: opened (validated) first, sized by its rows.  A producer
+         * that cannot export is iterated, as the other batches do. */
+        int export_failed = 0;
+        arrow = bkarrow_api_open(keys, &export_failed);
+        if (arrow == NULL) {
+            if (!export_failed || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
+                                    PyErr_ExceptionMatches(PyExc_ValueError) ||
+                                    PyErr_ExceptionMatches(PyExc_NotImplementedError)))
+                return NULL;
+            PyErr_Clear();
+        } else {
+            hint = bkarrow_api_rows(arrow);
+        }
+        st = bksketch_cms_state(self->sketch); /* the export ran Python code */
+        if (bkpy_state_check_writable(st) < 0) {
+            bkarrow_api_close(arrow);
+            return NULL;
+        }
+    }
     b = bktopk_batch_new(self, keys, hint);
-    if (b == NULL)
+    if (b == NULL) {
+        bkarrow_api_close(arrow);
         return PyErr_NoMemory();
+    }
     Py_INCREF(self); /* a finalizer run meanwhile must not free it */
     if (st->keyfunc == NULL &&
         (bkbytekeys_api_check(keys) || (PyObject_CheckBuffer(keys) && !PyList_Check(keys)))) {
@@ -689,6 +775,8 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
         b->borrow = 1;
         rc = bkpy_for_each_chunk_hold(keys, NULL, &st->hasher, bktopk_buffer_chunk, bktopk_hold,
                                       b, &info);
+    } else if (arrow != NULL) {
+        rc = bktopk_update_arrow(b, arrow);
     } else {
         rc = bktopk_update_objects(b, keys);
     }
@@ -885,9 +973,10 @@ static PyMethodDef bktopk_methods[] = {
     {"add", (PyCFunction)(void (*)(void))bktopk_add, METH_FASTCALL,
      "add($self, key, count=1, /)\n--\n\nCount key; return its estimate."},
     {"update", (PyCFunction)bktopk_update, METH_O,
-     "update($self, keys, /)\n--\n\nCount every key of an iterable, a numpy array or a "
-     "ByteKeys: the sketch counts as add() on each key; each distinct key of a chunk "
-     "(up to 65,536 events) is offered to the candidates once."},
+     "update($self, keys, /)\n--\n\nCount every key of an iterable, a numpy array, a "
+     "ByteKeys or an Arrow column (null rows are no key; a candidate's key is its value "
+     "as to_pylist() gives it): the sketch counts as add() on each key; each distinct "
+     "key of a chunk (up to 65,536 events) is offered to the candidates once."},
     {"_entries", (PyCFunction)bktopk_entries, METH_NOARGS, NULL},
     {"_items", (PyCFunction)bktopk_items, METH_NOARGS, NULL},
     {"_restore", (PyCFunction)bktopk_restore, METH_VARARGS, NULL},
