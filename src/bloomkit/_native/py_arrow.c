@@ -962,4 +962,73 @@ int bkarrow_api_slow_key(const bkarrow_keys *k, size_t row, size_t cur[2])
     }
 }
 
+/* Every row's value, in order, for consumers with an encoding of their own
+ * (Parquet's PLAIN hashing, py_sbbf.c): no Python API, so it may run
+ * without the GIL.  Offsets and views are re-checked as the hashing loop
+ * does (a changed buffer reads as an empty value). */
+void bkarrow_api_values(const bkarrow_keys *k, bkarrow_value_fn fn, void *ctx)
+{
+    size_t row = 0;
+    for (Py_ssize_t q = 0; q < k->nparts; q++) {
+        const bkarrow_part *p = &k->parts[q];
+        for (int64_t i = 0; i < p->col.length; i++, row++) {
+            bkarrow_value v;
+            int64_t at;
+            const bkarrow_col *c = bkarrow_value_col(p, i, &at);
+            memset(&v, 0, sizeof v);
+            if (c == NULL || c->kind == BKARROW_NULLS ||
+                (c->valid != NULL && !bkarrow_bit(c->valid, c->offset + at))) {
+                fn(ctx, row, &v); /* BKARROW_V_NULL */
+                continue;
+            }
+            switch (c->kind) {
+            case BKARROW_INT:
+                v.kind = BKARROW_V_INT;
+                v.is_signed = c->is_signed;
+                v.bits = bkarrow_int_at(c, at);
+                break;
+            case BKARROW_BOOL:
+                v.kind = BKARROW_V_INT;
+                v.is_bool = 1;
+                v.bits = (uint64_t)bkarrow_bit(c->values, c->offset + at);
+                break;
+            case BKARROW_FIXED:
+                v.kind = BKARROW_V_BYTES;
+                v.p = c->values + (c->offset + at) * c->width;
+                v.n = (size_t)c->width;
+                break;
+            case BKARROW_VIEW:
+                v.kind = BKARROW_V_BYTES;
+                v.is_text = c->is_text;
+                if (!bkarrow_view(c, at, &v.p, &v.n)) {
+                    v.p = c->values;
+                    v.n = 0;
+                }
+                break;
+            default: { /* BIN32, BIN64 */
+                int64_t r = c->offset + at, o0, o1;
+                if (c->kind == BKARROW_BIN32) {
+                    int32_t x, y;
+                    memcpy(&x, c->values + r * 4, 4);
+                    memcpy(&y, c->values + r * 4 + 4, 4);
+                    o0 = x;
+                    o1 = y;
+                } else {
+                    memcpy(&o0, c->values + r * 8, 8);
+                    memcpy(&o1, c->values + r * 8 + 8, 8);
+                }
+                if (o0 < c->lo || o1 < o0 || o1 > c->hi)
+                    o1 = o0 = c->lo;
+                v.kind = BKARROW_V_BYTES;
+                v.is_text = c->is_text;
+                v.p = c->data + o0;
+                v.n = (size_t)(o1 - o0);
+                break;
+            }
+            }
+            fn(ctx, row, &v);
+        }
+    }
+}
+
 /* ---- End logic for key objects ----------------------------------------- */

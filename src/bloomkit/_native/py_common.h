@@ -279,6 +279,19 @@ PyObject *bkarrow_api_key(const bkarrow_keys *k, size_t row);
  * slow path (bkpy_hash_key_fast: a non-ASCII str, an int beyond int64, a
  * bool)?  cur: two zeroed words, for rows asked in increasing order. */
 int bkarrow_api_slow_key(const bkarrow_keys *k, size_t row, size_t cur[2]);
+/* values: every row's value in order, as Arrow holds it (no Python API). */
+enum { BKARROW_V_NULL, BKARROW_V_INT, BKARROW_V_BYTES };
+typedef struct {
+    int kind;           /* BKARROW_V_* */
+    int is_signed;      /* INT: bits is an int64 (else a uint64) */
+    int is_bool;        /* INT: from a bool column (0 or 1) */
+    int is_text;        /* BYTES: from a utf8 column */
+    uint64_t bits;      /* INT */
+    const uint8_t *p;   /* BYTES */
+    size_t n;
+} bkarrow_value;
+typedef void (*bkarrow_value_fn)(void *ctx, size_t row, const bkarrow_value *v);
+void bkarrow_api_values(const bkarrow_keys *k, bkarrow_value_fn fn, void *ctx);
 void bkarrow_api_close(bkarrow_keys *k);
 
 /* Results of a batch query: for a contains_many a list of bools, or for

@@ -13,7 +13,8 @@
  * Batch methods take contiguous buffers of native-order uint64 hashes (or
  * of fixed-width little-endian PLAIN values) and run without the GIL past
  * a small size: inserts are atomic ORs (bk_sbbf.c), so concurrent batches
- * lose no bit.
+ * lose no bit.  sbbf_hash_arrow hashes an Arrow column's values (read by
+ * py_arrow.c) as the PLAIN bytes of the facade's column type.
  */
 #include "py_common.h"
 
@@ -393,6 +394,124 @@ fail:
     return NULL;
 }
 
+/* sbbf_hash_arrow(column, mode, lo, hi, width, text_ok) -> (hashes, status):
+ * an Arrow column's PLAIN hashes (py_arrow.c's values; docs/engines.md),
+ * one native uint64 per row, and one status byte per row: 0 a null row, 1
+ * hashed, 2 a value the Parquet column cannot hold (its hash is 0).  What
+ * the facade (parquet/sbbf.py) asks for, by the column's type:
+ *   mode 0 (INT32/INT64, not DECIMAL): Arrow ints and bools; a value in
+ *     [lo, hi] (hi inclusive, as a uint64) is its low width (4 or 8) bytes,
+ *     little-endian, as ColumnType.encode writes an int;
+ *   mode 1 (BYTE_ARRAY, not DECIMAL): Arrow strings and binaries, raw;
+ *   mode 2 (FIXED_LEN_BYTE_ARRAY(width)): binaries (and strings when
+ *     text_ok), raw, storable only at exactly width bytes.
+ * Any other Arrow type is a TypeError (the facade then reads the column as
+ * Python objects); an invalid array a ValueError (py_arrow.c).  The
+ * values are hashed without the GIL. */
+typedef struct {
+    int mode, text_ok, mismatch;
+    int64_t lo;
+    uint64_t hi;
+    size_t width;
+    uint8_t *hashes, *status;
+} bksbbf_arrow_ctx;
+
+static void bksbbf_arrow_value(void *vctx, size_t row, const bkarrow_value *v)
+{
+    bksbbf_arrow_ctx *c = (bksbbf_arrow_ctx *)vctx;
+    uint64_t h = 0;
+    uint8_t st = 1;
+    if (c->mismatch)
+        return;
+    if (v->kind == BKARROW_V_NULL) {
+        st = 0;
+    } else if (c->mode == 0) {
+        if (v->kind != BKARROW_V_INT) {
+            c->mismatch = 1;
+            return;
+        }
+        if (v->is_signed ? ((int64_t)v->bits < c->lo ||
+                            ((int64_t)v->bits >= 0 && v->bits > c->hi))
+                         : v->bits > c->hi) {
+            st = 2;
+        } else {
+            uint8_t le[8];
+            for (size_t i = 0; i < c->width; i++)
+                le[i] = (uint8_t)(v->bits >> (8 * i));
+            h = bk_sbbf_hash_bytes(le, c->width);
+        }
+    } else {
+        if (v->kind != BKARROW_V_BYTES || (c->mode == 2 && v->is_text && !c->text_ok)) {
+            c->mismatch = 1;
+            return;
+        }
+        if (c->mode == 2 && v->n != c->width)
+            st = 2;
+        else
+            h = bk_sbbf_hash_bytes(v->p, v->n);
+    }
+    memcpy(c->hashes + 8 * row, &h, 8);
+    c->status[row] = st;
+}
+
+static PyObject *bksbbf_hash_arrow(PyObject *mod, PyObject *args)
+{
+    PyObject *obj, *hashes = NULL, *status = NULL, *res = NULL;
+    bksbbf_arrow_ctx c;
+    long long lo;
+    unsigned long long hi;
+    Py_ssize_t width, rows;
+    bkarrow_keys *k;
+    int export_failed = 0;
+    (void)mod;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OiLKni:sbbf_hash_arrow", &obj, &c.mode, &lo, &hi, &width,
+                          &c.text_ok))
+        return NULL;
+    if (c.mode < 0 || c.mode > 2 || (c.mode == 0 && width != 4 && width != 8) ||
+        (c.mode == 2 && width < 1)) {
+        PyErr_SetString(PyExc_ValueError, "sbbf_hash_arrow: bad mode or width");
+        return NULL;
+    }
+    c.lo = (int64_t)lo;
+    c.hi = (uint64_t)hi;
+    c.width = (size_t)width;
+    if (!bkarrow_api_check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%.50s is no Arrow array or stream", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    k = bkarrow_api_open(obj, &export_failed);
+    if (k == NULL)
+        return NULL;
+    rows = bkarrow_api_rows(k);
+    if (rows > PY_SSIZE_T_MAX / 8) {
+        bkarrow_api_close(k);
+        return PyErr_NoMemory();
+    }
+    hashes = PyBytes_FromStringAndSize(NULL, rows * 8);
+    status = PyBytes_FromStringAndSize(NULL, rows);
+    if (hashes != NULL && status != NULL) {
+        c.hashes = (uint8_t *)PyBytes_AS_STRING(hashes);
+        c.status = (uint8_t *)PyBytes_AS_STRING(status);
+        if (rows >= BKSBBF_NOGIL_MIN) {
+            Py_BEGIN_ALLOW_THREADS
+            bkarrow_api_values(k, bksbbf_arrow_value, &c);
+            Py_END_ALLOW_THREADS
+        } else {
+            bkarrow_api_values(k, bksbbf_arrow_value, &c);
+        }
+        if (c.mismatch)
+            PyErr_SetString(PyExc_TypeError,
+                            "this Arrow type has no direct PLAIN encoding in this column");
+        else
+            res = PyTuple_Pack(2, hashes, status);
+    }
+    Py_XDECREF(hashes);
+    Py_XDECREF(status);
+    bkarrow_api_close(k);
+    return res;
+}
+
 static PyObject *bksbbf_optimal_bytes(PyObject *mod, PyObject *args)
 {
     double ndv, fpp;
@@ -423,6 +542,10 @@ static PyMethodDef bksbbf_module_methods[] = {
      "sbbf_hash_fixed(values, width, /)\n--\n\nXXH64 of each fixed-width PLAIN value (native uint64 bytes)."},
     {"sbbf_hash_items", bksbbf_hash_items, METH_O,
      "sbbf_hash_items(items, /)\n--\n\nXXH64 of each str (UTF-8) or bytes item (native uint64 bytes)."},
+    {"sbbf_hash_arrow", bksbbf_hash_arrow, METH_VARARGS,
+     "sbbf_hash_arrow(column, mode, lo, hi, width, text_ok, /)\n--\n\nPLAIN hashes of an "
+     "Arrow column's rows (native uint64 bytes) and a status byte per row (0 null, 1 hashed, "
+     "2 not storable)."},
     {"sbbf_optimal_bytes", bksbbf_optimal_bytes, METH_VARARGS,
      "sbbf_optimal_bytes(ndv, fpp, /)\n--\n\nBitset bytes a Parquet writer allocates for ndv values at rate fpp."},
     {"sbbf_fpp", bksbbf_fpp, METH_VARARGS,

@@ -25,6 +25,7 @@ count).  See :class:`ColumnType` and docs/parquet.md.
 from __future__ import annotations
 
 import bisect
+import importlib
 import os
 import struct
 import sys
@@ -63,6 +64,48 @@ def _bools(raw: bytes, as_numpy: bool) -> Any:
 
 def is_numpy(values: object) -> bool:
     return type(values).__module__ == "numpy" and hasattr(values, "dtype")
+
+
+def is_arrow(values: object) -> bool:
+    """An Arrow column (pyarrow, Polars, nanoarrow: the PyCapsule protocol)."""
+    t = type(values)
+    return hasattr(t, "__arrow_c_array__") or hasattr(t, "__arrow_c_stream__")
+
+
+def _arrow_values(values: Any) -> list[Any]:
+    """An Arrow column's values as Python objects (None for a null), as
+    ``to_pylist()`` gives them: for the types without a direct PLAIN
+    encoding (floats, dates, timestamps, decimals)."""
+    for name in ("to_pylist", "to_list"):  # pyarrow; Polars
+        conv = getattr(values, name, None)
+        if callable(conv):
+            return list(conv())
+    pa = importlib.import_module("pyarrow")  # untyped: imported as a module object
+    if hasattr(type(values), "__arrow_c_array__"):
+        return list(pa.array(values).to_pylist())
+    return list(pa.chunked_array(values).to_pylist())
+
+
+def _arrow_mode(col: ColumnType) -> tuple[int, int, int, int, int] | None:
+    """sbbf_hash_arrow's (mode, lo, hi, width, text_ok) for a column whose
+    PLAIN bytes an Arrow int or string value has directly, as
+    ColumnType.encode writes the Python int, str or bytes; None for the
+    others (their values go through Python objects)."""
+    p, lg = col.physical, col.logical
+    if lg == "DECIMAL":
+        return None
+    if p in ("INT32", "INT64"):
+        bits = 32 if p == "INT32" else 64
+        w, signed = bits, True
+        if lg == "INTEGER":
+            w, signed = min(col.bit_width, bits), col.signed
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+        return 0, lo, hi, bits // 8, 0
+    if p == "BYTE_ARRAY":
+        return 1, 0, 0, 1, 0
+    if p == "FIXED_LEN_BYTE_ARRAY":
+        return 2, 0, 0, col.type_length or 0, int(lg in ("STRING", "ENUM", "JSON", None))
+    return None
 
 
 def _hash_plain(col: ColumnType, plains: Sequence[bytes]) -> bytes:
@@ -245,6 +288,8 @@ class SplitBlockBloomFilter:
     def _encode_all(col: ColumnType, values: Iterable[Any], strict: bool) -> list[bytes]:
         if is_numpy(values):
             values = values.tolist()  # type: ignore[attr-defined]
+        elif is_arrow(values):  # a null row is no value
+            values = [v for v in _arrow_values(values) if v is not None]
         out = []
         for v in values:
             b = col.encode(v)
@@ -292,12 +337,19 @@ class SplitBlockBloomFilter:
         return bool(self._sbbf.check_hash(int.from_bytes(_hash_plain(self._type, [b]),
                                                          sys.byteorder)))
 
-    def _hashes(self, values: Iterable[Any], strict: bool
+    def _hashes(self, values: Iterable[Any], strict: bool, nulls: bool = False
                 ) -> tuple[bytes, list[int] | None, tuple[list[int], list[int]]]:
         """(hashes, positions, (zeros, nans)): positions lists the index of
         each hash's value when some values were not storable (None: one hash
-        per value); zeros and nans index the hashes (see _zero_and_nan)."""
+        per value); zeros and nans index the hashes (see _zero_and_nan).
+        An Arrow column's null rows (None when ``nulls``) are no value
+        (skipped, not an error)."""
         col = self._type
+        if is_arrow(values):
+            got = self._arrow_hashes(values, strict)
+            if got is not None:
+                return got[:3]
+            values, nulls = _arrow_values(values), True
         if is_numpy(values):
             fast = _numpy_plain(col, values)
             if fast is not None:
@@ -314,6 +366,9 @@ class SplitBlockBloomFilter:
         pos: list[int] = []
         skipped = False
         for i, v in enumerate(values):
+            if v is None and nulls:
+                skipped = True
+                continue
             b = col.encode(v)
             if b is None:
                 if strict:
@@ -325,13 +380,49 @@ class SplitBlockBloomFilter:
         return (_hash_plain(col, plains), (pos if skipped else None),
                 _zero_and_nan(col, plains))
 
+    def _arrow_hashes(self, values: Any, strict: bool
+                      ) -> tuple[bytes, list[int] | None, tuple[list[int], list[int]], int] | None:
+        """_hashes of an Arrow column hashed in C from its buffers, and its
+        row count (ints into INT32/INT64, strings and binaries into
+        BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY: see _arrow_mode); None for the
+        other types, whose values go through Python objects."""
+        mode = _arrow_mode(self._type)
+        if mode is None:
+            return None
+        try:
+            raw, status = _core.sbbf_hash_arrow(values, *mode)
+        except TypeError:  # an Arrow type without that direct encoding
+            return None
+        rows = len(status)
+        if status.count(1) == rows:
+            return raw, None, ([], []), rows
+        import numpy as np
+
+        st = np.frombuffer(status, dtype=np.uint8)
+        if strict and bool((st == 2).any()):
+            v = _arrow_values(values)[int(np.flatnonzero(st == 2)[0])]
+            raise ValueError(f"the {self._type.describe()} column cannot hold {v!r:.60}")
+        keep = np.flatnonzero(st == 1)
+        hs = np.frombuffer(raw, dtype=np.uint64)[keep].tobytes()
+        return hs, keep.tolist(), ([], []), rows
+
     def contains_many(self, values: Iterable[Any]) -> Any:
         """Membership of each value (as ``in``): a numpy bool array when numpy
         is installed, else a list of bools.  The probing runs in C without
-        the GIL (hashing too, for numpy arrays of a plain numeric column)."""
-        if not is_numpy(values) and not isinstance(values, (list, tuple)):
-            values = list(values)
-        hs, pos, (zeros, nans) = self._hashes(values, strict=False)
+        the GIL (hashing too, for numpy arrays of a plain numeric column and
+        Arrow columns of ints and strings).  An Arrow column's null rows
+        answer False."""
+        got = self._arrow_hashes(values, False) if is_arrow(values) else None
+        if got is not None:
+            hs, pos, (zeros, nans), n = got
+        else:
+            arrow = is_arrow(values)
+            if arrow:
+                values = _arrow_values(values)  # its nulls: None, answered False
+            elif not is_numpy(values) and not isinstance(values, (list, tuple)):
+                values = list(values)
+            n = len(values)  # type: ignore[arg-type]
+            hs, pos, (zeros, nans) = self._hashes(values, strict=False, nulls=arrow)
         raw = bytearray(self._sbbf.check_hashes(hs))
         if zeros:
             z = any(self._sbbf.check_hash(h) for h in _zero_hashes(self._type))
@@ -340,7 +431,7 @@ class SplitBlockBloomFilter:
         for j in nans:
             raw[j] = 1
         if pos is not None:
-            full = bytearray(len(values))  # type: ignore[arg-type]
+            full = bytearray(n)
             for j, i in enumerate(pos):
                 full[i] = raw[j]
             raw = full
