@@ -109,8 +109,12 @@ def test_build_from_hashes_equals_build_from_keys() -> None:
     keys = np.arange(50_000, dtype=np.int64)
     a = BinaryFuseFilter(keys, seed=9, fingerprint_bits=16)
     hs = np.array([a._key_hash(int(k)) for k in keys[:50_000]], dtype=np.uint64)
-    b = BinaryFuseFilter.from_hashes(np.concatenate([hs, hs[:10]]), seed=9, fingerprint_bits=16)
+    b = BinaryFuseFilter.from_hashes(np.concatenate([hs, hs[:10]]), seed=9, fingerprint_bits=16,
+                                     key_types={"int"})
     assert a == b and a.to_bytes() == b.to_bytes()
+    # hashes carry no key type: without key_types the domains are unknown
+    c = BinaryFuseFilter.from_hashes(hs, seed=9, fingerprint_bits=16)
+    assert c.key_types is None and a.key_types == {"int"} and c == a
     with pytest.raises(TypeError):
         BinaryFuseFilter.from_hashes(keys.astype(np.float64))
 

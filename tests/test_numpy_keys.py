@@ -29,6 +29,7 @@ from bloomkit import (
     CountMinSketch,
     _core,
 )
+from key_domains import without_key_domains
 
 np = pytest.importorskip("numpy")
 hnp = pytest.importorskip("hypothesis.extra.numpy")
@@ -329,7 +330,7 @@ class RedisRuleTests:
                 local = local_cls(500, 0.01, seed=4)
                 r.add_many(arr)
                 local.add_many(arr)
-                assert r.to_local().to_bytes() == local.to_bytes(), (layout, arr.dtype)
+                assert r.to_local().to_bytes() == without_key_domains(local), (layout, arr.dtype)
                 assert [x in r for x in arr] == [True] * len(arr)
                 assert all(r.contains_many(list(arr)))
                 # per-item numpy scalars set the same bits
@@ -337,13 +338,13 @@ class RedisRuleTests:
                 r = RedisBloomFilter.create(redis_client, name, 500, 0.01, layout=layout, seed=4)
                 for x in arr:
                     r.add(x)
-                assert r.to_local().to_bytes() == local.to_bytes(), (layout, arr.dtype)
+                assert r.to_local().to_bytes() == without_key_domains(local), (layout, arr.dtype)
         arr = np.array([True, False, True, True])
         c = RedisCountingBloomFilter.create(redis_client, "npk:counting", 100, 0.01)
         lc = CountingBloomFilter(100, 0.01, layout="classic")  # as Redis keeps it
         c.add_many(arr)
         lc.add_many(arr)
-        assert c.to_local().to_bytes() == lc.to_bytes()
+        assert c.to_local().to_bytes() == without_key_domains(lc)
         assert c.count_many(list(arr)) == [3, 1, 3, 3] == [lc.count(x) for x in arr]
         m = RedisCountMinSketch.create(redis_client, "npk:cms", 64, 3)
         lm = CountMinSketch(64, 3)
@@ -352,7 +353,7 @@ class RedisRuleTests:
         for x in np.array([7, 8], dtype=np.uint8):
             m.add(x)
             lm.add(x)
-        assert m.to_local().to_bytes() == lm.to_bytes()
+        assert m.to_local().to_bytes() == without_key_domains(lm)
         assert m.estimate_many(list(arr)) == [3, 1, 3, 3]
         r = RedisBloomFilter.create(redis_client, "npk:refuse", 100, 0.01)
         for bad in (np.float64(1.0), np.datetime64("2020-01-01"), np.array([10, 20, 30])):

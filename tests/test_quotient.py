@@ -30,6 +30,7 @@ from bloomkit import (
     _core,
 )
 from bloomkit.quotient import _q_for, quotient_shape
+from key_domains import without_key_domains
 
 np = pytest.importorskip("numpy")
 
@@ -107,7 +108,7 @@ class ApiTests:
         b = QuotientFilter(3000, 0.01)
         for k in keys:
             b.add(k)
-        extra = [f"extra-{i}" for i in range(200)]
+        extra = list(range(10**6, 10**6 + 200))  # ints: the same key domains as `keys`
         b.add_many(extra)
         for k in extra:
             b.remove(k)
@@ -383,7 +384,7 @@ def test_golden(manifest: Path) -> None:
     assert all(f.contains_many(man["members"]))
     probes = _keys(man["probes"]["recipe"])
     assert sum(f.contains_many(probes)) == man["probes"]["false_positives"]
-    assert build_from_recipe(build).to_bytes() == data
+    assert without_key_domains(build_from_recipe(build)) == data  # goldens predate the record
 
 
 # ---- R12-R15: hostile input -----------------------------------------------------

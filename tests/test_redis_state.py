@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import bloomkit
+from key_domains import without_key_domains
 from redis_fixtures import RedisServer, require_redis
 
 
@@ -153,5 +154,5 @@ def test_a_counting_filters_signed_delta_is_not_corrupt(client: Any) -> None:
     got = h.to_local()
     assert "b" in got and len(got) == 1
     local.remove("a")
-    assert got.to_bytes() == local.to_bytes()
+    assert got.to_bytes() == without_key_domains(local)
     h.delete()

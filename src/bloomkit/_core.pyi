@@ -134,7 +134,10 @@ def init_header(
     payload_len: int,
     seed: int = 0,
     key_check: int | None = None,
+    key_domains: int = -1,
 ) -> None: ...
+# a header's key domains in place: -1 unknown, else a mask of 1 (int) and 2 (text)
+def set_key_domains(buf: Any, key_domains: int, /) -> None: ...
 
 class ByteKeys:
     """Variable-length byte keys in Arrow's offsets + data layout."""
@@ -185,6 +188,8 @@ class StateBase:
     def seed(self) -> int: ...
     @property
     def keyed(self) -> bool: ...
+    @property
+    def key_types(self) -> frozenset[str] | None: ...  # "int", "text"; None: not recorded
     @property
     def key(self) -> Any: ...
     @property

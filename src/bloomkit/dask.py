@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import _descriptor
+from . import _descriptor, _domains
 from .bloom import BloomFilter
 from .persist import loads
 
@@ -229,23 +229,30 @@ def _tree(leaves: list[Any], secret: bytes | None, split_every: int, empty: Any)
 # ---- Begin logic for static kinds ------------------------------------------------------
 
 
-def _hash_part(part: Any, cls: type[Any], params: dict[str, Any]) -> bytes:
+def _hash_part(part: Any, cls: type[Any], params: dict[str, Any]) -> tuple[bytes, int]:
     """Task: the sorted distinct 64-bit hashes of one partition's keys
-    (native-endian uint64 bytes).  Deduplicating here only shrinks what is
+    (native-endian uint64 bytes), and the key domains hashed (a mask of
+    bloomkit/_domains.py).  Deduplicating here only shrinks what is
     shipped: the filter depends on the set of hashes alone."""
     import numpy as np
 
-    raw = cls._hash_keys(_batch(part), seed=params.get("seed", 0),
-                         secret=params.get("secret"), key=params.get("key"))
+    raw, seen = cls._hash_keys(_batch(part), seed=params.get("seed", 0),
+                               secret=params.get("secret"), key=params.get("key"), domains=True)
     data: bytes = np.unique(np.frombuffer(raw, dtype=np.uint64)).tobytes()
-    return data
+    return data, int(seen)
 
 
-def _static_build(parts: Sequence[bytes], cls: type[Any], params: dict[str, Any]) -> bytes:
+def _static_build(parts: Sequence[tuple[bytes, int]], cls: type[Any],
+                  params: dict[str, Any]) -> bytes:
     """Task: the one build, from every partition's hashes (memory: the parts,
-    their concatenation, then the construction's ~15 bytes a key)."""
-    hashes = bytearray(b"".join(parts))
-    f = cls.from_hashes(memoryview(hashes).cast("Q"), reuse=True, **params)
+    their concatenation, then the construction's ~15 bytes a key), recording
+    the key domains of every partition."""
+    hashes = bytearray(b"".join(p for p, _ in parts))
+    mask = 0
+    for _, seen in parts:
+        mask |= seen
+    f = cls.from_hashes(memoryview(hashes).cast("Q"), reuse=True,
+                        key_types=_domains.names(mask), **params)
     data: bytes = f.to_bytes()
     return data
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from . import _core
 from ._batch import check_keys
+from ._domains import domain_mask
 from ._typing import Key
 from .persist import Persistent
 
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
             secret: bytes | None = None,
             key: Any = None,
             reuse: bool = False,
+            key_domains: int = -1,  # -1 unknown, else a mask of 1 (int) and 2 (text)
         ) -> _FuseSelf: ...
         @classmethod
         def _hash_keys(
@@ -85,7 +87,8 @@ if TYPE_CHECKING:
             seed: int = 0,
             secret: bytes | None = None,
             key: Any = None,
-        ) -> bytes: ...
+            domains: bool = False,
+        ) -> Any: ...  # the hashes (bytes); domains=True: (hashes, a mask: 1 int, 2 text)
         def _key_hash(self, key: object, /) -> int: ...
         @property
         def fingerprint_bits(self) -> int: ...
@@ -162,6 +165,7 @@ class BinaryFuseFilter(Persistent, BinaryFuseBase[_K]):
         cls, hashes: Any, *, fingerprint_bits: int | None = None,
         error_rate: float | None = None, seed: int = 0, key: None = None,
         secret: bytes | None = None, reuse: bool = False,
+        key_types: Iterable[str] | None = None,
     ) -> BinaryFuseFilter[Key]: ...
     @overload
     @classmethod
@@ -169,6 +173,7 @@ class BinaryFuseFilter(Persistent, BinaryFuseBase[_K]):
         cls, hashes: Any, *, fingerprint_bits: int | None = None,
         error_rate: float | None = None, seed: int = 0, key: Callable[[_T], Key],
         secret: bytes | None = None, reuse: bool = False,
+        key_types: Iterable[str] | None = None,
     ) -> BinaryFuseFilter[_T]: ...
     @classmethod
     def from_hashes(
@@ -181,6 +186,7 @@ class BinaryFuseFilter(Persistent, BinaryFuseBase[_K]):
         key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
         reuse: bool = False,
+        key_types: Iterable[str] | None = None,
     ) -> BinaryFuseFilter[Any]:
         """Build from a uint64 array of key hashes made with the same ``seed``/``secret``.
 
@@ -189,10 +195,15 @@ class BinaryFuseFilter(Persistent, BinaryFuseBase[_K]):
         computes them in batches); the filter equals one built from the keys
         themselves, whatever their order and repeats.  ``reuse=True`` lets
         the build reorder and deduplicate a writable array in place instead
-        of copying it (8 bytes a key less at the peak).
+        of copying it (8 bytes a key less at the peak).  Hashes do not say
+        what type their keys were: ``key_types`` (``{"int"}``, ``{"text"}``
+        or both: the :attr:`key_types` of the keys hashed) records it, and
+        without it the filter's ``key_types`` is None (unknown; see
+        docs/keys.md, "Key domains").
         """
         f = _choose_bits(fingerprint_bits, error_rate)
-        return cls._from_hashes(hashes, f, seed=seed, secret=secret, key=key, reuse=reuse)
+        return cls._from_hashes(hashes, f, seed=seed, secret=secret, key=key, reuse=reuse,
+                                key_domains=domain_mask(key_types))
 
     @classmethod
     def hash_keys(

@@ -32,8 +32,10 @@ def test_init_header_writes_what_every_constructor_wrote(obj: Any) -> None:
     h = _core.peek_header(data)
     keyed = bool(h["flags"] & 0x0002)
     head = bytearray(b"\xff" * h["header_len"])
+    # key_domains=0: recorded, none yet (what a fresh constructor writes; the
+    # default -1, unknown, is what a Redis-assembled state says)
     _core.init_header(head, h["kind"], h["header_len"], h["params_len"], h["payload_len"],
-                      h["seed"], h["key_check"] if keyed else None)
+                      h["seed"], h["key_check"] if keyed else None, key_domains=0)
     assert bytes(head[64:]) == bytes(h["header_len"] - 64)  # params zeroed, left to the kind
     expect = bytearray(data[:64])
     _core.seal(expect, 0)

@@ -16,6 +16,7 @@
  *   |  12 |   2  | kind                 bk_kind (1 = classic Bloom, ...)  |
  *   |  14 |   2  | flags                bit0 DIRTY, bit1 KEYED; bits 0-7  |
  *   |     |      |                      incompatible, 8-15 compatible     |
+ *   |     |      |                      (8-11: the key domains, bk_format.h)|
  *   |  16 |   2  | hash_alg             1 = XXH3-64, 2 = SipHash-2-4      |
  *   |  18 |   2  | reserved (0)                                           |
  *   |  20 |   4  | header_len           payload offset; multiple of 64    |
@@ -263,7 +264,7 @@ void bk_format_init_header(uint8_t *buf, unsigned kind, uint32_t header_len,
     h.version_major = BK_VERSION_MAJOR;
     h.version_minor = BK_VERSION_MINOR;
     h.kind = (uint16_t)kind;
-    h.flags = keyed ? BK_FLAG_KEYED : 0;
+    h.flags = (uint16_t)((keyed ? BK_FLAG_KEYED : 0) | BK_FLAG_KEYS_RECORDED);
     h.hash_alg = keyed ? BK_HASH_SIPHASH24 : BK_HASH_XXH3_64;
     h.header_len = header_len;
     h.params_len = params_len;
@@ -276,10 +277,11 @@ void bk_format_init_header(uint8_t *buf, unsigned kind, uint32_t header_len,
 
 int bk_format_set_dirty(uint8_t *buf, int dirty)
 {
-    uint16_t flags = bk_load_u16le(buf + BK_OFF_FLAGS);
-    int was = (flags & BK_FLAG_DIRTY) != 0;
-    flags = dirty ? (uint16_t)(flags | BK_FLAG_DIRTY) : (uint16_t)(flags & ~BK_FLAG_DIRTY);
-    bk_store_u16le(buf + BK_OFF_FLAGS, flags);
+    /* DIRTY is bit 0 of byte 14 (little-endian flags); byte 15 holds the key
+     * domains, which another process's writer may be ORing meanwhile. */
+    uint8_t low = buf[BK_OFF_FLAGS];
+    int was = (low & BK_FLAG_DIRTY) != 0;
+    buf[BK_OFF_FLAGS] = dirty ? (uint8_t)(low | BK_FLAG_DIRTY) : (uint8_t)(low & ~BK_FLAG_DIRTY);
     return was;
 }
 

@@ -54,6 +54,29 @@ typedef enum {
 #define BK_FLAGS_INCOMPAT_MASK 0x00FFu
 #define BK_FLAGS_KNOWN (BK_FLAG_DIRTY | BK_FLAG_KEYED)
 
+/* The key domains (compatible flags, issue #31 item 1): which hash domains
+ * of the one key encoding (bk_keys.h) the keys ever added were in, so that
+ * every face (the CLI's query above all) can hash a typed-in key the way the
+ * filter was built.  Bits 8-10 are bits 0-2 of header byte 15 (the flags'
+ * high byte), so a writer ORs one byte and never touches DIRTY (byte 14):
+ *   KEYS_INT        an int was added (integer domain)
+ *   KEYS_TEXT       a str or a bytes-like key was added (byte domain: str is
+ *                   its UTF-8 bytes, so text and bytes are one domain)
+ *   bit 10          reserved (0): a later split of text from bytes
+ *   KEYS_RECORDED   the state was made by a bloomkit that records domains
+ *                   (bk_format_init_header sets it): bits 8-10 are complete.
+ *                   Without it (files written before, Redis-made states) the
+ *                   domains are unknown and faces answer as they always did.
+ * Bits are only ever set (a union ORs them and keeps RECORDED only when both
+ * sides have it; a removal clears nothing), so the record is a superset of
+ * the domains present.  An older bloomkit ignores these bits, and one that
+ * adds keys to a newer file does not update them (docs/FORMAT.md). */
+#define BK_FLAG_KEYS_INT 0x0100u
+#define BK_FLAG_KEYS_TEXT 0x0200u
+#define BK_FLAG_KEYS_RECORDED 0x0800u
+#define BK_FLAG_KEYS_MASK (BK_FLAG_KEYS_INT | BK_FLAG_KEYS_TEXT | BK_FLAG_KEYS_RECORDED)
+#define BK_OFF_KEY_FLAGS 15 /* the byte that holds them (flags >> 8) */
+
 typedef struct {
     uint16_t version_major, version_minor;
     uint16_t kind, flags, hash_alg;
@@ -106,14 +129,15 @@ void bk_format_checksum_begin(bk_hash_xxh3_stream *st, const uint8_t *header, ui
 /* The one writer of a fresh header: zero buf[0..header_len), then write
  * the fixed fields of a state of this kind (current format version; keyed
  * states get the KEYED flag, SipHash-2-4 and key_check, unkeyed ones XXH3
- * and key_check 0; checksum 0).  The kind's params (from offset 64) are
+ * and key_check 0; KEYS_RECORDED with no domain yet; checksum 0).  The kind's params (from offset 64) are
  * the caller's.  header_len must be in [64, BK_MAX_HEADER]. */
 void bk_format_init_header(uint8_t *buf, unsigned kind, uint32_t header_len,
                            uint32_t params_len, uint64_t payload_len, uint64_t seed,
                            int keyed, uint64_t key_check);
 
-/* Set (dirty != 0) or clear the DIRTY flag in place; returns whether it was
- * set before.  The checksum does not cover the flag (see
+/* Set (dirty != 0) or clear the DIRTY flag in place (byte 14 only: a
+ * concurrent writer may be ORing a key domain into byte 15); returns
+ * whether it was set before.  The checksum does not cover the flag (see
  * bk_format_checksum), so a seal stays valid across this call. */
 int bk_format_set_dirty(uint8_t *buf, int dirty);
 

@@ -325,20 +325,43 @@ static PyObject *bkmod_seal(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* key_domains arguments: -1 (unknown) or a mask of BKPY_SEEN_INT and
+ * BKPY_SEEN_TEXT (recorded). */
+static int bkmod_check_domains(int domains)
+{
+    if (domains < -1 || domains > (int)(BKPY_SEEN_INT | BKPY_SEEN_TEXT)) {
+        PyErr_SetString(PyExc_ValueError, "key_domains must be -1 (unknown) or a mask of 1 "
+                                          "(int) and 2 (text)");
+        return -1;
+    }
+    return 0;
+}
+
+static void bkmod_store_domains(uint8_t *buf, int domains)
+{
+    buf[BK_OFF_KEY_FLAGS] = (uint8_t)(
+        (buf[BK_OFF_KEY_FLAGS] & ~(BK_FLAG_KEYS_MASK >> 8)) |
+        (domains < 0 ? 0 : (unsigned)domains | (BK_FLAG_KEYS_RECORDED >> 8)));
+}
+
 /* init_header(buf, kind, header_len, params_len, payload_len, seed=0,
- * key_check=None): bk_format_init_header into buf[0..header_len). */
+ * key_check=None, key_domains=-1): bk_format_init_header into
+ * buf[0..header_len), then the key domains (set_key_domains). */
 static PyObject *bkmod_init_header(PyObject *mod, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"buf", "kind", "header_len", "params_len", "payload_len", "seed",
-                             "key_check", NULL};
+                             "key_check", "key_domains", NULL};
     PyObject *obj, *key_check_obj = Py_None;
+    int domains = -1;
     unsigned int kind, header_len, params_len;
     unsigned long long payload_len, seed = 0, key_check = 0;
     Py_buffer v;
     (void)mod;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OIIIK|KO:init_header", kwlist, &obj, &kind,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OIIIK|KOi:init_header", kwlist, &obj, &kind,
                                      &header_len, &params_len, &payload_len, &seed,
-                                     &key_check_obj))
+                                     &key_check_obj, &domains))
+        return NULL;
+    if (bkmod_check_domains(domains) < 0)
         return NULL;
     if (kind == 0 || kind >= BK_KIND_MAX_) {
         PyErr_Format(PyExc_ValueError, "unknown kind %u", kind);
@@ -359,6 +382,26 @@ static PyObject *bkmod_init_header(PyObject *mod, PyObject *args, PyObject *kwar
         return NULL;
     bk_format_init_header((uint8_t *)v.buf, kind, header_len, params_len, payload_len, seed,
                           key_check_obj != Py_None, key_check);
+    bkmod_store_domains((uint8_t *)v.buf, domains);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* set_key_domains(buf, key_domains): the key-domain bits of a header in
+ * place (bk_format.h, BK_FLAG_KEYS_*): -1 unknown (none recorded: what a
+ * state assembled from Redis says, whose server-side adds never see a key's
+ * type), or a mask of 1 (int) and 2 (text), recorded. */
+static PyObject *bkmod_set_key_domains(PyObject *mod, PyObject *args)
+{
+    PyObject *obj;
+    int domains;
+    Py_buffer v;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Oi:set_key_domains", &obj, &domains))
+        return NULL;
+    if (bkmod_check_domains(domains) < 0 || bkmod_writable(obj, &v, BK_FIXED_HEADER) < 0)
+        return NULL;
+    bkmod_store_domains((uint8_t *)v.buf, domains);
     PyBuffer_Release(&v);
     Py_RETURN_NONE;
 }
@@ -470,8 +513,13 @@ static PyMethodDef bkmod_methods[] = {
      "seal(buf, checksum=None, /)\n--\n\nStore the checksum of a whole writable state in its "
      "header (or the given checksum into a header alone)."},
     {"init_header", (PyCFunction)(void (*)(void))bkmod_init_header, METH_VARARGS | METH_KEYWORDS,
-     "init_header(buf, kind, header_len, params_len, payload_len, seed=0, key_check=None)\n--\n\n"
-     "Zero buf[:header_len] and write a fresh fixed header (keyed when key_check is given)."},
+     "init_header(buf, kind, header_len, params_len, payload_len, seed=0, key_check=None, "
+     "key_domains=-1)\n--\n\n"
+     "Zero buf[:header_len] and write a fresh fixed header (keyed when key_check is given; "
+     "key domains unknown unless key_domains is a mask of 1 int, 2 text)."},
+    {"set_key_domains", (PyCFunction)bkmod_set_key_domains, METH_VARARGS,
+     "set_key_domains(buf, key_domains, /)\n--\n\n"
+     "Store a header's key domains in place: -1 unknown, or a mask of 1 (int) and 2 (text)."},
     {"load_fd", (PyCFunction)(void (*)(void))bkpy_load_fd, METH_VARARGS | METH_KEYWORDS,
      "load_fd(fd, size, class_for, secret=None, key=None, *, verify=True)\n--\n\nRead a saved "
      "state from a file descriptor into its structure (bloomkit.load)."},

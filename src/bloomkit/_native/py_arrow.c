@@ -678,6 +678,21 @@ int bkarrow_api_gaps(const bkarrow_keys *k)
     return 0;
 }
 
+/* Integer and bool columns are ints, string/binary/fixed-width ones bytes
+ * (a dictionary column: its values'); an all-null column has no keys. */
+unsigned bkarrow_api_seen(const bkarrow_keys *k)
+{
+    unsigned seen = 0;
+    for (Py_ssize_t i = 0; i < k->nparts; i++) {
+        const bkarrow_col *c = k->parts[i].has_dict ? &k->parts[i].dict : &k->parts[i].col;
+        if (c->kind == BKARROW_INT || c->kind == BKARROW_BOOL)
+            seen |= BKPY_SEEN_INT;
+        else if (c->kind != BKARROW_NULLS)
+            seen |= BKPY_SEEN_TEXT;
+    }
+    return seen;
+}
+
 static void *bkarrow_capsule(PyObject *cap, const char *name)
 {
     if (!PyCapsule_IsValid(cap, name)) {

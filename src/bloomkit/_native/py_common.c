@@ -371,6 +371,29 @@ PyObject *bkpy_obj_get_seed(PyObject *self, void *closure)
     return PyLong_FromUnsignedLongLong(BKPY_ST(self)->hasher.seed);
 }
 
+/* key_types: None when the state records no key domains (written before
+ * they were recorded, or assembled from Redis), else a frozenset of "int"
+ * and "text" (str and bytes-like keys: one domain), empty for no keys. */
+PyObject *bkpy_obj_get_key_types(PyObject *self, void *closure)
+{
+    uint8_t bits;
+    PyObject *set, *name;
+    (void)closure;
+    bits = BKPY_ST(self)->buf[BK_OFF_KEY_FLAGS];
+    if (!(bits & (BK_FLAG_KEYS_RECORDED >> 8)))
+        Py_RETURN_NONE;
+    set = PyFrozenSet_New(NULL);
+    for (int i = 0; set != NULL && i < 2; i++) {
+        if (!(bits & (i == 0 ? BKPY_SEEN_INT : BKPY_SEEN_TEXT)))
+            continue;
+        name = PyUnicode_FromString(i == 0 ? "int" : "text");
+        if (name == NULL || PySet_Add(set, name) < 0)
+            Py_CLEAR(set);
+        Py_XDECREF(name);
+    }
+    return set;
+}
+
 PyObject *bkpy_obj_get_keyed(PyObject *self, void *closure)
 {
     (void)closure;
@@ -643,6 +666,17 @@ PyObject *bkpy_obj_richcompare(PyObject *a, PyObject *b, int op)
     return PyBool_FromLong(eq);
 }
 
+/* The type's in-place operation, then the key domains of both sides
+ * (bkpy_state_merge_keys): every union and intersection goes through it. */
+static PyObject *bkpy_obj_inplace(const bkpy_desc *d, PyObject *acc, PyObject *other,
+                                  int is_union)
+{
+    PyObject *r = d->inplace(acc, other, is_union);
+    if (r != NULL && BKPY_ST(r)->buf != NULL && BKPY_ST(other)->buf != NULL)
+        bkpy_state_merge_keys(BKPY_ST(r), BKPY_ST(other));
+    return r;
+}
+
 /* union(*others) / intersection(*others): every operand checked first,
  * then a copy of self folded with each in turn by the type's in-place
  * operation. */
@@ -657,7 +691,7 @@ static PyObject *bkpy_obj_setop(PyObject *self, PyObject *const *args, Py_ssize_
             return NULL;
     acc = bkpy_obj_copy_of(self);
     for (Py_ssize_t i = 0; acc != NULL && i < nargs; i++) {
-        PyObject *r = d->inplace(acc, args[i], is_union);
+        PyObject *r = bkpy_obj_inplace(d, acc, args[i], is_union);
         Py_DECREF(acc);
         acc = r;
     }
@@ -704,7 +738,7 @@ static PyObject *bkpy_obj_binop(PyObject *a, PyObject *b, int is_union, int inpl
     if (d == NULL || d->inplace == NULL || !PyObject_TypeCheck(b, d->type))
         Py_RETURN_NOTIMPLEMENTED;
     if (inplace)
-        return d->inplace(a, b, is_union);
+        return bkpy_obj_inplace(d, a, b, is_union);
     return bkpy_obj_setop(a, &b, 1, is_union);
 }
 

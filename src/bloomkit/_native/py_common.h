@@ -47,6 +47,15 @@ void bkpy_raise_rc(bk_rc rc, const char *reason, const bk_header *h);
 /* ---- Begin logic for key hashing -------------------------------------- */
 
 int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out);
+/* The same, ORing into *seen the key domain hashed (BKPY_SEEN_INT or
+ * BKPY_SEEN_TEXT: the key= result's, when key= is set). */
+int bkpy_hash_key_slow_seen(PyObject *key, PyObject *keyfunc, const bk_hasher *hs,
+                            uint64_t *out, unsigned *seen);
+
+/* Key domains as the bits of header byte 15 (BK_FLAG_KEYS_* >> 8): what
+ * the hashing paths report in their `seen` out-parameters. */
+#define BKPY_SEEN_INT (BK_FLAG_KEYS_INT >> 8)
+#define BKPY_SEEN_TEXT (BK_FLAG_KEYS_TEXT >> 8)
 
 /* The value of an exact int that fits a machine word without a call into
  * libpython (PyLong_AsLongLongAndOverflow was ~20 instructions and a call
@@ -91,10 +100,12 @@ static inline int bkpy_small_long(PyObject *key, int64_t *v)
  * up to 63 bits and exact bytes (bk_keys_fast.h: the same values as
  * bk_keys.h).  Returns 1 and sets *out, or 0 (nothing raised, no Python
  * code run): use bkpy_hash_key_slow. */
-static inline int bkpy_hash_key_fast(PyObject *key, const bk_hasher *hs, uint64_t *out)
+static inline int bkpy_hash_key_fast_seen(PyObject *key, const bk_hasher *hs, uint64_t *out,
+                                          unsigned *seen)
 {
     if (PyUnicode_CheckExact(key) && PyUnicode_IS_COMPACT_ASCII(key)) {
         *out = bk_fastkey_bytes(hs, PyUnicode_DATA(key), (size_t)PyUnicode_GET_LENGTH(key));
+        *seen |= BKPY_SEEN_TEXT;
         return 1;
     }
     if (PyLong_CheckExact(key)) {
@@ -103,6 +114,7 @@ static inline int bkpy_hash_key_fast(PyObject *key, const bk_hasher *hs, uint64_
         int overflow;
         if (BK_LIKELY(bkpy_small_long(key, &v))) {
             *out = bk_fastkey_int64(hs, v);
+            *seen |= BKPY_SEEN_INT;
             return 1;
         }
         /* Exact ints: no Python code runs, and nothing is raised but on
@@ -110,15 +122,25 @@ static inline int bkpy_hash_key_fast(PyObject *key, const bk_hasher *hs, uint64_
         ll = PyLong_AsLongLongAndOverflow(key, &overflow);
         if (BK_LIKELY(!overflow)) {
             *out = bk_fastkey_int64(hs, (int64_t)ll);
+            *seen |= BKPY_SEEN_INT;
             return 1;
         }
         return 0;
     }
     if (PyBytes_CheckExact(key)) {
         *out = bk_fastkey_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
+        *seen |= BKPY_SEEN_TEXT;
         return 1;
     }
     return 0;
+}
+
+/* The fast path for readers, which need no domain (the unused OR folds
+ * away inline). */
+static inline int bkpy_hash_key_fast(PyObject *key, const bk_hasher *hs, uint64_t *out)
+{
+    unsigned seen = 0;
+    return bkpy_hash_key_fast_seen(key, hs, out, &seen);
 }
 
 /* Hash one key.  Returns 0, or -1 with an exception set.  The exact str,
@@ -130,6 +152,15 @@ static inline int bkpy_hash_key(PyObject *key, PyObject *keyfunc, const bk_hashe
     if (BK_LIKELY(keyfunc == NULL) && bkpy_hash_key_fast(key, hs, out))
         return 0;
     return bkpy_hash_key_slow(key, keyfunc, hs, out);
+}
+
+/* bkpy_hash_key for writers: ORs the key's domain into *seen. */
+static inline int bkpy_hash_key_seen(PyObject *key, PyObject *keyfunc, const bk_hasher *hs,
+                                     uint64_t *out, unsigned *seen)
+{
+    if (BK_LIKELY(keyfunc == NULL) && bkpy_hash_key_fast_seen(key, hs, out, seen))
+        return 0;
+    return bkpy_hash_key_slow_seen(key, keyfunc, hs, out, seen);
 }
 
 /* One element of a 1-d buffer as a key (py_common_keys.c, R34): the batch
@@ -205,6 +236,8 @@ typedef struct {
     Py_ssize_t count;  /* keys seen */
     int from_buffer;   /* input was a 1-d buffer (numpy array, ...) */
     Py_ssize_t nulls;  /* Arrow input: null rows skipped (count + nulls = rows) */
+    unsigned seen;     /* key domains hashed (BKPY_SEEN_*): a writer passes them to
+                        * bkpy_state_note_keys, even when the batch failed part way */
 } bkpy_batch_info;
 
 /* size_fn's from_buffer for Arrow input with null rows (py_arrow.c): fn is
@@ -292,6 +325,8 @@ typedef struct {
 } bkarrow_value;
 typedef void (*bkarrow_value_fn)(void *ctx, size_t row, const bkarrow_value *v);
 void bkarrow_api_values(const bkarrow_keys *k, bkarrow_value_fn fn, void *ctx);
+/* The key domains of its rows (BKPY_SEEN_*): integer or byte columns. */
+unsigned bkarrow_api_seen(const bkarrow_keys *k);
 void bkarrow_api_close(bkarrow_keys *k);
 
 /* Results of a batch query: for a contains_many a list of bools, or for
@@ -514,19 +549,41 @@ PyObject *bkpy_state_to_bytes(const bkpy_state *st);
 /* Refuse writes to a read-only mapping. */
 int bkpy_state_check_writable(const bkpy_state *st);
 
+/* Record key domains (BKPY_SEEN_* bits) in the state's header byte 15
+ * (BK_FLAG_KEYS_*): one load and a predicted branch per call; the store
+ * happens the first time a domain appears (atomic on a shared map).  The
+ * caller has checked that the state is writable. */
+void bkpy_state_note_keys_slow(bkpy_state *st, unsigned seen);
+
+static inline void bkpy_state_note_keys(bkpy_state *st, unsigned seen)
+{
+    if (BK_UNLIKELY(seen & ~(unsigned)st->buf[BK_OFF_KEY_FLAGS]))
+        bkpy_state_note_keys_slow(st, seen);
+}
+
+/* After a union or intersection of `dst` with `src` (of the same kind):
+ * dst's domains become both sides', and dst stays "recorded" only when src
+ * is (a state of unknown domains makes the result unknown). */
+void bkpy_state_merge_keys(bkpy_state *dst, const bkpy_state *src);
+
 /* Hash a key with the state's key= function and hasher (bkpy_hash_key);
- * the _w form first refuses a read-only state.  0, or -1 with an exception
- * set.  Inline: every per-key method starts with one of them. */
+ * the _w form, for the methods that add the key, first refuses a read-only
+ * state and records the key's domain.  0, or -1 with an exception set.
+ * Inline: every per-key method starts with one of them. */
 static inline int bkpy_key(const bkpy_state *st, PyObject *key, uint64_t *h)
 {
     return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
 }
 
-static inline int bkpy_key_w(const bkpy_state *st, PyObject *key, uint64_t *h)
+static inline int bkpy_key_w(bkpy_state *st, PyObject *key, uint64_t *h)
 {
+    unsigned seen = 0;
     if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0)
         return -1;
-    return bkpy_hash_key(key, st->keyfunc, &st->hasher, h);
+    if (bkpy_hash_key_seen(key, st->keyfunc, &st->hasher, h, &seen) < 0)
+        return -1;
+    bkpy_state_note_keys(st, seen);
+    return 0;
 }
 
 /* A count for __len__: saturated at PY_SSIZE_T_MAX. */
@@ -669,6 +726,7 @@ PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key);
 /* Getters: seed, keyed, key, writable, mapped, dirty, state_nbytes. */
 PyObject *bkpy_obj_get_seed(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_keyed(PyObject *self, void *closure);
+PyObject *bkpy_obj_get_key_types(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_key(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_writable(PyObject *self, void *closure);
 PyObject *bkpy_obj_get_mapped(PyObject *self, void *closure);
@@ -837,6 +895,9 @@ PyObject *bkpy_obj_copy_of(PyObject *self);
      "Bytes of the whole state (header + payload), the serialized size.", NULL},            \
     {"keyed", (getter)bkpy_obj_get_keyed, NULL,                                             \
      "True when hashed with SipHash under a secret.", NULL},                                \
+    {"key_types", (getter)bkpy_obj_get_key_types, NULL,                                     \
+     "The key domains ever added: a frozenset of 'int' and 'text' (str and bytes), or "     \
+     "None when the state does not record them (docs/keys.md).", NULL},                    \
     {"key", (getter)bkpy_obj_get_key, NULL, "The key= callable, or None.", NULL},           \
     {"writable", (getter)bkpy_obj_get_writable, NULL,                                       \
      "False for structures opened read-only.", NULL},                                       \

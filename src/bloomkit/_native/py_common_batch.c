@@ -124,6 +124,7 @@ static int bkpy_chunks_bytekeys(const bkpy_batch *b, PyObject *keys)
     PyThreadState *ts;
     b->info->from_buffer = 1;
     b->info->count = total;
+    b->info->seen = total > 0 ? BKPY_SEEN_TEXT : 0;
     if (b->size_fn != NULL && b->size_fn(b->ctx, total, 1) < 0)
         return -1;
     if (bkpy_batch_leave(b, &ts) < 0)
@@ -165,6 +166,7 @@ static int bkpy_chunks_arrow(const bkpy_batch *b, PyObject *keys)
     rows = bkarrow_api_rows(k);
     gaps = bkarrow_api_gaps(k);
     b->info->from_buffer = 1;
+    b->info->seen = rows > 0 ? bkarrow_api_seen(k) : 0;
     if ((b->size_fn != NULL && b->size_fn(b->ctx, rows, gaps ? BKPY_BUFFER_GAPS : 1) < 0) ||
         bkpy_batch_leave(b, &ts) < 0) {
         bkarrow_api_close(k);
@@ -225,6 +227,8 @@ static int bkpy_chunks_buffer(const bkpy_batch *b, PyObject *keys)
     it.itemsize = view.itemsize;
     b->info->from_buffer = 1;
     b->info->count = it.n;
+    if (it.n > 0)
+        b->info->seen = it.kind == BKPY_BUF_BYTES ? BKPY_SEEN_TEXT : BKPY_SEEN_INT;
     if (b->size_fn != NULL && b->size_fn(b->ctx, it.n, 1) < 0)
         goto done;
     if (bkpy_batch_leave(b, &ts) < 0)
@@ -259,13 +263,15 @@ static int bkpy_chunks_sequence(const bkpy_batch *b, PyObject *keys)
             break;
         end = n - i < (Py_ssize_t)(BKPY_CHUNK - fill) ? n : i + (Py_ssize_t)(BKPY_CHUNK - fill);
         if (b->keyfunc == NULL) {
+            unsigned seen = 0; /* in a register: one OR per key */
             for (; i < end; i++) {
                 if (i + BKPY_LIST_AHEAD < n)
                     bkpy_prefetch_key(items[i + BKPY_LIST_AHEAD]);
-                if (!bkpy_hash_key_fast(items[i], b->hs, &hbuf[fill]))
+                if (!bkpy_hash_key_fast_seen(items[i], b->hs, &hbuf[fill], &seen))
                     break;
                 fill++;
             }
+            b->info->seen |= seen;
         }
         if (i < end) {
             if (b->hold != NULL) {
@@ -290,7 +296,7 @@ static int bkpy_chunks_sequence(const bkpy_batch *b, PyObject *keys)
                 key = items[i];
                 Py_INCREF(key); /* the list may drop it meanwhile */
             }
-            rc = bkpy_hash_key_slow(key, b->keyfunc, b->hs, &hbuf[fill]);
+            rc = bkpy_hash_key_slow_seen(key, b->keyfunc, b->hs, &hbuf[fill], &b->info->seen);
             Py_DECREF(key);
             if (rc < 0) {
                 b->info->count = i;
@@ -320,7 +326,7 @@ static int bkpy_chunks_iter(const bkpy_batch *b, PyObject *keys)
     if (b->size_fn != NULL && b->size_fn(b->ctx, -1, 0) < 0)
         goto fail;
     while ((item = PyIter_Next(iter)) != NULL) {
-        int rc = bkpy_hash_key(item, b->keyfunc, b->hs, &hbuf[fill]);
+        int rc = bkpy_hash_key_seen(item, b->keyfunc, b->hs, &hbuf[fill], &b->info->seen);
         Py_DECREF(item);
         if (rc < 0)
             goto fail;
@@ -350,6 +356,7 @@ static int bkpy_chunks(PyObject *keys, PyObject *keyfunc, const bk_hasher *hs,
     info->count = 0;
     info->from_buffer = 0;
     info->nulls = 0;
+    info->seen = 0;
     if (bkpy_check_keys(keys, "add()/`in`") < 0)
         return -1;
     if (keyfunc == NULL && bkbytekeys_api_check(keys))
@@ -408,6 +415,7 @@ int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
                                         w, 1, info);
     if (w->nogil)
         bkpy_state_end_batch(w->st);
+    bkpy_state_note_keys(w->st, info->seen);
     return rc;
 }
 

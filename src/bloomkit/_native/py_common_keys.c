@@ -188,7 +188,8 @@ static int bkpy_is_byte_format(const Py_buffer *v)
  *     instead of being hashed as one key made of its raw bytes.
  * An exporter whose buffer cannot be read (numpy datetime arrays) is an
  * int if its __index__ gives one, else refused like any unsupported type. */
-static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *out)
+static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *out,
+                                unsigned *seen)
 {
     Py_buffer view;
     int scalar = bkpy_is_numpy_scalar(key);
@@ -198,8 +199,10 @@ static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *ou
         if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError))
             return -1;
         PyErr_Clear();
-        if (PyIndex_Check(key) && bkpy_hash_index(key, hs, out) == 0)
+        if (PyIndex_Check(key) && bkpy_hash_index(key, hs, out) == 0) {
+            *seen |= BKPY_SEEN_INT;
             return 0;
+        }
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
             return -1;
         PyErr_Clear();
@@ -213,6 +216,7 @@ static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *ou
             it.n = 1;
             it.stride = it.itemsize = view.itemsize;
             *out = bkpy_hash_buffer_item(&it, 0, hs);
+            *seen |= it.kind == BKPY_BUF_BYTES ? BKPY_SEEN_TEXT : BKPY_SEEN_INT;
             rc = 0;
         } else {
             PyErr_Format(PyExc_TypeError, bkpy_key_types_msg, Py_TYPE(key)->tp_name);
@@ -225,6 +229,7 @@ static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *ou
                          Py_TYPE(key)->tp_name);
         } else {
             *out = bk_key_bytes(hs, view.buf, (size_t)n);
+            *seen |= BKPY_SEEN_TEXT;
             rc = 0;
         }
     } else {
@@ -244,7 +249,7 @@ static int bkpy_hash_buffer_key(PyObject *key, const bk_hasher *hs, uint64_t *ou
  * subclasses; bool is an int), bytearray, buffers (bkpy_hash_buffer_key:
  * numpy scalars, memoryview, array.array, arrays), objects with __index__;
  * anything else is a TypeError. */
-static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out)
+static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out, unsigned *seen)
 {
     if (PyUnicode_Check(key)) {
         Py_ssize_t n;
@@ -252,38 +257,52 @@ static int bkpy_hash_plain(PyObject *key, const bk_hasher *hs, uint64_t *out)
         if (s == NULL)
             return -1;
         *out = bk_key_bytes(hs, s, (size_t)n);
+        *seen |= BKPY_SEEN_TEXT;
         return 0;
     }
     if (PyBytes_Check(key)) {
         *out = bk_key_bytes(hs, PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key));
+        *seen |= BKPY_SEEN_TEXT;
         return 0;
     }
-    if (PyLong_Check(key)) /* bool included */
+    if (PyLong_Check(key)) { /* bool included */
+        *seen |= BKPY_SEEN_INT;
         return bkpy_hash_bigint(key, hs, out);
+    }
     if (PyByteArray_Check(key)) {
         *out = bk_key_bytes(hs, PyByteArray_AS_STRING(key), (size_t)PyByteArray_GET_SIZE(key));
+        *seen |= BKPY_SEEN_TEXT;
         return 0;
     }
     if (PyObject_CheckBuffer(key))
-        return bkpy_hash_buffer_key(key, hs, out);
-    if (PyIndex_Check(key))
+        return bkpy_hash_buffer_key(key, hs, out, seen);
+    if (PyIndex_Check(key)) {
+        *seen |= BKPY_SEEN_INT;
         return bkpy_hash_index(key, hs, out);
+    }
     PyErr_Format(PyExc_TypeError, bkpy_key_types_msg, Py_TYPE(key)->tp_name);
     return -1;
 }
 
-int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out)
+int bkpy_hash_key_slow_seen(PyObject *key, PyObject *keyfunc, const bk_hasher *hs,
+                            uint64_t *out, unsigned *seen)
 {
     if (keyfunc != NULL) {
         PyObject *mapped = PyObject_CallOneArg(keyfunc, key);
         int rc;
         if (mapped == NULL)
             return -1;
-        rc = bkpy_hash_plain(mapped, hs, out);
+        rc = bkpy_hash_plain(mapped, hs, out, seen);
         Py_DECREF(mapped);
         return rc;
     }
-    return bkpy_hash_plain(key, hs, out);
+    return bkpy_hash_plain(key, hs, out, seen);
+}
+
+int bkpy_hash_key_slow(PyObject *key, PyObject *keyfunc, const bk_hasher *hs, uint64_t *out)
+{
+    unsigned seen = 0;
+    return bkpy_hash_key_slow_seen(key, keyfunc, hs, out, &seen);
 }
 
 /* ---- End logic for key hashing ---------------------------------------- */

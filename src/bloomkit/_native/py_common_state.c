@@ -21,6 +21,7 @@
 #include <unistd.h>
 #endif
 
+#include "bk_atomic.h"
 #include "bk_endian.h"
 
 /* ---- Begin logic for state buffers ------------------------------------ */
@@ -473,5 +474,53 @@ int bkpy_state_check_writable(const bkpy_state *st)
     }
     return 0;
 }
+
+/* ---- Begin logic for the key domains (bk_format.h, BK_FLAG_KEYS_*) --------
+ *
+ * Header byte 15 records which key domains were ever added.  Writers OR a
+ * bit the first time they add a key of a domain (bkpy_state_note_keys, an
+ * inline load and compare otherwise: tests/test_percall.py holds the per-add
+ * cost).  On a map other processes write, the OR is a byte CAS loop, so
+ * two writers that add their first int and first str at once both stay
+ * recorded; DIRTY lives in byte 14 and is written alone
+ * (bk_format_set_dirty).  Nothing clears a bit but a fresh state. */
+void bkpy_state_note_keys_slow(bkpy_state *st, unsigned seen)
+{
+    uint8_t *p = st->buf + BK_OFF_KEY_FLAGS;
+    uint8_t bits = (uint8_t)(seen & ((BK_FLAG_KEYS_INT | BK_FLAG_KEYS_TEXT) >> 8));
+    if (st->shared) {
+        uint8_t old = bk_atomic_load8(p);
+        while ((old | bits) != old && !bk_atomic_cas8(p, &old, (uint8_t)(old | bits))) {
+        }
+    } else {
+        *p = (uint8_t)(*p | bits);
+    }
+}
+
+void bkpy_state_merge_keys(bkpy_state *dst, const bkpy_state *src)
+{
+    uint8_t rec = BK_FLAG_KEYS_RECORDED >> 8;
+    uint8_t theirs = src->buf[BK_OFF_KEY_FLAGS];
+    uint8_t mine = dst->buf[BK_OFF_KEY_FLAGS];
+    uint8_t want = (uint8_t)(mine | (theirs & ((BK_FLAG_KEYS_INT | BK_FLAG_KEYS_TEXT) >> 8)));
+    if (!(theirs & rec))
+        want = (uint8_t)(want & ~rec);
+    if (want == mine)
+        return;
+    if (dst->shared) {
+        /* another process may OR a domain meanwhile: keep its bits */
+        uint8_t old = bk_atomic_load8(dst->buf + BK_OFF_KEY_FLAGS);
+        uint8_t next;
+        do {
+            next = (uint8_t)(old | (want & ~rec));
+            if (!(want & rec))
+                next = (uint8_t)(next & ~rec);
+        } while (next != old && !bk_atomic_cas8(dst->buf + BK_OFF_KEY_FLAGS, &old, next));
+    } else {
+        dst->buf[BK_OFF_KEY_FLAGS] = want;
+    }
+}
+
+/* ---- End logic for the key domains ------------------------------------ */
 
 /* ---- End logic for state buffers -------------------------------------- */

@@ -165,6 +165,7 @@ static PyObject *bkcounting_add_many(BKCounting *self, PyObject *keys)
     ctx.added = 0;
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcounting_add_chunk, NULL,
                              &ctx, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
     /* info.count keys were hashed; every complete chunk was added. */
     bkcounting_bump(self, BK_COUNTING_P_DISTINCT, (int64_t)ctx.added);
     if (rc < 0) {
@@ -418,6 +419,7 @@ static PyObject *bkcounting_to_bloom(BKCounting *self, PyObject *cls)
     distinct = bkcounting_u64(self, BK_COUNTING_P_DISTINCT);
     bk_store_u64le(buf + BK_OFF_PARAMS + BK_BLOOM_P_COUNT, distinct);
     bk_counting_to_bits(&self->c, buf + BK_BLOOM_HEADER_LEN);
+    buf[BK_OFF_KEY_FLAGS] = self->st.buf[BK_OFF_KEY_FLAGS]; /* the same keys' domains */
     bk_format_seal(buf, len);
     if (self->st.hasher.keyed) {
         /* Rebuild the 16-byte secret from the hasher (k0 = secret_lo ^ seed,

@@ -140,6 +140,7 @@ static PyObject *bkcuckoo_add_many(BKCuckoo *self, PyObject *keys)
     ctx.ck = &self->ck;
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkcuckoo_add_chunk, NULL,
                              &ctx, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
     if (rc < 0)
         return NULL;
     if (ctx.failed) {

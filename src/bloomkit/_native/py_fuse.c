@@ -37,6 +37,7 @@ typedef struct {
     uint64_t *hs;
     size_t n, cap;
     int nomem;
+    unsigned seen;  /* the key domains hashed (BKPY_SEEN_*) */
 } bkfuse_collect;
 
 static int bkfuse_reserve(bkfuse_collect *c, size_t want)
@@ -90,7 +91,7 @@ static void bkfuse_collect_chunk(void *vctx, const uint64_t *hs, size_t n, size_
  * peel's arrays hold every key from then on), so the hashes and the new
  * state are never in memory together: peak 8 n + 13 c bytes, not + c f/8. */
 static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsigned f,
-                              const bkpy_ctor_args *a, int owned)
+                              const bkpy_ctor_args *a, int owned, int domains)
 {
     bk_fuse_work w;
     const char *reason = NULL;
@@ -124,6 +125,12 @@ static PyObject *bkfuse_build(PyTypeObject *type, uint64_t *hs, size_t n, unsign
     bk_fuse_work_free(&w);
     Py_END_ALLOW_THREADS
     bk_fuse_attach(&self->fu, self->st.buf);
+    /* The key domains of the keys hashed (BKPY_SEEN_*), or -1: hashes of
+     * keys of unknown domains (_from_hashes without key_domains). */
+    if (domains < 0)
+        self->st.buf[BK_OFF_KEY_FLAGS] &= (uint8_t)~(BK_FLAG_KEYS_RECORDED >> 8);
+    else
+        bkpy_state_note_keys(&self->st, (unsigned)domains);
     return (PyObject *)self;
 }
 
@@ -149,6 +156,7 @@ static int bkfuse_collect_keys(PyObject *keys, const bkpy_ctor_args *a, bkfuse_c
         free(c->hs);
         return -1;
     }
+    c->seen = info.seen;
     if (c->nomem) {
         free(c->hs);
         bkpy_raise_nomem((uint64_t)(c->cap + c->cap / 2) * 8,
@@ -175,7 +183,7 @@ static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     if (bkfuse_collect_keys(keys, &a, &c) < 0)
         return NULL;
-    return bkfuse_build(type, c.hs, c.n, f, &a, 1);
+    return bkfuse_build(type, c.hs, c.n, f, &a, 1, (int)c.seen);
 }
 
 /* _from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None):
@@ -184,18 +192,23 @@ static PyObject *bkfuse_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"hashes", "fingerprint_bits", "seed", "secret", "key", "reuse",
-                             NULL};
+                             "key_domains", NULL};
     PyObject *obj, *res;
     unsigned int f = 8;
-    int reuse = 0;
+    int reuse = 0, domains = -1;
     bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     Py_buffer view;
     uint64_t *hs;
     size_t n;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOOp:_from_hashes", kwlist, &obj, &f,
-                                     &a.seed_obj, &a.secret, &a.key, &reuse))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I$OOOpi:_from_hashes", kwlist, &obj, &f,
+                                     &a.seed_obj, &a.secret, &a.key, &reuse, &domains))
         return NULL;
+    if (domains < -1 || domains > (int)(BKPY_SEEN_INT | BKPY_SEEN_TEXT)) {
+        PyErr_SetString(PyExc_ValueError, "key_domains must be -1 (unknown) or a mask of 1 "
+                                          "(int) and 2 (text)");
+        return NULL;
+    }
     if (bkfuse_parse_f(f) < 0 || bkpy_parse_ctor(&a) < 0)
         return NULL;
     if (PyObject_GetBuffer(obj, &view,
@@ -210,7 +223,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     n = (size_t)(view.len / 8);
     if (reuse) { /* the caller's array is reordered and deduplicated in place: no copy */
-        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, 0);
+        res = bkfuse_build(type, (uint64_t *)view.buf, n, f, &a, 0, domains);
         PyBuffer_Release(&view);
         return res;
     }
@@ -222,7 +235,7 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
     }
     memcpy(hs, view.buf, n * 8);
     PyBuffer_Release(&view);
-    return bkfuse_build(type, hs, n, f, &a, 1);
+    return bkfuse_build(type, hs, n, f, &a, 1, domains);
 }
 
 /* _hash_keys(keys, *, seed=0, secret=None, key=None) -> bytes: the 64-bit
@@ -231,14 +244,15 @@ static PyObject *bkfuse_from_hashes(PyTypeObject *type, PyObject *args, PyObject
  * by chunk, instead of the keys (8 bytes a key). */
 static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"keys", "seed", "secret", "key", NULL};
+    static char *kwlist[] = {"keys", "seed", "secret", "key", "domains", NULL};
     PyObject *keys, *res;
     bkpy_ctor_args a = BKPY_CTOR_INIT(0);
     bkfuse_collect c;
+    int domains = 0;
     (void)type;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:_hash_keys", kwlist, &keys,
-                                     &a.seed_obj, &a.secret, &a.key))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOp:_hash_keys", kwlist, &keys,
+                                     &a.seed_obj, &a.secret, &a.key, &domains))
         return NULL;
     if (bkpy_parse_ctor(&a) < 0)
         return NULL;
@@ -246,6 +260,10 @@ static PyObject *bkfuse_hash_keys(PyTypeObject *type, PyObject *args, PyObject *
         return NULL;
     res = PyBytes_FromStringAndSize((const char *)c.hs, (Py_ssize_t)(c.n * 8));
     free(c.hs);
+    if (res != NULL && domains) { /* (hashes, the key domains hashed: 1 int, 2 text) */
+        PyObject *pair = Py_BuildValue("(NI)", res, c.seen);
+        return pair;
+    }
     return res;
 }
 
@@ -331,12 +349,13 @@ static PyMethodDef bkfuse_methods[] = {
     BKPY_CONTAINS_MANY_METHOD,
     {"_from_hashes", (PyCFunction)(void (*)(void))bkfuse_from_hashes,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None)\n--\n\n"
+     "_from_hashes(hashes, fingerprint_bits=8, *, seed=0, secret=None, key=None, reuse=False, "
+     "key_domains=-1)\n--\n\n"
      "Build from a uint64 array of key hashes made with the same seed/secret (reuse=True: "
      "a writable array that may be reordered and deduplicated in place)."},
     {"_hash_keys", (PyCFunction)(void (*)(void))bkfuse_hash_keys,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "_hash_keys(keys, *, seed=0, secret=None, key=None)\n--\n\n"
+     "_hash_keys(keys, *, seed=0, secret=None, key=None, domains=False)\n--\n\n"
      "The 64-bit key hashes of a batch as native-endian uint64 bytes."},
     BKPY_OBJ_METHODS,
     {NULL, NULL, 0, NULL},

@@ -158,14 +158,17 @@ static PyObject *bkgrow_add_many(BKGrow *self, PyObject *keys)
 {
     bkgrow_add_ctx ctx;
     bkpy_batch_info info;
+    int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     ctx.g = &self->g;
     ctx.added = 0;
     ctx.rc = BK_OK;
     /* nogil = 0: a doubling reallocates the state (and may raise). */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkgrow_add_chunk, NULL,
-                            &ctx, 0, &info) < 0)
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkgrow_add_chunk, NULL,
+                             &ctx, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
+    if (rc < 0)
         return NULL;
     if (ctx.rc != BK_OK)
         return bkgrow_raise(ctx.rc);

@@ -139,13 +139,12 @@ static int bkquotient_fp_of(BKQuotient *self, PyObject *key, uint64_t *fp)
 
 static PyObject *bkquotient_add(BKQuotient *self, PyObject *key)
 {
-    uint64_t fp;
+    uint64_t fp, h;
     int was_new;
     bk_rc rc;
-    if (BK_UNLIKELY(!self->st.writable) && bkpy_state_check_writable(&self->st) < 0)
+    if (bkpy_key_w(&self->st, key, &h) < 0)
         return NULL;
-    if (bkquotient_fp_of(self, key, &fp) < 0)
-        return NULL;
+    fp = bk_quotient_fingerprint(&self->qf, h);
     rc = bk_quotient_insert_fp(&self->qf, fp, &was_new);
     if (rc != BK_OK) {
         bkquotient_raise(rc);
@@ -288,6 +287,7 @@ static PyObject *bkquotient_add_many(BKQuotient *self, PyObject *keys)
     ctx.seen = self->clears;
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkquotient_add_chunk,
                              bkquotient_add_size, &ctx, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
     if (rc < 0 || ctx.rc != BK_OK) {
         /* All or nothing: take back what this call inserted (and is still
          * there: see bkquotient_add_ctx). */
@@ -414,6 +414,10 @@ static PyObject *bkquotient_rebuild_impl(BKQuotient *self, BKQuotient *other, Py
         bkquotient_raise(rc);
         return NULL;
     }
+    /* the same keys: the same key domains (both sides' for a merge) */
+    dst->st.buf[BK_OFF_KEY_FLAGS] = self->st.buf[BK_OFF_KEY_FLAGS];
+    if (other != NULL)
+        bkpy_state_merge_keys(&dst->st, &other->st);
     return (PyObject *)dst;
 }
 

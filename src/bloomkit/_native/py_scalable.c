@@ -88,6 +88,8 @@ static int bkscalable_assemble(bkpy_state *dst, const bk_scalable_scheme *sc, ui
 /* Swap a freshly assembled buffer into self (owned states only). */
 static void bkscalable_replace(BKScalable *self, bkpy_state *fresh)
 {
+    /* the same filter, reassembled: its key domains stay (bk_format.h) */
+    fresh->buf[BK_OFF_KEY_FLAGS] = self->st.buf[BK_OFF_KEY_FLAGS];
     if (self->st.alloc != NULL)
         bkpy_state_free(self->st.alloc);
     else if (self->st.view.obj != NULL)
@@ -374,6 +376,7 @@ static PyObject *bkscalable_add_many(BKScalable *self, PyObject *keys)
     /* Holds the GIL: growth calls back into Python (bkscalable_add_full). */
     rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bkscalable_add_chunk, NULL,
                              &ctx, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
     if (rc < 0 || ctx.failed)
         return NULL;
     return PyLong_FromUnsignedLongLong(ctx.added);

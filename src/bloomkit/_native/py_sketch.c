@@ -208,7 +208,7 @@ static PyObject *bksketch_cms_add(BKCms *self, PyObject *const *args, Py_ssize_t
         return NULL;
     if (nargs == 2 && bksketch_parse_count(args[1], &count, "count") < 0)
         return NULL;
-    if (bkpy_key(&self->st, args[0], &h) < 0)
+    if (bkpy_key_w(&self->st, args[0], &h) < 0)
         return NULL;
     atomic = bkpy_state_atomic(&self->st);
     bk_sketch_cms_add(&self->cms, h, count, atomic);
@@ -393,6 +393,7 @@ static PyObject *bksketch_cms_add_many(BKCms *self, PyObject *args, PyObject *kw
     nogil = !self->cms.conservative;
     ctx.atomic = nogil || bkpy_state_atomic(&self->st);
     rc = bkpy_for_each_chunk_pinned(&self->st, keys, bksketch_cms_add_chunk, NULL, &ctx, nogil, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
     bksketch_cms_total_add(self, ctx.total, bkpy_state_atomic(&self->st));
     PyMem_Free((void *)ctx.counts);
     Py_XDECREF(owned);
@@ -489,6 +490,7 @@ static int bksketch_cms_merge_into(BKCms *self, PyObject *other, int saturate)
         return -1;
     }
     bksketch_cms_total_add(self, other_total, bkpy_state_atomic(&self->st));
+    bkpy_state_merge_keys(&self->st, &((BKCms *)other)->st);
     return 0;
 }
 
@@ -688,11 +690,14 @@ static void bksketch_tlfu_record_chunk(void *vctx, const uint64_t *hs, size_t n,
 static PyObject *bksketch_tlfu_record_many(BKTlfu *self, PyObject *keys)
 {
     bkpy_batch_info info;
+    int rc;
     if (bkpy_state_check_writable(&self->st) < 0)
         return NULL;
     /* one writer at a time: the GIL is kept */
-    if (bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher, bksketch_tlfu_record_chunk, NULL,
-                            &self->t, 0, &info) < 0)
+    rc = bkpy_for_each_chunk(keys, self->st.keyfunc, &self->st.hasher,
+                                 bksketch_tlfu_record_chunk, NULL, &self->t, 0, &info);
+    bkpy_state_note_keys(&self->st, info.seen);
+    if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }

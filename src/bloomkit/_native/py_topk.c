@@ -213,6 +213,7 @@ static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t narg
     PyObject *evicted = NULL;
     bkpy_state *st;
     int atomic;
+    unsigned seen = 0;
     if (nargs < 1 || nargs > 2) {
         PyErr_SetString(PyExc_TypeError, "add(key, count=1) takes 1 or 2 arguments");
         return NULL;
@@ -224,10 +225,11 @@ static PyObject *bktopk_add(BKTopK *self, PyObject *const *args, Py_ssize_t narg
     st = bksketch_cms_state(self->sketch);
     /* Python code (key=, __index__) may run while hashing: read the state
      * after it. */
-    if (bkpy_hash_key(args[0], st->keyfunc, &st->hasher, &h) < 0)
+    if (bkpy_hash_key_seen(args[0], st->keyfunc, &st->hasher, &h, &seen) < 0)
         return NULL;
     if (BK_UNLIKELY(!st->writable) && bkpy_state_check_writable(st) < 0)
         return NULL;
+    bkpy_state_note_keys(st, seen);
     atomic = bkpy_state_atomic(st);
     est = bk_sketch_cms_add_estimate(bksketch_cms_core(self->sketch), h, count, atomic);
     bksketch_cms_count_total(self->sketch, count, atomic);
@@ -613,6 +615,8 @@ static int bktopk_update_arrow(bktopk_batch *b, bkarrow_keys *k)
     bkpy_state *st = bksketch_cms_state(b->self->sketch);
     int rc;
     b->arrow = k;
+    if (bkarrow_api_rows(k) > 0)
+        bkpy_state_note_keys(st, bkarrow_api_seen(k));
     bkarrow_api_run(k, &st->hasher, bktopk_arrow_chunk, b);
     if (b->nstage > 0)
         bktopk_collect(b, b->stage_h, NULL, b->nstage, 0, b->stage_at);
@@ -659,6 +663,7 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
     PyObject *objs[BKPY_CHUNK];
     PyObject *type = NULL, *value = NULL, *tb = NULL;
     size_t fill = 0;
+    unsigned seen = 0;
     int seq = PyList_CheckExact(keys) || PyTuple_CheckExact(keys), stopped = 0;
     PyObject *iter = NULL;
     Py_ssize_t i = 0;
@@ -678,7 +683,7 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
             break;
         }
         objs[fill] = key;
-        if (bkpy_hash_key(key, st->keyfunc, &st->hasher, &hs[fill]) < 0) {
+        if (bkpy_hash_key_seen(key, st->keyfunc, &st->hasher, &hs[fill], &seen) < 0) {
             Py_DECREF(key);
             stopped = 1;
             break;
@@ -695,6 +700,7 @@ static int bktopk_update_objects(bktopk_batch *b, PyObject *keys)
     }
     if (stopped)
         PyErr_Fetch(&type, &value, &tb);
+    bkpy_state_note_keys(bksketch_cms_state(b->self->sketch), seen);
     if (fill > 0) {
         bktopk_collect(b, hs, objs, fill, 0, NULL);
         for (size_t j = 0; j < fill; j++)
@@ -768,6 +774,7 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
         /* nogil = 0: see the essay above. */
         rc = bkpy_for_each_chunk(keys, NULL, &st->hasher, bktopk_buffer_chunk, NULL, b, 0,
                                  &info);
+        bkpy_state_note_keys(bksketch_cms_state(self->sketch), info.seen);
     } else if (st->keyfunc == NULL && (PyList_CheckExact(keys) || PyTuple_CheckExact(keys))) {
         /* The shared list loop (inline keys, prefetched objects); the
          * entries borrow the keys (bktopk_hold). */
@@ -775,6 +782,7 @@ static PyObject *bktopk_update(BKTopK *self, PyObject *keys)
         b->borrow = 1;
         rc = bkpy_for_each_chunk_hold(keys, NULL, &st->hasher, bktopk_buffer_chunk, bktopk_hold,
                                       b, &info);
+        bkpy_state_note_keys(bksketch_cms_state(self->sketch), info.seen);
     } else if (arrow != NULL) {
         rc = bktopk_update_arrow(b, arrow);
     } else {

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .. import _core, _descriptor, _filemerge, persist, sources
+from .. import _core, _descriptor, _domains, _filemerge, persist, sources
 from ..errors import (
     BloomkitError,
     CapacityError,
@@ -38,6 +38,7 @@ from .errors import (
     one_line,
 )
 from .io import Progress, check_output, chunks, key_sources
+from .keytypes import KeyReader
 
 # ---- Begin logic for the subcommands --------------------------------------
 
@@ -269,16 +270,18 @@ def _note_temporaries(path: str, command: str) -> list[dict[str, Any]]:
 
 
 def _feed_all(f: Any, keys: Iterable[bytes], total: int | None, progress: bool | None,
-              desc: str, path: str) -> tuple[int, int | None]:
-    """Add every key; (keys read, keys new or None when the kind cannot tell).
+              desc: str, path: str, reader: KeyReader | None = None) -> tuple[int, int | None]:
+    """Add every key (read by ``reader``, in the filter's key domain, when
+    given); (keys read, keys new or None when the kind cannot tell).
     A full cuckoo or quotient filter stops with an error naming ``path``."""
     read, new = 0, 0
     new_known = True
     bar = Progress(total, progress, desc)
     try:
         for chunk in chunks(keys):
+            typed: list[Any] = list(chunk) if reader is None else reader.lookups(chunk)[0]
             try:
-                added = cli_kinds.feed(f, chunk)
+                added = cli_kinds.feed(f, typed)
             except CapacityError as exc:
                 raise CliError(f"{path}: full after at least {read:,} keys: {one_line(exc)}; "
                                "build it with a larger --capacity") from exc
@@ -335,20 +338,29 @@ def cmd_add(args: argparse.Namespace) -> int:
     if cls is not None and cli_kinds.rewritten_on_add(cls):
         with _exclusive(args.file):
             f = _load(args.file, not args.no_verify, _max_bytes(args), secret)
-            total, added = _feed_all(f, source, None, args.progress, "add", args.file)
+            reader = _key_reader(args, f)
+            total, added = _feed_all(f, source, None, args.progress, "add", args.file, reader)
             _save(f, args.file)
             _warn_overfull(args, args.file, f)
     else:
         f = _open_writer(args.file, not args.no_verify, args.wait, _max_bytes(args), secret)
+        reader = _key_reader(args, f)
         try:
-            total, added = _feed_all(f, source, None, args.progress, "add", args.file)
+            total, added = _feed_all(f, source, None, args.progress, "add", args.file, reader)
             _warn_overfull(args, args.file, f)
         finally:
             persist.close(f)
+    reader.finish()
     if args.verbose:
         new = "" if added is None else f", {added} new"
         print(f"{total} keys{new}", file=sys.stderr)
     return EXIT_OK
+
+
+def _key_reader(args: argparse.Namespace, f: Any) -> KeyReader:
+    """Keys read in the key domain ``f`` records (#31 item 1; cli/keytypes.py)."""
+    return KeyReader(getattr(f, "key_types", None), args.as_int, args.as_text, args.command,
+                     args.file)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -358,9 +370,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     counts = cli_kinds.is_sketch(f)
     out = sys.stdout.buffer
     all_present = True
+    reader = _key_reader(args, f)
     try:
         for chunk in chunks(source, 4096):
-            for key, value in zip(chunk, cli_kinds.answers(f, chunk), strict=True):
+            values = reader.answers(chunk, lambda keys: cli_kinds.answers(f, keys))
+            for key, value in zip(chunk, values, strict=True):
                 all_present = all_present and value > 0
                 if args.quiet:
                     continue
@@ -377,6 +391,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     finally:
         persist.close(f)
         out.flush()
+    reader.finish()
     return EXIT_OK if all_present else EXIT_ABSENT
 
 
@@ -423,6 +438,8 @@ def _info(path: str, f: Any, header: dict[str, Any], scan: bool = True,
         "sparse": persist_checks.is_sparse(st),
         "dirty": bool(header["flags"] & persist.FLAG_DIRTY),
         "hash": {1: "xxh3-64", 2: "siphash-2-4 (keyed)"}.get(header["hash_alg"], "unknown"),
+        # the key domains the file records (#31 item 1), None when it does not
+        "key_types": _key_types_of(header["flags"]),
     }
     for name in _INFO_ATTRS:
         if not scan and name in _INFO_SCANS:
@@ -488,6 +505,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     return _print_info(info, args.json)
 
 
+def _key_types_of(flags: int) -> list[str] | None:
+    types = _domains.of_flags(flags)
+    return None if types is None else sorted(types)
+
+
 def _print_info(info: dict[str, Any], as_json: bool) -> int:
     if as_json:
         print(json.dumps(info, indent=2))
@@ -496,6 +518,8 @@ def _print_info(info: dict[str, Any], as_json: bool) -> int:
         for k, v in info.items():
             if k == "params":  # every header parameter, one line each
                 rows += [(f"params.{p}", pv) for p, pv in v.items()]
+            elif k == "key_types":  # "keys  int" (JSON: the list, or null)
+                rows.append(("keys", _domains.describe(None if v is None else frozenset(v))))
             else:
                 rows.append((k, v))
         width = max(len(k) for k, _ in rows)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import _core, _descriptor
+from .. import _core, _descriptor, _domains
 from ..persist.kinds import KINDS
 from .errors import EXIT_INCOMPATIBLE, CliError
 
@@ -134,13 +134,17 @@ class StaticBuilder:
             raise CliError(f"--delta applies only to --kind {delta_kinds()}, not {name}")
         self.cls, self.rate, self.seed, self.secret = cls, rate, seed, secret
         self.hashes = array("Q")
+        self.domains = 0  # the key domains hashed, recorded in the filter (#31 item 1)
 
     def add_many(self, keys: list[bytes]) -> None:
-        self.hashes.frombytes(self.cls._hash_keys(keys, seed=self.seed, secret=self.secret))
+        raw, seen = self.cls._hash_keys(keys, seed=self.seed, secret=self.secret, domains=True)
+        self.hashes.frombytes(raw)
+        self.domains |= seen
 
     def build(self) -> Any:
         return self.cls.from_hashes(self.hashes, error_rate=self.rate, seed=self.seed,
-                                    secret=self.secret, reuse=True)
+                                    secret=self.secret, reuse=True,
+                                    key_types=_domains.names(self.domains))
 
 
 def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float | None,
@@ -168,7 +172,7 @@ def make(cls: type[Any], capacity: int | None, rate: float | None, delta: float 
     return cls(capacity, DEFAULT_RATE if rate is None else rate, seed=seed, secret=secret)
 
 
-def feed(obj: Any, keys: list[bytes]) -> int | None:
+def feed(obj: Any, keys: list[Any]) -> int | None:
     """Add a chunk of keys; the number that were new, when the kind knows it."""
     if isinstance(obj, StaticBuilder):
         obj.add_many(keys)
@@ -182,7 +186,7 @@ def feed(obj: Any, keys: list[bytes]) -> int | None:
     return None if is_sketch(obj) else int(added)
 
 
-def answers(obj: Any, keys: list[bytes]) -> list[int]:
+def answers(obj: Any, keys: list[Any]) -> list[int]:
     """Per key: 1/0 (present or not) for a filter, the count estimate for a sketch."""
     if hasattr(obj, "estimate_many"):
         return [int(v) for v in obj.estimate_many(keys)]
@@ -262,6 +266,7 @@ def summary(obj: Any, path: str, nbytes: int, keys: int | None,
         if isinstance(value, int) and not isinstance(value, bool):
             parts.append(fmt.format(value))
     parts.append(f"{nbytes:,} bytes")
+    parts.append("keys: " + _domains.describe(getattr(obj, "key_types", None)))
     if getattr(obj, "keyed", False):
         parts.append("keyed (SipHash-2-4)")
     estimate = getattr(obj, "estimate_error_rate", None)

@@ -145,10 +145,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     def key_args(q: argparse.ArgumentParser) -> None:
         q.add_argument("keys", nargs="*", metavar="KEYS",
-                       help="keys (UTF-8), or a lone '-' to read them from stdin")
+                       help="keys (UTF-8), or a lone '-' to read them from stdin; read in the "
+                       "key types the file records (an int filter: integers as written)")
         q.add_argument("--from", dest="from_files", action="append", default=[],
                        metavar="FILE", help="also read keys from FILE, one per line ('-' is "
                        "stdin; gzip ok; repeatable)")
+        t = q.add_mutually_exclusive_group()
+        t.add_argument("--as-int", action="store_true",
+                       help="read every key as an integer (decimal as written, 0x/0o/0b "
+                       "prefixes), whatever the file records; a key that is not one is an error")
+        t.add_argument("--as-text", action="store_true",
+                       help="read every key as text (its UTF-8 bytes), whatever the file "
+                       "records")
 
     kinds = cli_kinds.kind_names()
     p = command("build", "build a filter from key files (one key per line), .npy arrays, "

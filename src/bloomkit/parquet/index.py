@@ -121,6 +121,9 @@ def _filter_bytes(keys: Any, count: int, error_rate: float, seed: int) -> bytes:
     if count:
         bf.add_many(keys)
     data = bytearray(bf.to_bytes())
+    # an entry is no file of its own: no flags (key domains included: the
+    # format requires 0, and bloomkit before the key-domain record checks it)
+    _core.set_key_domains(data, -1)
     data[40:48] = bytes(8)  # the index's checksum covers its filters
     return bytes(data)
 

@@ -27,6 +27,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from .._domains import parse_int
+
 __all__ = ["PHYSICAL_TYPES", "ColumnType"]
 
 PHYSICAL_TYPES = {
@@ -519,8 +521,7 @@ def value_from_text(col: ColumnType, text: str) -> object:
             return uuid.UUID(text)
         if p in ("INT32", "INT64"):
             # decimal as written ("0123" is 123); 0x / 0o / 0b prefixes too
-            body = text.strip().lstrip("+-")
-            return int(text, 0 if body[:2].lower() in ("0x", "0o", "0b") else 10)
+            return parse_int(text)
         if p in ("FLOAT", "DOUBLE") or lg == "FLOAT16":
             return float(text)
         if p in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):

@@ -327,6 +327,9 @@ class _RedisCounters(MetaHandle):
         data[header_len:] = payload
         for off, value in patches:
             struct.pack_into("<Q", data, off, value)
+        # the server's adds never see a key's type: the key domains are
+        # unknown (docs/redis.md), not the prototype's empty record
+        _core.set_key_domains(data, -1)
         _core.seal(data)
         return self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
 

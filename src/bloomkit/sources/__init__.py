@@ -51,7 +51,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .. import _descriptor
+from .. import _descriptor, _domains
 from .arrow import CsvSource as CsvSource
 from .arrow import ParquetSource as ParquetSource
 from .base import ARROW_HINT as ARROW_HINT
@@ -308,9 +308,16 @@ class _HashCollector:
         self.kind, self.hashes = kind, array("Q")
         self.hashing = {"seed": params.get("seed", 0), "secret": params.get("secret"),
                         "key": params.get("key")}
+        self.domains = 0  # the key domains hashed (bloomkit/_domains.py masks)
 
     def add_many(self, keys: Any) -> None:
-        self.hashes.frombytes(self.kind._hash_keys(keys, **self.hashing))
+        raw, seen = self.kind._hash_keys(keys, domains=True, **self.hashing)
+        self.hashes.frombytes(raw)
+        self.domains |= seen
+
+    @property
+    def key_types(self) -> frozenset[str]:
+        return _domains.names(self.domains)
 
 
 def _build_static(kind: type[Any], srcs: Sequence[Source], capacity: int | None,
@@ -322,4 +329,5 @@ def _build_static(kind: type[Any], srcs: Sequence[Source], capacity: int | None,
         raise TypeError(f"{kind.__name__} takes no capacity: it is built from exactly its keys")
     collect = _HashCollector(kind, params)
     feed(collect, srcs, progress)
-    return kind.from_hashes(collect.hashes, error_rate=error_rate, reuse=True, **params)
+    return kind.from_hashes(collect.hashes, error_rate=error_rate, reuse=True,
+                            key_types=collect.key_types, **params)
