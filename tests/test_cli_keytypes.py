@@ -176,3 +176,37 @@ def test_static_kind_records_the_keys_hashed(tmp_path: Path) -> None:
     assert b"keys: int" in r1.stdout and b"keys: text" in r2.stdout
     assert q1.returncode == 0 and q2.returncode == 0
     assert bloomkit.load(f).key_types == {"int"} and bloomkit.load(g).key_types == {"text"}
+
+
+def test_merge_records_every_input(tmp_path: Path) -> None:
+    """`merge` ORs Bloom files chunk by chunk without loading them
+    (_filemerge.py) and the other kinds through the in-memory union: either
+    way the output holds every input's key types, unknown if one is."""
+    paths = {}
+    for name, keys, kind in (("i", [1, 2], "b"), ("t", ["a"], "b"), ("ci", [1], "c"),
+                             ("ct", ["a"], "c")):
+        f = (bloomkit.BlockedBloomFilter(100, 0.01) if kind == "b"
+             else bloomkit.CountingBloomFilter(100, 0.01))
+        f.add_many(keys)
+        paths[name] = tmp_path / f"{name}.bkf"
+        bloomkit.save(f, paths[name])
+    paths["old"] = tmp_path / "old.bkf"
+    paths["old"].write_bytes(without_key_domains(paths["i"].read_bytes()))
+    out = {n: tmp_path / f"m{n}.bkf" for n in ("b", "c", "u")}
+    rs = run_many([["merge", str(paths["i"]), str(paths["t"]), "-o", str(out["b"])],
+                   ["merge", str(paths["ci"]), str(paths["ct"]), "-o", str(out["c"])],
+                   ["merge", str(paths["t"]), str(paths["old"]), "-o", str(out["u"])]])
+    assert all(r.returncode == 0 for r in rs), [r.stderr for r in rs]
+    assert b"mixed (int and text)" in rs[0].stdout
+    assert bloomkit.load(out["b"]).key_types == {"int", "text"}
+    assert bloomkit.load(out["c"]).key_types == {"int", "text"}
+    assert bloomkit.load(out["u"]).key_types is None
+
+
+def test_warnings_past_three_are_counted(tmp_path: Path) -> None:
+    f = bloomkit.BlockedBloomFilter(100, 0.01)
+    f.add(1)
+    bloomkit.save(f, tmp_path / "f.bkf")
+    r = run("query", tmp_path / "f.bkf", "1", "a", "b", "c", "d", "e")
+    err = r.stderr.decode().strip().splitlines()
+    assert len(err) == 4 and "2 more keys were not integers" in err[-1]

@@ -58,6 +58,19 @@ def of_flags(flags: int) -> frozenset[str] | None:
                      if flags & bit)
 
 
+def of_union(flags: Iterable[int]) -> int:
+    """The key domains of a union or intersection of states with these header
+    flags, as the mask ``_core.set_key_domains`` takes: every side's domains,
+    or -1 (unknown) when a side does not record them (what the in-memory
+    union stores, py_common_state.c bkpy_state_merge_keys)."""
+    mask = 0
+    for f in flags:
+        if not f & FLAG_RECORDED:
+            return -1
+        mask |= (f & (FLAG_INT | FLAG_TEXT)) >> 8
+    return mask
+
+
 def describe(key_types: frozenset[str] | None) -> str:
     """One phrase for ``info`` and the build summary."""
     if key_types is None:

@@ -32,7 +32,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import _descriptor, _locking, persist
+from . import _core, _descriptor, _domains, _locking, persist
 from .errors import FormatError, IncompatibleFiltersError
 from .persist import checks, kinds
 
@@ -131,6 +131,8 @@ def merge_bits(paths: Sequence[str], intersection: bool = False,
                 _or_into(view[off:off + n], cview[:n], intersection)
         struct.pack_into("<H", out, 14, struct.unpack_from("<H", out, 14)[0]
                          & ~persist.FLAG_DIRTY)
+        # the flags are masked above (volatile): the key domains of all inputs
+        _core.set_key_domains(out, _domains.of_union(h["flags"] for _, _, h in checked))
         del view, cview
         with naming(paths[0]) if naming is not None else contextlib.nullcontext():
             obj = cls._from_buffer(out, secret, None, writable=True, shared=False,
