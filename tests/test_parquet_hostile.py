@@ -365,6 +365,74 @@ def test_the_issues_15_mb_footer(tmp_path: Path) -> None:
     assert peak < 1.1 * len(raw), peak
 
 
+def _accepted(kind: str, size: int) -> bytes:
+    """The cheapest footers that are *accepted*: a schema of ``size`` / 5
+    five-byte INT32 leaves (no row groups), or one INT32 column and
+    ``size`` / 8 row groups of one minimal chunk (ColumnMetaData {type})."""
+    root = {4: (T_BINARY, b"r"), 5: (T_I32, 1)}
+    leaf = {1: (T_I32, 1), 4: (T_BINARY, b"")}
+    if kind == "wide schema":
+        n = size // 5
+        root[5] = (T_I32, n)
+        return encode_struct({2: (T_LIST, (T_STRUCT, [root] + [leaf] * n)), 3: (T_I64, 0)})
+    rg = {1: (T_LIST, (T_STRUCT, [{3: (T_STRUCT, {1: (T_I32, 1)})}]))}
+    return encode_struct({2: (T_LIST, (T_STRUCT, [root, leaf])), 3: (T_I64, 0),
+                          4: (T_LIST, (T_STRUCT, [rg] * (size // 8)))})
+
+
+def test_accepted_footers_cost_a_small_multiple(tmp_path: Path) -> None:
+    """An honest-looking footer is accepted, and its Footer is kept: a
+    ColumnType per leaf and a ChunkMeta per chunk made the cheapest ones
+    cost 47x (5-byte leaves) and 36x (8-byte row groups) their size.  Now
+    columns and chunks are built from the footer's bytes when asked for
+    (Columns, RowGroups): measured 6.0x and 1.5x at the peak, the Footer
+    alive; asserted under 8x and 2.5x, in proportion from 1 MB to 4 MB,
+    under an address-space limit of 8x."""
+    mib = 2**20
+    footers = {f"{kind} {mb}": _accepted(kind, mb * mib)
+               for kind in ("wide schema", "many row groups") for mb in (1, 4)}
+    got = _peak_of_read_footer(tmp_path, footers, as_mib=8 * 4 + 8)
+    for kind, bound in (("wide schema", 8), ("many row groups", 2.5)):
+        small, big = got[f"{kind} 1"], got[f"{kind} 4"]
+        for mb, (peak, end) in ((1, small), (4, big)):
+            assert end == "accepted", (kind, mb, end)
+            assert peak < bound * mb * mib, (kind, mb, peak / (mb * mib))
+        assert big[0] < 4.5 * small[0] + 2**20, (kind, small[0], big[0])
+
+
+def test_columns_and_row_groups_are_built_on_access(tmp_path: Path) -> None:
+    """Columns and RowGroups read like the lists they replace: indexes
+    (negative too), slices, iteration, len, equality, IndexError; columns
+    beyond the kept ones (200 leaves in a 1-row-group file keep 64-ish)
+    are built again equal; every chunk names its row group and column."""
+    t = pa.table({f"c{i}": pa.array(range(i, i + 30), pa.int64() if i % 2 else pa.int32())
+                  for i in range(200)})
+    f = tmp_path / "w.parquet"
+    pq.write_table(t, f, row_group_size=10, bloom_filter_options={"c7": True})
+    ft = _footer_of(f)
+    meta = pq.ParquetFile(f).metadata
+    assert len(ft.columns) == 200 and len(ft.row_groups) == 3 == meta.num_row_groups
+    for c in (0, 7, 150, 199, -1):
+        col = ft.columns[c]
+        assert col.path == (f"c{c % 200}",) and col == ft.columns[c]
+        assert col.physical == ("INT64" if c % 2 else "INT32")
+    assert [c.name for c in ft.columns[198:]] == ["c198", "c199"]
+    assert list(ft.columns) == [ft.columns[i] for i in range(200)]
+    for g in (0, 2, -1):
+        rg = ft.row_groups[g]
+        assert len(rg) == 200
+        ch = rg[7]
+        assert ch.row_group == g % 3 and ch.column == ft.columns[7] and ch.num_values == 10
+        assert ch.bloom_offset is not None and rg[8].bloom_offset is None
+        assert ch.min_plain == (10 * (g % 3) + 7).to_bytes(8, "little")
+    assert ft.row_groups[1:] == [ft.row_groups[1], ft.row_groups[2]]
+    assert ft == _footer_of(f)
+    for bad in (lambda: ft.columns[200], lambda: ft.row_groups[3], lambda: ft.row_groups[0][200]):
+        with pytest.raises(IndexError):
+            bad()
+    assert ft.column_index("c123") == 123
+
+
 def test_nested_schema_groups_are_bounded(tmp_path: Path) -> None:
     """A chain of nested schema groups made every group's path a tuple as
     long as its depth: a 30 KB footer of 5,000 nested groups cost 118 MiB

@@ -6,6 +6,7 @@ The package's parts, each readable alone:
   ``read_filter``, ``row_group_filters`` and ``may_contain`` over files;
 - ``index``: the sidecar index (container kind 12: ``build_index``, ``open_index``);
 - ``footer``: reading a file's footer, column chunks and Bloom filter headers;
+- ``schema``: the footer's schema, its leaf columns built on access;
 - ``thrift``: the Thrift compact protocol those are written in;
 - ``values``: column types (:class:`ColumnType`) and the PLAIN encoding of values;
 - ``cli``: the ``bloomkit parquet probe/index/candidates`` commands.

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import os
 import stat
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, overload
 
 from ..errors import ColumnNotFoundError, FormatError, UnsupportedFormatError
+from .schema import Columns, checked_int, read_schema
 from .thrift import (
     KIND_BIN,
-    KIND_BOOL,
     KIND_HERE,
     KIND_INT,
     KIND_LIST_AT,
-    MAX_DEPTH,
     T_LIST,
     T_SET,
     T_STRUCT,
@@ -128,8 +129,8 @@ class Footer:
     file_size: int
     footer_start: int  # offset of FileMetaData: filters lie before it
     num_rows: int
-    columns: list[ColumnType]
-    row_groups: list[list[ChunkMeta]] = field(default_factory=list)
+    columns: Sequence[ColumnType]
+    row_groups: Sequence[Sequence[ChunkMeta]] = field(default_factory=list)
     created_by: str | None = None
 
     def column_index(self, column: str | tuple[str, ...] | list[str]) -> int:
@@ -144,6 +145,92 @@ class Footer:
                 return hits[0]
         names = ", ".join(repr(c.name) for c in self.columns[:20])
         raise ColumnNotFoundError(f"{self.path}: no column {column!r} (columns: {names})")
+
+
+class RowGroups(Sequence[Sequence[ChunkMeta]]):
+    """A footer's row groups, each a sequence of its column chunks, decoded
+    from the footer's bytes when asked for: per chunk only its offset is
+    kept (4 bytes, where a decoded ChunkMeta takes about 100 more than the
+    5 bytes of the smallest chunk a footer can state), so a footer of many
+    tiny row groups costs about its size (R50).  Every chunk was checked
+    when the footer was read; decoding it again gives the same ChunkMeta.
+    Readers take one column's chunk per row group (``footer.row_groups[g]
+    [c]``), which now decodes that chunk alone."""
+
+    __slots__ = ("_at", "_columns", "_data_end", "_n", "_ok", "_path", "_raw")
+
+    def __init__(self, path: str, raw: bytes, columns: Sequence[ColumnType], data_end: int,
+                 ok: list[bool], at: array[int], n: int) -> None:
+        self._path, self._raw, self._columns, self._data_end = path, raw, columns, data_end
+        self._ok, self._at, self._n = bytes(ok), at, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, g: int) -> Sequence[ChunkMeta]: ...
+    @overload
+    def __getitem__(self, g: slice) -> Sequence[Sequence[ChunkMeta]]: ...
+
+    def __getitem__(self, g: int | slice) -> Any:
+        if isinstance(g, slice):
+            return [self[i] for i in range(*g.indices(self._n))]
+        if g < 0:
+            g += self._n
+        if not 0 <= g < self._n:
+            raise IndexError("row group index out of range")
+        return _Chunks(self, g)
+
+    def chunk(self, g: int, c: int) -> ChunkMeta:
+        """Column chunk ``c`` of row group ``g``."""
+        r = Reader(self._raw, self._at[g * len(self._columns) + c])
+        return _chunk_meta(self._path, r, g, c, self._columns[c], self._data_end,
+                           bool(self._ok[c]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return [list(rg) for rg in self] == [list(rg) for rg in other]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr([list(rg) for rg in self])
+
+
+class _Chunks(Sequence[ChunkMeta]):
+    __slots__ = ("_g", "_rgs")
+
+    def __init__(self, rgs: RowGroups, g: int) -> None:
+        self._rgs, self._g = rgs, g
+
+    def __len__(self) -> int:
+        return len(self._rgs._columns)
+
+    @overload
+    def __getitem__(self, c: int) -> ChunkMeta: ...
+    @overload
+    def __getitem__(self, c: slice) -> Sequence[ChunkMeta]: ...
+
+    def __getitem__(self, c: int | slice) -> Any:
+        n = len(self._rgs._columns)
+        if isinstance(c, slice):
+            return [self[i] for i in range(*c.indices(n))]
+        if c < 0:
+            c += n
+        if not 0 <= c < n:
+            raise IndexError("column chunk index out of range")
+        return self._rgs.chunk(self._g, c)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def _fmt(path: str, why: str, column: str | None = None) -> FormatError:
@@ -168,15 +255,6 @@ _COL_META = Spec("ColumnMetaData", {
  _M_BLOOM_OFF, _M_BLOOM_LEN) = range(11)
 _CHUNK = Spec("ColumnChunk", {3: ("meta_data", _COL_META), 8: ("crypto_metadata", KIND_HERE),
                               9: ("encrypted_column_metadata", KIND_HERE)})
-_TIME = Spec("TimeType", {1: ("isAdjustedToUTC", KIND_BOOL), 2: ("unit", Union("TimeUnit", {}))})
-_LOGICAL = Union("LogicalType", {
-    5: Spec("DecimalType", {1: ("scale", KIND_INT), 2: ("precision", KIND_INT)}),
-    7: _TIME, 8: _TIME,
-    10: Spec("IntType", {1: ("bitWidth", KIND_INT), 2: ("isSigned", KIND_BOOL)})})
-_SCHEMA_EL = Spec("SchemaElement", {
-    1: ("type", KIND_INT), 2: ("type_length", KIND_INT), 4: ("name", KIND_BIN),
-    5: ("num_children", KIND_INT), 6: ("converted_type", KIND_INT), 7: ("scale", KIND_INT),
-    8: ("precision", KIND_INT), 10: ("logicalType", _LOGICAL)})
 _COLUMN_ORDER = Union("ColumnOrder", {})
 _BLOOM_UNION = {fid: Union(what, {}) for fid, what in
                 ((2, "BloomFilterAlgorithm"), (3, "BloomFilterHash"),
@@ -185,6 +263,10 @@ _BLOOM_HEADER = Spec("BloomFilterHeader", {1: ("numBytes", KIND_INT),
                                            2: ("algorithm", _BLOOM_UNION[2]),
                                            3: ("hash", _BLOOM_UNION[3]),
                                            4: ("compression", _BLOOM_UNION[4])})
+
+
+# Column chunk offsets: footers are at most 2**32 - 1 bytes (a 4-byte length).
+_OFFSET = "I" if array("I").itemsize >= 4 else "L"
 
 
 class _OrdersUnknown(Exception):
@@ -225,19 +307,19 @@ def _decode(path: str, size: int, start: int, raw: bytes) -> Footer:
     read again (once) only if column_orders then says an order is unknown,
     or when the schema comes after them."""
     r = Reader(raw)
-    columns: list[ColumnType] | None = None
+    columns: Columns | None = None
     num_rows = 0
     created: bytes | None = None
     orders: bytearray | None = None
     rgs_at: int | None = None
-    groups: tuple[list[list[ChunkMeta]], int] | None = None
+    groups: tuple[array[int], int, int] | None = None
     for fid, t in r.fields(1):
         if fid == 2:
             if columns is not None:
                 groups = None  # a second schema: the row groups are checked against it
-            columns = _read_schema(r, t)
+            columns = read_schema(r, t)
         elif fid == 3:
-            num_rows = _int(r.read(KIND_INT, t, 1, "FileMetaData", 3), "num_rows")
+            num_rows = checked_int(r.read(KIND_INT, t, 1, "FileMetaData", 3), "num_rows")
         elif fid == 4:
             if t not in (T_LIST, T_SET):
                 raise r.mismatch("FileMetaData", 4, t, "a list")
@@ -260,90 +342,21 @@ def _decode(path: str, size: int, start: int, raw: bytes) -> Footer:
         raise _fmt(path, f"footer ends at byte {r.pos} of its declared {len(raw)}")
     if columns is None:
         raise ValueError("schema is missing or not a list of elements")
-    ok = None if orders is None else [c < len(orders) and orders[c] == 1
-                                      for c in range(len(columns))]
-    if rgs_at is not None and (groups is None or (ok is not None and not all(ok))):
-        groups = _read_row_groups(path, Reader(raw, rgs_at), start, columns,
-                                  ok or [True] * len(columns))
+    ok: list[bool] | None = None if orders is None else [
+        c < len(orders) and orders[c] == 1 for c in range(len(columns))]
+    ok = ok or [True] * len(columns)
+    if rgs_at is not None and (groups is None or not all(ok)):
+        groups = _read_row_groups(path, Reader(raw, rgs_at), start, columns, ok)
     footer = Footer(path, size, start, num_rows, columns,
                     created_by=created.decode("utf-8", "replace") if created is not None
                     else None)
-    if groups is not None and groups[0]:
-        footer.row_groups, total_rows = groups
+    if groups is not None and groups[1]:
+        at, n, total_rows = groups
+        footer.row_groups = RowGroups(path, raw, columns, start, ok, at, n)
         if total_rows != num_rows:
             raise _fmt(path, f"the row groups hold {total_rows} rows, the footer declares "
                              f"{num_rows}")
     return footer
-
-
-def _int(v: Any, what: str, lo: int = 0, hi: int = (1 << 63) - 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{what} is {v!r}")
-    return v
-
-
-# Schema groups nest at most this deep: every leaf's path is a tuple as
-# long as its depth, so a chain of nested groups would cost the square of
-# the footer's size in paths.  Real schemas nest a few levels (a list of
-# maps of structs is 5); Thrift's own limit is the same.
-MAX_SCHEMA_DEPTH = MAX_DEPTH
-
-
-def _read_schema(r: Reader, t: int) -> list[ColumnType]:
-    """The leaf columns of the schema list starting at ``r``, checked and
-    built one element at a time (depth-first: element 0 is the root group;
-    an explicit stack keeps hostile nesting from Python's recursion)."""
-    if t not in (T_LIST, T_SET):
-        raise ValueError("schema is missing or not a list of elements")
-    n, et = r.list_header(2)
-    if not n or et != T_STRUCT:
-        raise ValueError("schema is missing or not a list of elements")
-    root = r.struct(_SCHEMA_EL, 3)
-    root_children = _int(root[3] if root[3] is not None else 0, "root num_children", 0, n)
-    leaves: list[ColumnType] = []
-    stack: list[tuple[tuple[str, ...], int]] = [((), root_children)]
-    i = 1
-    while stack:
-        prefix, remaining = stack[-1]
-        if remaining == 0:
-            stack.pop()
-            continue
-        stack[-1] = (prefix, remaining - 1)
-        if i >= n:
-            raise ValueError("schema declares more children than elements")
-        el = r.struct(_SCHEMA_EL, 3)
-        i += 1
-        pt, _, name, nch, _, _, _, _ = el
-        if name is None:
-            raise ValueError(f"schema element {i - 1} has no name")
-        path = (*prefix, name.decode("utf-8", "replace"))
-        if nch is not None and pt is None:
-            if len(stack) >= MAX_SCHEMA_DEPTH:
-                raise ValueError(f"schema groups nested deeper than {MAX_SCHEMA_DEPTH}")
-            stack.append((path, _int(nch, "num_children", 0, n)))
-        else:
-            leaves.append(ColumnType.from_schema(_schema_dict(el), path))
-    if i != n:
-        raise ValueError(f"schema has {n - i} elements outside the tree")
-    return leaves
-
-
-def _schema_dict(el: tuple[Any, ...]) -> dict[int, Any]:
-    """A leaf SchemaElement as ColumnType.from_schema reads it (field id:
-    value, the LogicalType union as {member id: {field id: value}})."""
-    pt, tl, _, _, ct, scale, prec, lt = el
-    d = {fid: v for fid, v in ((1, pt), (2, tl), (6, ct), (7, scale), (8, prec)) if v is not None}
-    if lt is not None and lt[3]:
-        member, _, body, _ = lt
-        inner: dict[int, Any] = {}
-        if body is not None:
-            for k, v in enumerate(body, 1):
-                if isinstance(v, tuple):  # a TimeUnit union: {unit id: {}}
-                    v = {v[0]: {}} if v[3] else {}
-                if v is not None:
-                    inner[k] = v
-        d[10] = {member: inner}
-    return d
 
 
 def _read_orders(r: Reader, t: int) -> bytearray | None:
@@ -394,81 +407,90 @@ def _usable(col: ColumnType, mn: bytes | None, mx: bytes | None
     return mn, mx
 
 
-def _read_row_groups(path: str, r: Reader, data_end: int, columns: list[ColumnType],
-                     ok: list[bool] | None) -> tuple[list[list[ChunkMeta]], int]:
-    """The row groups of the list starting at ``r``, each checked as it is
-    read; ``ok`` per column whether min_value/max_value follow a known order
-    (None: not known yet, see _stats).  Returns them and their rows' sum."""
+def _read_row_groups(path: str, r: Reader, data_end: int, columns: Sequence[ColumnType],
+                     ok: list[bool] | None) -> tuple[array[int], int, int]:
+    """Check the row groups of the list starting at ``r`` one at a time;
+    ``ok`` per column whether min_value/max_value follow a known order
+    (None: not known yet, see _stats).  Returns the offset of every column
+    chunk (row group by row group), the number of row groups and the sum of
+    their rows: what RowGroups keeps."""
     n, et = r.list_header(2)
     if n and et != T_STRUCT:
         raise ValueError("row_groups is not a list of structs")
-    groups: list[list[ChunkMeta]] = []
+    at = array(_OFFSET)
     total = 0
     for g in range(n):
-        chunks: list[ChunkMeta] | None = None
+        most = -1
         rows: Any = 0
         for fid, t in r.fields(3):
             if fid == 1:
                 if t not in (T_LIST, T_SET):
                     raise ValueError(f"row group {g} has no column list")
-                chunks = _read_chunks(path, r, g, data_end, columns, ok)
+                most = _read_chunks(path, r, g, data_end, columns, ok, at)
             elif fid == 3:
                 rows = r.read(KIND_INT, t, 3, "RowGroup", 3)
             else:
                 r.skip(t, 3)
-        if chunks is None:
+        if most < 0:
             raise ValueError(f"row group {g} has no column list")
-        rg_rows = _int(rows, f"row group {g} num_rows")
+        rg_rows = checked_int(rows, f"row group {g} num_rows")
         total += rg_rows
         # Every row has at least one entry (a value, a null, an empty list)
         # in every leaf, so a row group cannot have more rows than its
         # fullest chunk has values: a num_rows lie (2**40 in a 16 KB file)
         # is refused here, before any reader sizes an allocation by it.
-        most = max((c.num_values for c in chunks), default=0)
         if rg_rows > most:
             raise _fmt(path, f"row group {g} declares {rg_rows} rows but its column chunks "
                              f"hold at most {most} values")
-        groups.append(chunks)
-    return groups, total
+    return at, n, total
 
 
-def _read_chunks(path: str, r: Reader, g: int, data_end: int, columns: list[ColumnType],
-                 ok: list[bool] | None) -> list[ChunkMeta]:
+def _read_chunks(path: str, r: Reader, g: int, data_end: int, columns: Sequence[ColumnType],
+                 ok: list[bool] | None, at: array[int]) -> int:
+    """Check row group ``g``'s column chunks, appending their offsets to
+    ``at``; return the most values a chunk holds (0 for no chunks)."""
     n, et = r.list_header(4)
     if n != len(columns):
         raise ValueError(f"row group {g} has {n} column chunks for "
                          f"{len(columns)} schema columns")
-    out: list[ChunkMeta] = []
+    most = 0
     for c, col in enumerate(columns):
         if et != T_STRUCT:
             raise ValueError(f"row group {g} chunk {c} is not a struct")
-        md, crypto, encrypted = r.struct(_CHUNK, 5)
-        if md is None:
-            if crypto is not None or encrypted is not None:
-                raise UnsupportedFormatError(
-                    f"{path}: column {col.name!r} is encrypted (not supported)")
-            raise ValueError(f"row group {g} column {col.name!r} has no metadata")
-        pt = md[_M_TYPE]
-        if pt not in PHYSICAL_TYPES or PHYSICAL_TYPES[pt] != col.physical:
-            raise _fmt(path, f"row group {g}: chunk type {pt!r} differs from the "
-                             f"schema's {col.physical}", col.name)
-        if md[_M_PATH] is not None and not _path_is(r, md[_M_PATH], col.path):
-            raise _fmt(path, f"row group {g}: chunk {c} path does not match the schema",
-                       col.name)
-        off, length = md[_M_BLOOM_OFF], md[_M_BLOOM_LEN]
-        if off is not None:
-            off = _int(off, f"bloom_filter_offset of {col.name!r}")
-        if length is not None:
-            length = _int(length, f"bloom_filter_length of {col.name!r}", 0, (1 << 31) - 1)
-        try:
-            mn, mx = _stats(col, md[_M_STATS], None if ok is None else ok[c])
-        except ValueError as e:
-            raise _fmt(path, f"row group {g}: bad statistics: {e}", col.name) from None
-        _chunk_extent(md, data_end, f"row group {g} column {col.name!r}")
-        values = md[_M_VALUES]
-        out.append(ChunkMeta(g, col, _int(0 if values is None else values, "num_values"),
-                             mn, mx, off, length))
-    return out
+        at.append(r.pos)
+        meta = _chunk_meta(path, r, g, c, col, data_end, None if ok is None else ok[c])
+        most = max(most, meta.num_values)
+    return most
+
+
+def _chunk_meta(path: str, r: Reader, g: int, c: int, col: ColumnType, data_end: int,
+                order_ok: bool | None) -> ChunkMeta:
+    """The ColumnChunk at ``r`` (chunk ``c`` of row group ``g``), checked."""
+    md, crypto, encrypted = r.struct(_CHUNK, 5)
+    if md is None:
+        if crypto is not None or encrypted is not None:
+            raise UnsupportedFormatError(
+                f"{path}: column {col.name!r} is encrypted (not supported)")
+        raise ValueError(f"row group {g} column {col.name!r} has no metadata")
+    pt = md[_M_TYPE]
+    if pt not in PHYSICAL_TYPES or PHYSICAL_TYPES[pt] != col.physical:
+        raise _fmt(path, f"row group {g}: chunk type {pt!r} differs from the "
+                         f"schema's {col.physical}", col.name)
+    if md[_M_PATH] is not None and not _path_is(r, md[_M_PATH], col.path):
+        raise _fmt(path, f"row group {g}: chunk {c} path does not match the schema", col.name)
+    off, length = md[_M_BLOOM_OFF], md[_M_BLOOM_LEN]
+    if off is not None:
+        off = checked_int(off, f"bloom_filter_offset of {col.name!r}")
+    if length is not None:
+        length = checked_int(length, f"bloom_filter_length of {col.name!r}", 0, (1 << 31) - 1)
+    try:
+        mn, mx = _stats(col, md[_M_STATS], order_ok)
+    except ValueError as e:
+        raise _fmt(path, f"row group {g}: bad statistics: {e}", col.name) from None
+    _chunk_extent(md, data_end, f"row group {g} column {col.name!r}")
+    values = md[_M_VALUES]
+    return ChunkMeta(g, col, checked_int(0 if values is None else values, "num_values"),
+                     mn, mx, off, length)
 
 
 def _path_is(r: Reader, at: int, want: tuple[str, ...]) -> bool:
