@@ -270,6 +270,8 @@ _CHEAP = {  # (element type, bytes of one element) of a list of cheap elements
     "empty lists": (T_LIST, b"\x05"),
     "one-field structs": (T_STRUCT, b"\x13\x01\x00"),  # {1: i8 1}: a dict each, before
     "row groups of num_rows": (T_STRUCT, b"\x36\x02\x00"),  # RowGroup{3: num_rows 1}
+    # lists nested 60 deep (the limit is 64 with the footer's own levels)
+    "nested lists": (T_LIST, b"\x19" * 58 + b"\x15\x02"),
 }
 
 
