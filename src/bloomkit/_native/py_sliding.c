@@ -199,14 +199,18 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     int64_t now = 0;
     bkpy_ctor_args a = BKPY_CTOR_INIT(1); /* BK_CAPACITY_MAX, the one limit */
     const char *reason = NULL;
+    bk_rc shape;
     BKSliding *self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "IIKKd|KO$OOOI:SlidingBase", kwlist, &k, &l,
                                      &m, &a.capacity, &a.error_rate, &window_us, &now_obj,
                                      &a.seed_obj, &a.secret, &a.key, &layout))
         return NULL;
-    if (bkpy_ctor_check(&a, bk_sliding_shape_v(k, l, m, layout, &payload_len, &reason),
-                        reason) < 0)
+    /* shape first: its reason is read after the call sets it (as one call's
+     * two arguments the order was unspecified: a NULL reason, a crash on
+     * every bad shape) */
+    shape = bk_sliding_shape_v(k, l, m, layout, &payload_len, &reason);
+    if (bkpy_ctor_check(&a, shape, reason) < 0)
         return NULL;
     if (window_us > (unsigned long long)BK_SLIDING_MAX_WINDOW_US) {
         PyErr_SetString(PyExc_ValueError, "window must be below 2**62 microseconds");
