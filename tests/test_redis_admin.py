@@ -36,7 +36,7 @@ except ImportError:  # the fixture skips (or fails in CI) with the install hint
 
 SECRET = bytes(range(16))
 #: the layout new Redis sliding filters use (docs/redis.md)
-SLIDING_LAYOUT = "sliced"
+SLIDING_LAYOUT = "blocked"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "redis.md"
 
 
@@ -147,9 +147,10 @@ def test_sliding_clear_under_a_live_hint_copy(client: Any, names: tuple[str, str
     the frozen slices from before it (add_many's hints) must not answer
     from it.  Handle a adds (its copy warm), b clears, a adds the same keys
     again: every answer and byte is the local filter's."""
-    a = RedisSlidingBloomFilter.create(client, names[0], 3000, 0.01, seed=5)
+    a = RedisSlidingBloomFilter.create(client, names[0], 3000, 0.01, seed=5,
+                                       layout="sliced")  # hints are layout 0's
     b = RedisSlidingBloomFilter.open(client, names[0])
-    local = bloomkit.SlidingBloomFilter(3000, 0.01, seed=5, layout=SLIDING_LAYOUT)
+    local = bloomkit.SlidingBloomFilter(3000, 0.01, seed=5, layout="sliced")
     a.chunk_size = 60
     pool = [f"p{i}" for i in range(2500)]
     for _ in range(4):

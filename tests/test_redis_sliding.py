@@ -71,12 +71,16 @@ def _answers(f: Any, keys: list[Any], path: str) -> list[bool]:
 class SameAsLocalTests:
     """The server runs bk_sliding.h's algorithm: same bytes, same answers."""
 
+    @pytest.mark.parametrize("layout", ["blocked", "sliced"])
     @pytest.mark.parametrize("rate,secret", [(0.01, None), (0.001, SECRET)])
     def test_count_mode_is_byte_identical_through_many_shifts(
-            self, client: Any, name: str, rng: Any, rate: float, secret: bytes | None) -> None:
-        f = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=7, secret=secret)
+            self, client: Any, name: str, rng: Any, rate: float, secret: bytes | None,
+            layout: str) -> None:
+        f = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=7, secret=secret,
+                                           layout=layout)
         f.chunk_size = 97  # shifts fall inside chunks, between their keys
-        local = SlidingBloomFilter(3000, rate, seed=7, secret=secret, layout="sliced")
+        local = SlidingBloomFilter(3000, rate, seed=7, secret=secret, layout=layout)
+        assert f.layout == local.layout == layout
         assert (f.num_hashes, f.generations, f.slice_bits) == (
             local.num_hashes, local.generations, local.slice_bits)
         keys: list[Any] = [rng.randrange(20_000) for _ in range(12_000)]  # repeats refresh
@@ -103,7 +107,8 @@ class SameAsLocalTests:
         query when a second handle's adds leave them generations behind."""
         if not hasattr(RedisSlidingBloomFilter, "hint_bytes_per_key"):
             pytest.fail("no hinted adds")
-        a = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=11, secret=secret)
+        a = RedisSlidingBloomFilter.create(client, name, 3000, rate, seed=11, secret=secret,
+                                           layout="sliced")  # hints are layout 0's
         b = RedisSlidingBloomFilter.open(client, name, secret=secret)
         local = SlidingBloomFilter(3000, rate, seed=11, secret=secret, layout="sliced")
         a.chunk_size = b.chunk_size = 60  # G = 94: shifts inside most trips
@@ -134,7 +139,8 @@ class SameAsLocalTests:
 
     def test_batch_positions_are_the_local_derivation(self, client: Any, name: str,
                                                       rng: Any) -> None:
-        f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET)
+        f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.001, seed=3, secret=SECRET,
+                                           layout="sliced")
         local = SlidingBloomFilter(10**6, 0.001, seed=3, secret=SECRET, layout="sliced")
         keys: list[Any] = [rng.getrandbits(64) for _ in range(300)] + ["é", b"", 0, -1]
         per_key = b"".join(
@@ -142,6 +148,125 @@ class SameAsLocalTests:
                       for p, q in enumerate(local._slice_positions(k))]) for k in keys)
         assert f._records(keys) == per_key  # numpy batch path (when installed)
         assert f._records(keys[:10]) == per_key[:10 * 4 * f.num_slices]  # per-key path
+
+    def test_blocked_records_are_the_local_derivation(self, client: Any, name: str,
+                                                      rng: Any) -> None:
+        """Layout 1's record of a key: its block's byte offset and its bit in
+        every lane, from bk_sliding_block / bk_sliding_lane_pos (what
+        _slice_positions gives: block * 32 + the lane's bit)."""
+        import struct
+
+        f = RedisSlidingBloomFilter.create(client, name, 10**6, 0.01, seed=3, secret=SECRET,
+                                           layout="blocked")
+        local = SlidingBloomFilter(10**6, 0.01, seed=3, secret=SECRET, layout="blocked")
+        keys: list[Any] = [rng.getrandbits(64) for _ in range(300)] + ["é", b"", 0, -1]
+        want = b""
+        for k in keys:
+            q = local._slice_positions(k)
+            assert len({x // 32 for x in q}) == 1  # one block a key
+            want += struct.pack("<I", q[0] // 32 * 128) + bytes(x % 32 for x in q)
+        assert f._records(keys) == want  # numpy batch path (when installed)
+        assert f._records(keys[:10]) == want[:10 * (4 + f.num_slices)]  # per-key path
+
+    def test_time_mode_blocked_is_byte_identical_through_time_shifts(
+            self, client: Any, name: str, rng: Any) -> None:
+        """Layout 1 in time mode: after each batch (one script call) the
+        server's state is the local filter's after the same keys at a time
+        of the same generation (the script's TIME is between two TIMEs read
+        around the call; a batch whose two reads straddle a generation
+        boundary resyncs instead).  Sleeps cross generations, so pending
+        shifts of 1 to several lanes happen between batches."""
+        f = RedisSlidingBloomFilter.create(client, name, 40_000, 0.01, window=2.3, seed=9,
+                                           layout="blocked")
+        f.chunk_size = 10_000  # a batch is one script call
+        now = [0.0]
+        local = f.to_local(clock=lambda: now[0])
+        D = -(-f.window_us // f.generations)
+        start = int(client.hget(f._hash_key, "start"))
+
+        def server_us() -> int:
+            sec, usec = client.time()
+            return int(sec) * 1_000_000 + int(usec)
+
+        compared = 0
+        for i in range(40):
+            batch = [rng.randrange(10**6) for _ in range(rng.randrange(50, 400))]
+            t0 = server_us()
+            f.add_many(batch)
+            t1 = server_us()
+            if (t0 - start) // D == (t1 - start) // D:
+                now[0] = (t0 + 0.5) / 1e6
+                local.add_many(batch)
+                assert f.to_local().to_bytes() == local.to_bytes(), i
+                compared += 1
+            else:  # the script's generation is unknown: take the server's state
+                local = f.to_local(clock=lambda: now[0])
+            time.sleep(rng.choice([0.0, 0.05, 0.12, 0.3]))
+        assert compared >= 20
+        assert local.generation > f.num_slices  # the ring went round
+
+    def test_a_layout_0_key_of_before_layout_1_still_works(
+            self, client: Any, name: str, rng: Any) -> None:
+        """A key written before layout 1 existed has no 'layout' in its state
+        hash: it reads as layout 0 and answers (and stores) as before."""
+        f = RedisSlidingBloomFilter.create(client, name, 3000, 0.01, seed=4, layout="sliced")
+        client.hdel(f._hash_key, "layout")
+        g = RedisSlidingBloomFilter.open(client, name)
+        assert g.layout == "sliced" and g.layout_version == 0
+        local = SlidingBloomFilter(3000, 0.01, seed=4, layout="sliced")
+        keys = [rng.randrange(10**5) for _ in range(8000)]
+        assert g.add_many(keys) == local.add_many(keys)
+        assert g.to_local().to_bytes() == local.to_bytes()
+        probe = keys[-500:] + [f"x{i}" for i in range(500)]
+        assert _answers(g, probe, "script") == [bool(x) for x in local.contains_many(probe)]
+
+    def test_a_damaged_meta_layout_version_is_corrupt(self, client: Any, name: str) -> None:
+        from bloomkit.redis import CorruptStateError
+
+        RedisSlidingBloomFilter.create(client, name, 1000, 0.01)
+        for bad in ("7", "", "1 "):
+            client.hset(f"{{{name}}}:meta", "layout_version", bad)
+            with pytest.raises(CorruptStateError, match="layout_version") as e:
+                RedisSlidingBloomFilter.open(client, name)
+            assert isinstance(e.value, bloomkit.FormatError)
+        # the meta says 0 of a layout-1 shape (slice_bits not a multiple of
+        # 512): refused at open (before: the C constructor's bad-shape path
+        # read its reason before setting it and crashed the process)
+        client.hset(f"{{{name}}}:meta", "layout_version", "0")
+        with pytest.raises(FilterMismatchError, match="damaged metadata"):
+            RedisSlidingBloomFilter.open(client, name)
+
+    @pytest.mark.parametrize("k,l,m,layout", [
+        (0, 23, 1024, 0), (9, 0, 1024, 0), (9, 23, 2112, 0), (9, 23, 0, 0),
+        (9, 24, 1024, 1), (9, 23, 100, 1), (9, 23, 1024, 7)])
+    def test_a_stored_shape_the_core_refuses_is_a_value_error(
+            self, k: int, l: int, m: int, layout: int) -> None:  # noqa: E741
+        """The handle builds its position calculator from the meta's shape
+        (sliding.py, _new_local): a bad one is a ValueError naming the rule.
+        Before: the C constructor read its reason before the shape check set
+        it (one call's two arguments) and crashed the process on every
+        refused shape."""
+        from bloomkit.redis.sliding import _new_local
+
+        with pytest.raises(ValueError, match="sliding"):
+            _new_local(SlidingBloomFilter, k, l, m, 1000, 0.01, 0, None, layout=layout)
+
+    def test_a_state_of_the_other_layout_is_refused_by_every_script(
+            self, client: Any, name: str) -> None:
+        """Meta and state say layout 0 over layout-1 bytes of a shape both
+        accept (S = 32, slice_bits a multiple of 512: the same length): the
+        state's layout field, set at creation, is what the scripts check."""
+        from bloomkit.redis import CorruptStateError
+
+        f = RedisSlidingBloomFilter.create(client, name, 16_128, 0.01, layout="blocked")
+        assert (f.num_slices, f.slice_bits % 512) == (32, 0)
+        f.add_many(range(100))
+        client.hset(f"{{{name}}}:meta", "layout_version", "0")
+        g = RedisSlidingBloomFilter.open(client, name)  # the meta alone looks sound
+        for op in (lambda: g.add("a"), lambda: "a" in g, g.to_local,
+                   lambda: g.contains_many(["a"] * 10**4)):
+            with pytest.raises(CorruptStateError, match="layout"):
+                op()
 
     def test_time_mode_to_local_agrees_on_every_key_of_a_sample(
             self, client: Any, name: str) -> None:
@@ -234,8 +359,9 @@ class ConcurrentWritersTests:
         assert all(c > 0 for _, c in results)
         stats = f.stats()
         if window is None:
-            # 16,000 adds at G = 125: over 100 shifts, each made exactly once
-            assert stats["generation"] >= 100
+            # 16,000 adds (some repeats) at G = 174 (blocked; 125 sliced): over
+            # 70 shifts, each made exactly once
+            assert stats["generation"] >= 0.75 * 16_000 / f.generation_length
             assert stats["inserted"] <= 16_000
         else:
             assert stats["early_shifts"] == 0
@@ -243,11 +369,12 @@ class ConcurrentWritersTests:
 
 
     def test_an_early_shift_warns_and_is_counted(self, client: Any, name: str) -> None:
-        f = RedisSlidingBloomFilter.create(client, name, 320, 0.01, window=60)  # G = 10
+        f = RedisSlidingBloomFilter.create(client, name, 320, 0.01, window=60)  # G = 14
         with pytest.warns(bloomkit.SlidingWindowWarning, match="larger capacity"):
             f.add_many([f"k{i}" for i in range(100)])
         stats = f.stats()
-        assert stats["early_shifts"] >= 9 and stats["shortened_by"] > 0
+        assert stats["early_shifts"] >= 100 // f.generation_length - 1
+        assert stats["shortened_by"] > 0
         assert f.early_shifts == stats["early_shifts"]
         # a handle opened later warns about its own early shifts, not older ones
         assert RedisSlidingBloomFilter.open(client, name)._early_seen == stats["early_shifts"]

@@ -102,9 +102,13 @@ def test_a_key_replaced_by_another_type_is_wrong_type(kind: str, client: Any) ->
 
 @pytest.mark.parametrize("field,value", [
     ("g", "abc"), ("inserted", "1e30"), ("g", str(2**53 + 1)), ("c", "-1"),
-    ("start", str(2**60)), ("early", ""), ("b0", "12"), ("b1", "x 0")])
+    ("start", str(2**60)), ("early", ""), ("b0", "12"), ("b1", "x 0"),
+    ("layout", "0"), ("layout", "7"), ("layout", "")])
 def test_a_damaged_sliding_state_is_corrupt(field: str, value: str, client: Any) -> None:
-    """Before: ValueError, struct.error, or (g = 2**53 + 1) keys silently lost."""
+    """Before: ValueError, struct.error, or (g = 2**53 + 1) keys silently lost.
+    The layout field (issue #32: layout 1's blocks read as layout 0's slices,
+    or the reverse, would answer from the wrong bits) is checked by every
+    script and by to_local."""
     from bloomkit.redis import CorruptStateError, RedisSlidingBloomFilter
 
     name = f"corrupt-{field}-{abs(hash(value)) % 10**6}"
@@ -115,7 +119,7 @@ def test_a_damaged_sliding_state_is_corrupt(field: str, value: str, client: Any)
            "to_local": h.to_local, "contains_many": lambda: h.contains_many(["k1"])}
     if field == "g":
         ops["generation"] = lambda: h.generation
-    if field in ("c", "early") or field.startswith("b"):
+    if field in ("c", "early", "layout") or field.startswith("b"):
         del ops["len"]  # len reads start, g, inserted and one birth record (of its own)
     bad = []
     for op, fn in ops.items():

@@ -11,6 +11,7 @@ is needed.  See docs/redis.md for the full contract.  What lives where:
                           age-partitioned ring, shifted by scripts on the server's clock)
 ``errors.py``             the exceptions, all derived from :class:`RedisFilterError`
 ``_scripts.py``           the Lua scripts (the unit of atomicity) and their registry
+``_scripts_sliding.py``   the sliding filter's scripts (both layouts)
 ``_wire.py``              RESP packing, the raw reply reader, pipelined round trips,
                           connection failures mapped to :class:`RedisConnectionLost`
 ``_layout.py``            Redis key names, format names, meta checks, the local header

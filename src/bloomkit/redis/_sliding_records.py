@@ -1,6 +1,6 @@
 """The client's side of RedisSlidingBloomFilter's scripts: the per-key
 records (the key's Redis bit offset in every physical slice) and layout 0's
-frozen-slice hints (_scripts.py, "Why hints"), a mixin of
+frozen-slice hints (_scripts_sliding.py, "Why hints"), a mixin of
 :class:`bloomkit.redis.RedisSlidingBloomFilter` (sliding.py)."""
 
 from __future__ import annotations
@@ -33,6 +33,31 @@ HAVE_NUMPY = _np is not None
 
 
 
+def _mix64(x: int) -> int:
+    """bk_mix64 (the splitmix64 finalizer) of a Python int."""
+    x &= 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
+def _mix64_np(x: Any) -> Any:
+    """bk_mix64 of a uint64 array (numpy wraps mod 2^64, as C)."""
+    assert _np is not None
+    np = _np
+    x = x ^ (x >> np.uint64(30))
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+#: bk_sliding_lane_mul: M[p] = (mix64(p + 1) mod 2^32) | 1, p < 32
+LANE_MUL = [(_mix64(p + 1) & 0xFFFFFFFF) | 1 for p in range(32)]
+_LANE_MUL: Any = None if _np is None else _np.array(LANE_MUL, dtype=_np.uint64)
+
+
 class SlidingRecords:
     """Records and hints; the attributes are RedisSlidingBloomFilter's."""
 
@@ -54,9 +79,11 @@ class SlidingRecords:
     _fz_epoch: str
     _fz_budget: int
     _g_seen: int | None
+    layout_version: int
 
     def _init_records(self) -> None:
         m = self.slice_bits
+        self._blocks = m // 32  # layout 1: B
         self._bases = [p * m for p in range(self.num_slices)]
         self._pack = struct.Struct(f"<{self.num_slices}I").pack
         if _np is not None:
@@ -65,7 +92,11 @@ class SlidingRecords:
             self._bases_np = _np.array(self._bases, dtype=_np.uint64)
 
     def _records(self, keys: list[object]) -> bytes:
-        """Per key, its Redis bit offset in every physical slice (u32 LE)."""
+        """Per key, its Redis bit offset in every physical slice (u32 LE);
+        layout 1: its block's byte offset (u32 LE) and its bit in each of
+        the S lanes (a byte each; _scripts_sliding.py, "Layout 1")."""
+        if self.layout_version == 1:
+            return self._records_blocked(keys)
         if _np is not None and len(keys) >= 16:
             return self._records_numpy(keys)
         pos = self._proto._slice_positions
@@ -82,6 +113,40 @@ class SlidingRecords:
         (x m) >> 64 = ((x_hi m) + ((x_lo m) >> 32)) >> 32, no term overflows.
         tests/test_redis_sliding.py holds it to _slice_positions."""
         data: bytes = self._offsets_numpy(keys).astype("<u4").tobytes()
+        return data
+
+    def _records_blocked(self, keys: list[object]) -> bytes:
+        """Layout 1's records: bk_sliding_block and bk_sliding_lane_pos.
+
+        block(h) = mulhi(h, B) (from 32-bit halves, as _records_numpy);
+        w = mix64(h + GAMMA); lane p's bit = ((x_p M[p]) mod 2^32) >> 27 with
+        x_p the low (p < 16) or high 32 bits of w and M[p] =
+        (mix64(p + 1) mod 2^32) | 1 (bk_sliding_lane_mul).  Held to
+        _slice_positions by tests/test_redis_sliding.py."""
+        S = self.num_slices
+        if _np is None or len(keys) < 16:
+            pos = self._proto._slice_positions
+            out = []
+            for key in keys:
+                q = pos(key)  # block * 32 + the lane's bit, per lane
+                out.append(struct.pack("<I", (q[0] >> 5) * 128) + bytes([x & 31 for x in q]))
+            return b"".join(out)
+        np = _np
+        kh = self._proto._key_hash
+        n = len(keys)
+        h = np.fromiter((kh(key) for key in keys), dtype=np.uint64, count=n)
+        lo32 = np.uint64(0xFFFFFFFF)
+        B = np.uint64(self._blocks)
+        blk = ((h >> np.uint64(32)) * B + (((h & lo32) * B) >> np.uint64(32))) >> np.uint64(32)
+        w = _mix64_np(h + np.uint64(_GAMMA))
+        x = np.empty((n, S), dtype=np.uint64)
+        x[:, :16] = (w & lo32)[:, None]
+        x[:, 16:] = (w >> np.uint64(32))[:, None]
+        lanes = ((x * _LANE_MUL[None, :S]) & lo32) >> np.uint64(27)
+        out = np.empty((n, 4 + S), dtype=np.uint8)
+        out[:, :4] = (blk * np.uint64(128)).astype("<u4").view(np.uint8).reshape(n, 4)
+        out[:, 4:] = lanes.astype(np.uint8)
+        data: bytes = out.tobytes()
         return data
 
     def _offsets_numpy(self, keys: list[object]) -> Any:
@@ -103,7 +168,10 @@ class SlidingRecords:
 
     def _add_argv(self, keys: list[object], hg: int) -> list[Any]:
         """The add script's arguments: the records, and the hints of
-        generation ``hg`` when this client holds its frozen slices (hg >= 0)."""
+        generation ``hg`` when this client holds its frozen slices (hg >= 0).
+        Layout 1 reads a key's every slice in one block: no hints."""
+        if self.layout_version == 1:
+            return [*self._argv_head, self._records_blocked(keys)]
         if hg < 0 or _np is None or len(keys) < 16:
             return [*self._argv_head, self._records(keys), -1, b"", "0"]
         off = self._offsets_numpy(keys)
@@ -112,7 +180,7 @@ class SlidingRecords:
 
     def _hints(self, off: Any, hg: int) -> bytes:
         """Per key: its offsets in the slices of ages 0 .. k-1 and S-1 at
-        generation hg, then 100 c0 + c1 (_scripts.py, "Why hints"), as text."""
+        generation hg, then 100 c0 + c1 (_scripts_sliding.py, "Why hints"), as text."""
         assert _np is not None and self._fz is not None
         np = _np
         S, k, l = self.num_slices, self.num_hashes, self.generations  # noqa: E741
@@ -139,6 +207,8 @@ class SlidingRecords:
         """The generation this client can send hints for (reading the frozen
         slices it lacks when ``nkeys`` more keys pay for them), or -1."""
         S, k = self.num_slices, self.num_hashes
+        if self.layout_version == 1:
+            return -1
         if _np is None or k + 2 > 32 or self.generations > 56:
             return -1  # Lua 5.1 patterns take 32 captures; _hints packs l bits in a u64
         self._fz_budget = min(self._fz_budget + nkeys * self.hint_bytes_per_key,

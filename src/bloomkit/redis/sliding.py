@@ -5,9 +5,13 @@ The algorithm is bk_sliding.h's, step for step (docs/sliding.md, "The exact
 algorithm"), so :meth:`to_local` is a load of the same container bytes and
 answers like the server:
 
-- ``{name}:bits`` holds the S = k + l slices of m bits, physical order: the
-  local payload after its birth records, byte for byte (local bit ``i`` of a
-  slice is Redis bit ``i ^ 7``, as for RedisBloomFilter).
+- ``{name}:bits`` holds the local payload after its birth records, byte for
+  byte (local bit ``i`` is Redis bit ``i ^ 7``, as for RedisBloomFilter):
+  layout 1 ("blocked", new filters from 1e-4 up, as the local default) the
+  m / 32 blocks of 128 bytes, a key's bit of every slice in one block;
+  layout 0 the S = k + l slices of m bits in physical order.  A filter
+  keeps its layout (``layout_version`` in the meta, ``layout`` in the
+  state hash: both checked by every script and by to_local).
 - ``{name}:n`` holds what the local header and birth records hold: the
   generation counter ``g`` and ring position ``r``, ``c``, ``inserted``,
   ``start`` and ``early`` (time mode), ``b<p>`` per slice.  Only scripts
@@ -17,13 +21,14 @@ answers like the server:
 - Time mode reads the server's ``TIME`` inside the script, never a client
   clock: the clocks of many machines disagree, the server's is one.
 - The client computes each key's bit in every physical slice (it cannot
-  know ``g``, another client may shift at any moment) and sends them as
-  S little-endian u32 Redis offsets per key; the script picks the k
-  youngest.  ``add_many`` is one script call per chunk, pipelined: a chunk
-  is atomic on the server.  It also keeps a copy of the frozen slices (age
+  know ``g``, another client may shift at any moment) and sends them
+  (layout 0: S little-endian u32 Redis offsets per key; layout 1: the
+  block's offset and a byte a lane, _scripts_sliding.py); the script picks
+  the k youngest.  ``add_many`` is one script call per chunk, pipelined: a
+  chunk is atomic on the server.  Layout 0 also keeps a copy of the frozen slices (age
   k and older: no add writes them again) and sends, per key, what they say
   of its query at the generation it expects, so the script sets the k bits
-  in one BITFIELD and answers "was absent" without probing (_scripts.py,
+  in one BITFIELD and answers "was absent" without probing (_scripts_sliding.py,
   "Why hints"); a key in another generation takes the full query.
   ``contains_many`` reads an atomic snapshot of the whole filter (slices,
   state, ``TIME`` in one MULTI) and answers with the local C code when the
@@ -60,16 +65,17 @@ from ._layout import (
     read_meta,
     shard_key_names,
 )
-from ._scripts import (
-    CLAIM_SCRIPT,
-    SLIDING_CONTAINS,
-    SLIDING_INIT,
-    Script,
-    sliding_add_script,
-)
+from ._scripts import CLAIM_SCRIPT, Script
+from ._scripts_sliding import SLIDING_INIT, sliding_add_script, sliding_contains_script
 from ._sliding_records import HAVE_NUMPY, SlidingRecords
 from ._wire import chunked, settle_replies, state_int, wrap_connection_error
-from .errors import FilterExistsError, FilterMismatchError, FilterNotFoundError, RedisConnectionLost
+from .errors import (
+    CorruptStateError,
+    FilterExistsError,
+    FilterMismatchError,
+    FilterNotFoundError,
+    RedisConnectionLost,
+)
 
 __all__ = ["RedisSlidingBloomFilter"]
 
@@ -101,6 +107,12 @@ def _new_local(cls: Any, *args: Any, **kwargs: Any) -> Any:
     now, seed=, secret=, key=): a filter of a stored shape, not re-sized."""
     base: Any = _core
     return base.SlidingBase.__new__(cls, *args, **kwargs)
+
+
+def _slices_len(layout_version: int, slices: int, slice_bits: int) -> int:
+    """Bytes of the slices: S bit strings of m bits (0), or m / 32 blocks
+    of 128 bytes (1: 4 m)."""
+    return 4 * slice_bits if layout_version == 1 else slices * slice_bits // 8
 
 
 def _births_len(slices: int) -> int:
@@ -137,29 +149,35 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
         self.capacity = int(meta["capacity"])
         self.error_rate = float.fromhex(meta["error_rate"])
         self.window_us = int(meta["window_us"])
+        #: 1: every slice's bit of a key in one 128-byte block ("blocked", the
+        #: default of new filters from 1e-4 up); 0: one bit string a slice
+        self.layout_version = int(meta["layout_version"])
+        self.layout = "blocked" if self.layout_version == 1 else "sliced"
         self.num_slices = self.num_hashes + self.generations
         self.generation_length = -(-self.capacity // self.generations)
-        if self.payload_len != self.num_slices * self.slice_bits // 8:
-            raise ValueError("payload_len does not match k, l and slice_bits")
+        if self.payload_len != _slices_len(self.layout_version, self.num_slices,
+                                           self.slice_bits):
+            raise ValueError("payload_len does not match k, l, slice_bits and the layout")
         self._local_cls = _local_class()
         # The position calculator: an empty local filter of the same shape
         # (calloc'd: its pages are never touched).
         self._proto: Any = _new_local(
             self._local_cls, self.num_hashes, self.generations, self.slice_bits,
             self.capacity, self.error_rate, self.window_us, 0.0 if self.window_us else None,
-            seed=self.seed, secret=secret, key=key,
+            seed=self.seed, secret=secret, key=key, layout=self.layout_version,
         )
         (self._bits_key,), (self._hash_key,) = shard_key_names(name, 1)
         self._cluster = is_cluster(client)
         m = self.slice_bits
         self._init_records()
         d = -(-self.window_us // self.generations) if self.window_us else 0
-        self._add_script = sliding_add_script(self.num_hashes)
+        self._add_script = sliding_add_script(self.num_hashes, self.layout_version)
+        self._contains_script = sliding_contains_script(self.layout_version)
         self._argv_head = [self._gen, self.payload_len, self.num_slices, self.num_hashes, m,
                            self.generation_length, self.window_us, d]
         #: early shifts the server reported (time mode), for the warning
         self._early_seen = 0
-        # add_many's hints (_scripts.py, "Why hints"): this client's copy of
+        # add_many's hints (_scripts_sliding.py, "Why hints"): this client's copy of
         # the frozen slices (the Redis string's bytes; only slices of age >= k
         # at some generation are filled), the generation each copy was born
         # at (None: not held), the last generation the server reported, and
@@ -177,11 +195,13 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
     @classmethod
     def create(cls, client: Any, name: str, capacity: int, error_rate: float = 0.01, *,
                window: float | None = None, seed: int = 0, secret: bytes | None = None,
-               key: Any = None) -> RedisSlidingBloomFilter:
+               key: Any = None, layout: str | None = None) -> RedisSlidingBloomFilter:
         """Create a new shared sliding filter called ``name``; an existing one is an error.
 
         ``window=None``: count mode (the last ``capacity`` adds); ``window``
         seconds: time mode, generations measured by the server's ``TIME``.
+        ``layout``: as the local filter's (None: "blocked", layout_version
+        1, from ``error_rate`` 1e-4 up, else "sliced", 0).
         """
         check_client(client)
         name = check_name(name)
@@ -189,9 +209,10 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
         # validates capacity, error_rate, window, seed, secret, key (a tiny
         # local filter of the same design would not: sizing is by capacity)
         mod = _sliding_module()
-        d = mod.sliding_design(capacity, error_rate, "sliced")  # the Lua script's layout 0
+        d = mod.sliding_design(capacity, error_rate, layout)  # the local filter's shape
+        lv = 1 if d.layout == "blocked" else 0
         window_us = 0 if window is None else mod._seconds_to_us(window)
-        payload_len = (d.num_hashes + d.generations) * d.slice_bits // 8
+        payload_len = _slices_len(lv, d.num_hashes + d.generations, d.slice_bits)
         if payload_len > MAX_STRING_BYTES:
             raise CapacityError(
                 f"the sliding filter needs {payload_len:,} bytes of slices, over the 512 MiB "
@@ -214,7 +235,7 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
             "keyed": "1" if secret is not None else "0",
             "key_check": str(_core.peek_header(tiny.to_bytes())["key_check"]),
             "payload_len": str(payload_len),
-            "layout_version": "0",
+            "layout_version": str(lv),
             "gen": _secrets.token_hex(8),
             "state": "creating",
         }
@@ -227,7 +248,7 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
                                         f"filter {name!r} exists (open it, or delete it first)")
             now = obj._server_time_us() if window_us else 0
             state: list[Any] = ["g", 0, "r", 0, "c", 0, "inserted", 0, "start", now,
-                                "early", 0]
+                                "early", 0, "layout", lv]
             for p in range(obj.num_slices):
                 state += [f"b{p}", f"0 {now}"]
             SLIDING_INIT.run(client, [obj._bits_key, obj._hash_key],
@@ -246,10 +267,10 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
              key: Any = None) -> RedisSlidingBloomFilter:
         """Attach to the existing sliding filter ``name``."""
         meta = read_meta(client, name, "sliding", cls.__name__, secret)
-        if meta.get("layout_version") != "0":
-            raise FilterMismatchError(
-                f"sliding filter {name!r} has layout_version {meta.get('layout_version')!r}; "
-                "this bloomkit reads 0"
+        if meta.get("layout_version") not in ("0", "1"):
+            raise CorruptStateError(
+                f"sliding filter {name!r} has layout_version {meta.get('layout_version')!r} "
+                "in its meta; this bloomkit reads 0 (sliced) and 1 (blocked)"
             )
         try:
             obj = cls(client, name, meta, secret, key)
@@ -443,7 +464,7 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
             self.add_many(it)
 
     def __contains__(self, key: object) -> bool:
-        r, = self._run_many(SLIDING_CONTAINS, [self._argv([key])], "contains", None)
+        r, = self._run_many(self._contains_script, [self._argv([key])], "contains", None)
         return bool(r == b"1")
 
     def contains(self, key: object) -> bool:
@@ -468,7 +489,7 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
             local, _ = self._snapshot("contains_many")
             return [bool(x) for x in local.contains_many(batch)]
         out: list[bool] = []
-        for r in self._batched(SLIDING_CONTAINS, batch, "contains_many", False):
+        for r in self._batched(self._contains_script, batch, "contains_many", False):
             out += [c == 49 for c in r]  # b"1"
         return out
 
@@ -508,6 +529,11 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
         births_len = _births_len(S)
         data = bytearray(HEADER_LEN + births_len + len(slices))
         g, c, inserted, start, early = (self._field(state, f) for f in _STATE_FIELDS)
+        if state.get("layout", "0") != str(self.layout_version):
+            raise CorruptStateError(
+                f"Redis filter {self.name!r}: state field 'layout' is "
+                f"{state.get('layout', '')[:40]!r}, not the layout_version "
+                f"{self.layout_version} of its meta")
         for p in range(S):
             b_ins, b_t = self._birth(state, p)
             struct.pack_into("<Qq", data, HEADER_LEN + p * _BIRTH_LEN, b_ins, b_t)
@@ -520,7 +546,7 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
             generation_length=self.generation_length, generation=g, ring=g % S,
             mode=1 if self.window_us else 0, count=c, inserted=inserted,
             window_us=self.window_us, start_us=start if self.window_us else 0,
-            early_shifts=early, layout_version=0)
+            early_shifts=early, layout_version=self.layout_version)
         data[HEADER_LEN + births_len:] = slices
         _core.seal(data)
         local = self._local_cls.from_bytes(bytes(data), self._secret, self._keyfunc)
@@ -619,7 +645,8 @@ class RedisSlidingBloomFilter(SlidingRecords, MetaHandle):
         return (
             f"RedisSlidingBloomFilter(name={self.name!r}, capacity={self.capacity}, "
             f"error_rate={self.error_rate:g}, {mode}, num_hashes={self.num_hashes}, "
-            f"generations={self.generations}, slice_bits={self.slice_bits}, seed={self.seed}"
+            f"generations={self.generations}, slice_bits={self.slice_bits}, "
+            f"layout={self.layout!r}, seed={self.seed}"
             f"{', keyed' if self.keyed else ''})"
         )
 
