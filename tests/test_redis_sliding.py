@@ -197,7 +197,7 @@ class SameAsLocalTests:
             if (t0 - start) // D == (t1 - start) // D:
                 now[0] = (t0 + 0.5) / 1e6
                 local.add_many(batch)
-                assert f.to_local().to_bytes() == local.to_bytes(), i
+                assert f.to_local().to_bytes() == without_key_domains(local), i
                 compared += 1
             else:  # the script's generation is unknown: take the server's state
                 local = f.to_local(clock=lambda: now[0])
@@ -216,7 +216,7 @@ class SameAsLocalTests:
         local = SlidingBloomFilter(3000, 0.01, seed=4, layout="sliced")
         keys = [rng.randrange(10**5) for _ in range(8000)]
         assert g.add_many(keys) == local.add_many(keys)
-        assert g.to_local().to_bytes() == local.to_bytes()
+        assert g.to_local().to_bytes() == without_key_domains(local)
         probe = keys[-500:] + [f"x{i}" for i in range(500)]
         assert _answers(g, probe, "script") == [bool(x) for x in local.contains_many(probe)]
 
