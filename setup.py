@@ -91,11 +91,14 @@ class _BuildExt(build_ext):
 
 def _extension() -> Extension:
     sources = sorted(str(p) for p in NATIVE.glob("*.c"))
-    # Every py_<structure>.c present registers its type (see module.c).
+    # Every py_<structure>.c present registers its type (see module.c).  A name
+    # with a second underscore, py_<name>_<part>.c, is one part of py_<name>.c's
+    # glue split by concern (py_arrow_hash.c, py_topk_update.c), and py_common.c
+    # is shared glue: neither is a structure.
     macros = [
         (f"BK_HAVE_{p.stem[3:].upper()}", "1")
         for p in sorted(NATIVE.glob("py_*.c"))
-        if not p.stem.startswith("py_common")  # shared glue (py_common*.c), not a structure
+        if "_" not in p.stem[3:] and p.stem != "py_common"
     ]
     return Extension(
         "bloomkit._core",

@@ -40,7 +40,7 @@ out=build/portable
 mkdir -p "$out"
 # every structure, with the BK_HAVE_* switches setup.py derives from py_*.c
 have=$(for f in $n/py_*.c; do s=$(basename "$f" .c); s=${s#py_}; \
-       case $s in common*) continue ;; esac; echo "-DBK_HAVE_$(echo "$s" | tr a-z A-Z)=1"; done)
+       case $s in common|*_*) continue ;; esac; echo "-DBK_HAVE_$(echo "$s" | tr a-z A-Z)=1"; done)
 warn="-std=c11 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror"
 src="$n/bk_*.c tests/native/test_portable.c"
 python tests/native/make_portable_vectors.py "$out/cases.txt"

@@ -98,7 +98,7 @@ def test_intrinsic_wrappers_match_bit_by_bit_references(tmp_path: Path, intrinsi
     subprocess.run([sys.executable, str(ROOT / "tests/native/make_portable_vectors.py"),
                     str(cases)], check=True, capture_output=True)
     have = [f"-DBK_HAVE_{p.stem[3:].upper()}=1" for p in sorted(NATIVE.glob("py_*.c"))
-            if not p.stem.startswith("py_common")]
+            if "_" not in p.stem[3:] and p.stem != "py_common"]  # as setup.py derives them
     flags = ["-DBK_NO_INTRINSICS"] if intrinsics == "portable" else []
     exe = tmp_path / "tp"
     subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror",

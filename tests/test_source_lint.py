@@ -9,8 +9,9 @@ the compiler does not check, kept by the suite (issue #24).
 - the built extension exports one dynamic symbol, PyInit__core
   (-fvisibility=hidden in setup.py);
 - ``BK_HAVE_<X>`` has one meaning, "structure X is compiled in" (setup.py
-  defines it for every py_<x>.c); a platform capability is ``BK_HAS_<X>``
-  (BK_HAS_ATOMICS, BK_HAS_INT128), issue #30.
+  defines it for every py_<x>.c; py_<x>_<part>.c is one part of py_<x>.c's
+  glue, split by concern, with py_<x>.c's prefix and no macro); a platform
+  capability is ``BK_HAS_<X>`` (BK_HAS_ATOMICS, BK_HAS_INT128), issue #30.
 """
 
 from __future__ import annotations
@@ -64,14 +65,15 @@ def _defined_functions(path: Path) -> list[str]:
 
 def _prefix(path: Path) -> str:
     """The one prefix of a file: bk_<stem>_ for the core, bk<stem>_ for the
-    glue of a structure, bkpy_ for the shared glue, bkmod_ for module.c."""
+    glue of a structure (bk<name>_ for each part py_<name>_<part>.c of it),
+    bkpy_ for the shared glue, bkmod_ for module.c."""
     stem = path.stem
     if stem.startswith("bk_"):
         return stem + "_"
     if stem.startswith("py_common"):
         return "bkpy_"
     if stem.startswith("py_"):
-        return "bk" + stem[3:] + "_"
+        return "bk" + stem[3:].split("_")[0] + "_"
     if stem == "module":
         return "bkmod_"
     raise AssertionError(f"{path.name}: no prefix rule for this file")
@@ -114,7 +116,7 @@ def test_one_prefix_per_c_file() -> None:
 
 
 def test_bk_have_names_a_compiled_structure() -> None:
-    structures = {p.stem[3:].upper() for p in NATIVE.glob("py_*.c")}
+    structures = {p.stem[3:].upper() for p in NATIVE.glob("py_*.c") if "_" not in p.stem[3:]}
     offenders = []
     for path in SOURCES:
         for n, line in enumerate(_strip_comments(path.read_text()).splitlines(), 1):
@@ -123,6 +125,15 @@ def test_bk_have_names_a_compiled_structure() -> None:
                     offenders.append(f"{path.name}:{n}: BK_HAVE_{name} (no py_{name.lower()}.c)")
     assert offenders == []
     assert {"SLIDING", "FUSE"} <= structures  # the walk found the glue files
+
+
+def test_glue_parts_have_their_file() -> None:
+    # py_<name>_<part>.c takes py_<name>.c's prefix and no BK_HAVE_ (setup.py):
+    # without a py_<name>.c it would be a structure nothing registers
+    names = {p.stem[3:] for p in NATIVE.glob("py_*.c")}
+    orphans = sorted(f"py_{n}.c" for n in names if "_" in n and n.split("_")[0] not in names)
+    assert orphans == []
+    assert {"arrow_hash", "topk_update", "common_batch"} <= names  # the walk found the parts
 
 
 def test_the_lint_sees_definitions() -> None:

@@ -103,7 +103,7 @@ int bk_msvc_probe(void) { return 0; }
 def _have_macros() -> list[str]:
     """-DBK_HAVE_<S>=1 for every py_<s>.c, as setup.py derives them."""
     return [f"-DBK_HAVE_{p.stem[3:].upper()}=1" for p in sorted(NATIVE.glob("py_*.c"))
-            if not p.stem.startswith("py_common")]
+            if "_" not in p.stem[3:] and p.stem != "py_common"]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
