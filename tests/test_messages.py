@@ -9,6 +9,7 @@ about confirmed keys; a parameter mismatch shows the values compared.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,31 @@ def test_every_redis_batch_method_explains_a_non_batch(tmp_path: Path) -> None:
         assert not bad, "\n".join(bad)
     finally:
         server.stop()
+
+
+def _designed_kinds() -> list[tuple[str, Any]]:
+    """Every kind whose constructor takes (capacity, error_rate), by its descriptor:
+    a capacity parameter and an error-rate range (the CLI's sizing rule)."""
+    return [
+        (name, kind) for name, kind in bloomkit._core.KINDS.items()
+        if kind.capacity_max and kind.error_rate_min is not None
+        and hasattr(bloomkit, name) and not kind.static
+    ]
+
+
+@pytest.mark.parametrize("name,kind", _designed_kinds(), ids=[n for n, _ in _designed_kinds()])
+def test_design_limits_come_from_the_descriptor(name: str, kind: Any) -> None:
+    """Every designed kind refuses a capacity past its descriptor's limit and an
+    error rate outside its range with a ValueError naming the limit, the way the
+    Bloom family words it (GrowableFilter said "capacity too large for a growable
+    filter" and "(0, 1)" before)."""
+    from bloomkit._descriptor import power_text
+
+    cls = getattr(bloomkit, name)
+    with pytest.raises(ValueError, match=r"capacity .*" + re.escape(power_text(kind.capacity_max))):
+        cls(kind.capacity_max + 1, 0.01)
+    for rate in (kind.error_rate_min / 10, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="error_rate must be"):
+            cls(1000, rate)
+    with pytest.raises(TypeError, match="capacity must be"):
+        cls(1000.0, 0.01)

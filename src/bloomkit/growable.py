@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _core
 from ._typing import Key
+from .design import validate_capacity, validate_error_rate
 from .persist import Persistent
 
 __all__ = ["DEFAULT_MAX_GROWTH", "GrowableFilter", "growable_max_load"]
@@ -38,15 +39,12 @@ def growable_max_load(error_rate: float, max_growth: float = DEFAULT_MAX_GROWTH)
     g doublings), inverted and capped at 0.9; ValueError when it would be below 0.05
     (16-bit slots cannot give that rate over that growth).
     """
-    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
-        raise TypeError(f"error_rate must be a float, not {type(error_rate).__name__}")
+    error_rate = validate_error_rate(error_rate)
     if isinstance(max_growth, bool) or not isinstance(max_growth, (int, float)):
         raise TypeError(f"max_growth must be a number, not {type(max_growth).__name__}")
-    if not 0.0 < error_rate < 1.0:
-        raise ValueError(f"error_rate must be in (0, 1), got {error_rate!r}")
     if not 1.0 <= max_growth <= 2.0**14:
         raise ValueError(f"max_growth must be in [1, 2**14], got {max_growth!r}")
-    ml = GrowableBase._max_load(float(error_rate), math.log2(max_growth))
+    ml = GrowableBase._max_load(error_rate, math.log2(max_growth))
     if ml == 0.0:
         raise ValueError(
             f"error_rate {error_rate!r} is too small for a GrowableFilter growing "
@@ -138,10 +136,10 @@ class GrowableFilter(Persistent, GrowableBase[_K]):
         key: Callable[[Any], Key] | None = None,
         secret: bytes | None = None,
     ) -> GrowableFilter[Any]:
-        if isinstance(capacity, bool) or not isinstance(capacity, int):
-            raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
+        capacity = validate_capacity(capacity)
+        error_rate = validate_error_rate(error_rate)
         max_load = growable_max_load(error_rate, max_growth)
-        return super().__new__(cls, capacity, float(error_rate), max_load, seed=seed,
+        return super().__new__(cls, capacity, error_rate, max_load, seed=seed,
                                secret=secret, key=key)
 
     @property
