@@ -237,3 +237,18 @@ def test_design_limits_come_from_the_descriptor(name: str, kind: Any) -> None:
             cls(1000, rate)
     with pytest.raises(TypeError, match="capacity must be"):
         cls(1000.0, 0.01)
+
+
+def test_c_bases_check_the_design_against_the_descriptor() -> None:
+    """The glue's own check (behind the facades') reads the kind's descriptor: a rate
+    the descriptor refuses is refused by the C base too, worded from it (the glue
+    checked (0, 1) and 2**48 itself before)."""
+    core = bloomkit._core
+    for rate in (1e-13, 1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"error_rate in \[1e-12, 1\)"):
+            core.BloomBase(0, 64, 4, 10, rate)
+        with pytest.raises(ValueError, match=r"error_rate in \[1e-12, 1\)"):
+            core.QuotientBase(4, 8, 10, rate, 0.9)
+    with pytest.raises(ValueError, match=r"capacity must be in \[1, 2\*\*48\]"):
+        core.BloomBase(0, 64, 4, 2**48 + 1, 0.01)
+    core.BloomBase(0, 64, 4, 10, 0.5)

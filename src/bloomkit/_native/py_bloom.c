@@ -76,7 +76,7 @@ static PyObject *bkbloom_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     unsigned long long num_bits;
     unsigned int k;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_BLOOM);
     const char *reason = NULL;
     bk_rc shape;
     BKBloom *self;
@@ -455,7 +455,7 @@ static PyObject *bkbloom_header(PyTypeObject *type, PyObject *args, PyObject *kw
     unsigned int k;
     uint64_t payload_len = 0;
     uint8_t head[BK_BLOOM_HEADER_LEN];
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_BLOOM);
     const char *reason = NULL;
     bk_rc shape;
     bk_hasher hs;

@@ -63,7 +63,7 @@ int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason)
         PyErr_SetString(PyExc_ValueError, reason);
         return -1;
     }
-    return a->design ? bkpy_check_design(a->capacity, a->error_rate) : 0;
+    return a->design ? bkpy_check_design(a->design, a->capacity, a->error_rate) : 0;
 }
 
 void *bkpy_obj_new_ctor(PyTypeObject *type, bkpy_ctor_args *a, bk_rc shape, const char *reason,
@@ -333,14 +333,25 @@ PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key)
     return PyLong_FromUnsignedLongLong(h);
 }
 
-int bkpy_check_design(unsigned long long capacity, double error_rate)
+int bkpy_check_design(unsigned kind, unsigned long long capacity, double error_rate)
 {
-    if (capacity == 0 || capacity > BK_CAPACITY_MAX || !(error_rate > 0.0 && error_rate < 1.0)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "capacity must be in [1, " BK_CAPACITY_MAX_TEXT "] and error_rate in (0, 1)");
+    const bk_kind_desc *d = bk_kinds_get(kind);
+    char msg[160];
+    int rate_ok;
+    if (d == NULL) {
+        PyErr_Format(PyExc_SystemError, "no descriptor for kind %u", kind);
         return -1;
     }
-    return 0;
+    rate_ok = error_rate >= d->error_rate_min &&
+              (d->error_rate_max_closed ? error_rate <= d->error_rate_max
+                                        : error_rate < d->error_rate_max); /* NaN: false */
+    if (capacity >= 1 && capacity <= d->capacity_max && rate_ok)
+        return 0;
+    /* The words of bloomkit._descriptor's capacity_range / error_rate_range. */
+    (void)snprintf(msg, sizeof msg, "%s, error_rate in [%g, %g%c", d->capacity_reason,
+                   d->error_rate_min, d->error_rate_max, d->error_rate_max_closed ? ']' : ')');
+    PyErr_SetString(PyExc_ValueError, msg);
+    return -1;
 }
 
 uint64_t bkpy_count_of_estimate(double est, uint64_t max)

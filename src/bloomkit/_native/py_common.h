@@ -602,9 +602,11 @@ static inline Py_ssize_t bkpy_len_of(uint64_t count)
  * and clamped to [0, max], max being the number of bits or counters. */
 uint64_t bkpy_count_of_estimate(double est, uint64_t max);
 
-/* The design every sized structure records: capacity in [1, 2**48] and
- * error_rate in (0, 1).  0, or -1 with ValueError. */
-int bkpy_check_design(unsigned long long capacity, double error_rate);
+/* The design a sized structure of kind `kind` records, against its
+ * descriptor (bk_kind.h): capacity in [1, capacity_max], error_rate in
+ * [error_rate_min, error_rate_max) (or closed).  0, or -1 with ValueError
+ * worded from the descriptor. */
+int bkpy_check_design(unsigned kind, unsigned long long capacity, double error_rate);
 
 /* remove() and discard() from one outcome r (1 removed, 0 absent, -1 an
  * exception is set): remove returns None or raises KeyError(key) (raise
@@ -658,12 +660,14 @@ typedef struct {
     PyObject *seed_obj, *secret, *key; /* as given */
     unsigned long long capacity;       /* checked when `design` is set */
     double error_rate;
-    int design;
+    unsigned design;                   /* the kind whose design range applies, or 0 */
     uint64_t seed;                     /* parsed by bkpy_parse_ctor */
     uint8_t secret16[16];
     int keyed;
 } bkpy_ctor_args;
 
+/* design: the bk_kind (BK_KIND_*) whose descriptor bounds capacity and
+ * error_rate, or 0 for a structure without that design. */
 #define BKPY_CTOR_INIT(design) {NULL, Py_None, Py_None, 0, 0.0, (design), 0, {0}, 0}
 
 /* Parse seed_obj, secret and key into seed, secret16 and keyed.  -1 with an
@@ -672,7 +676,7 @@ int bkpy_parse_ctor(bkpy_ctor_args *a);
 
 /* The checks every constructor runs, in this order: the options
  * (bkpy_parse_ctor), the core's shape verdict (shape != BK_OK: ValueError
- * with `reason`), the design when a->design (bkpy_check_design).  0, or -1
+ * with `reason`), the design of kind a->design when set (bkpy_check_design).  0, or -1
  * with an exception set. */
 int bkpy_ctor_check(bkpy_ctor_args *a, bk_rc shape, const char *reason);
 

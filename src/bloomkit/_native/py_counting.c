@@ -68,7 +68,7 @@ static PyObject *bkcounting_new(PyTypeObject *type, PyObject *args, PyObject *kw
     unsigned long long m;
     unsigned int k, bits, layout = BK_COUNTING_LAYOUT_CLASSIC;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_COUNTING_BLOOM);
     const char *reason = NULL;
     bk_rc shape;
     BKCounting *self;

@@ -42,7 +42,7 @@ static PyObject *bkcuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     unsigned long long nb;
     unsigned int b, f;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_CUCKOO);
     const char *reason = NULL;
     bk_rc shape;
     BKCuckoo *self;

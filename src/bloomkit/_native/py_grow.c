@@ -77,7 +77,7 @@ static PyObject *bkgrow_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     double max_load;
     uint32_t q0 = 0, q1 = 0;
     uint64_t payload_len = 0;
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1);
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_GROWABLE);
     const char *reason = NULL;
     bk_rc shape;
     BKGrow *self;

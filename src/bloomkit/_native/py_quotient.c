@@ -41,14 +41,8 @@ static PyTypeObject BKQuotientIter_Type;
 
 static int bkquotient_check_params(unsigned long long capacity, double p, double max_load)
 {
-    if (capacity == 0 || capacity > BK_CAPACITY_MAX) {
-        PyErr_SetString(PyExc_ValueError, "capacity must be in [1, " BK_CAPACITY_MAX_TEXT "]");
+    if (bkpy_check_design(BK_KIND_QUOTIENT, capacity, p) < 0)
         return -1;
-    }
-    if (!(p > 0.0 && p < 1.0)) {
-        PyErr_SetString(PyExc_ValueError, "error_rate must be in (0, 1)");
-        return -1;
-    }
     if (!(max_load >= BK_QF_MIN_MAX_LOAD && max_load <= 1.0)) { /* NaN too */
         PyErr_SetString(PyExc_ValueError, "max_load must be in [0.01, 1]");
         return -1;

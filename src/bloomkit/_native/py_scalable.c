@@ -206,12 +206,12 @@ static PyObject *bkscalable_new(PyTypeObject *type, PyObject *args, PyObject *kw
         return NULL;
     if (bkpy_parse_ctor(&a) < 0)
         return NULL;
-    if (!(sc.p > 0.0 && sc.p < 1.0) || !(sc.r > 0.0 && sc.r < 1.0) || n0 == 0 ||
-        n0 > BK_SCALABLE_MAX_CAPACITY || growth < BK_SCALABLE_MIN_GROWTH ||
+    if (bkpy_check_design(BK_KIND_SCALABLE_BLOOM, n0, sc.p) < 0)
+        return NULL;
+    if (!(sc.r > 0.0 && sc.r < 1.0) || growth < BK_SCALABLE_MIN_GROWTH ||
         growth > BK_SCALABLE_MAX_GROWTH || layout > BK_BLOOM_LAYOUT_MAX) {
         PyErr_SetString(PyExc_ValueError,
-                        "error_rate and tightening must be in (0, 1), initial_capacity in "
-                        "[1, " BK_CAPACITY_MAX_TEXT "], growth in [2, 16], layout 0, 1 or 2");
+                        "tightening must be in (0, 1), growth in [2, 16], layout 0, 1 or 2");
         return NULL;
     }
     sc.n0 = n0;

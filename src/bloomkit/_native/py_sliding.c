@@ -197,7 +197,7 @@ static PyObject *bksliding_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     PyObject *now_obj = Py_None;
     uint64_t payload_len = 0;
     int64_t now = 0;
-    bkpy_ctor_args a = BKPY_CTOR_INIT(1); /* BK_CAPACITY_MAX, the one limit */
+    bkpy_ctor_args a = BKPY_CTOR_INIT(BK_KIND_SLIDING_BLOOM); /* its descriptor's limits */
     const char *reason = NULL;
     bk_rc shape;
     BKSliding *self;
