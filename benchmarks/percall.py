@@ -139,6 +139,9 @@ def _specs() -> list[Spec]:
              (Op("record", "k", "empty", True), Op("estimate", "k", "filled", False),
               Op("admit", "k, k", "filled", False))),
         Spec("BinaryFuseFilter", lambda k: bloomkit.BinaryFuseFilter(k), None, (IN,)),
+        Spec("SlidingBloomFilter", lambda k: bloomkit.SlidingBloomFilter(n_of(k)), add_many,
+             (ADD, IN)),
+        Spec("GrowableFilter", lambda k: bloomkit.GrowableFilter(n_of(k)), add_many, (ADD, IN)),
     ]
 
 

@@ -17,21 +17,28 @@ from typing import Any
 import pytest
 
 import bloomkit
+import kind_list
 
 RATES = ("estimate_error_rate", "fill_ratio", "load_factor")
 COUNTS = ("estimate_count",)
 
+
+def _maker(cls: Any, **kw: Any) -> Callable[[int], Any]:
+    return lambda cap: cls(cap, 0.01, **kw)
+
+
+# Every kind built from (capacity, error_rate), filled one key at a time past
+# capacity; the sliding window (fed in batches: test_sliding_estimates_in_range)
+# and the kinds sized otherwise (test_fuse_sketch_topk_tinylfu_estimates_in_range)
+# have their own tests below.
 MAKERS: dict[str, Callable[[int], Any]] = {
-    "BloomFilter": lambda cap: bloomkit.BloomFilter(cap, 0.01),
-    "BlockedBloomFilter": lambda cap: bloomkit.BlockedBloomFilter(cap, 0.01),
-    "CountingBloomFilter": lambda cap: bloomkit.CountingBloomFilter(cap, 0.01),
-    "CountingBloomFilter-classic": lambda cap: bloomkit.CountingBloomFilter(
-        cap, 0.01, layout="classic"),
-    "ScalableBloomFilter": lambda cap: bloomkit.ScalableBloomFilter(cap, 0.01),
-    "CuckooFilter": lambda cap: bloomkit.CuckooFilter(cap, 0.01),
-    "CuckooFilter-b1": lambda cap: bloomkit.CuckooFilter(cap, 0.01, bucket_size=1),
-    "QuotientFilter": lambda cap: bloomkit.QuotientFilter(cap, 0.01),
+    cls.__name__: _maker(cls) for cls in kind_list.classes(
+        lambda k: k.capacity_param is not None and k.error_rate_param is not None
+        and not k.window)
 }
+# layouts whose estimates are computed differently
+MAKERS["CountingBloomFilter-classic"] = _maker(bloomkit.CountingBloomFilter, layout="classic")
+MAKERS["CuckooFilter-b1"] = _maker(bloomkit.CuckooFilter, bucket_size=1)
 
 
 def _values(f: Any) -> dict[str, float]:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+import kind_list
 from bloomkit import _core
 from key_domains import without_key_domains
 
@@ -37,6 +38,15 @@ def _makers() -> dict[str, Any]:
 
 
 MAKERS = _makers()
+
+
+def _adds(k: Any) -> bool:
+    """A kind that adds keys one by one (not built once, not a TinyLFU's record)."""
+    return not k.static and hasattr(getattr(bloomkit, k.name), "add")
+
+
+def test_every_kind_that_adds_has_a_maker() -> None:
+    kind_list.assert_covers(MAKERS, where=_adds)
 
 
 def _batches() -> list[tuple[str, Any, set[str]]]:
@@ -120,9 +130,7 @@ def test_key_function_records_what_it_returns() -> None:
     assert g.key_types == {"text"}
 
 
-@pytest.mark.parametrize("name", ["BloomFilter", "BlockedBloomFilter", "CountingBloomFilter",
-                                  "ScalableBloomFilter", "CuckooFilter", "QuotientFilter",
-                                  "CountMinSketch"])
+@pytest.mark.parametrize("name", kind_list.names(lambda k: k.mergeable and _adds(k)))
 def test_unions_or_the_domains(name: str) -> None:
     a, b = MAKERS[name](), MAKERS[name]()
     a.add(1)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import bloomkit
+import kind_list
 
 BLOOMS = [bloomkit.BloomFilter, bloomkit.BlockedBloomFilter]
 
@@ -121,8 +122,10 @@ def test_redis_bloom_filter_has_clear_and_the_local_names(tmp_path: Path) -> Non
         server.stop()
 
 
-MERGERS = [bloomkit.CountingBloomFilter, bloomkit.CuckooFilter, bloomkit.ScalableBloomFilter,
-           bloomkit.QuotientFilter]
+# the filters that merge but are no bit array (a Bloom filter answers comparisons
+# and differences: the tests above); a count-min sketch is sized otherwise
+MERGERS = kind_list.classes(lambda k: k.mergeable and not k.bitwise
+                            and k.capacity_param is not None)
 
 
 @pytest.mark.parametrize("cls", MERGERS, ids=lambda c: c.__name__)
