@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # R17: run both fuzz targets briefly (FUZZ_SECONDS each, default 30), seeded
-# with the golden files.  The libFuzzer target needs clang; the atheris
-# target needs `pip install atheris` (the `fuzz` extra).  With
+# with the golden files (tests/format/golden: every kind has some).  The
+# libFuzzer target needs clang; the atheris target needs `pip install
+# atheris` (the `fuzz` extra).  With
 # BLOOMKIT_FUZZ_ASAN=1 the atheris target runs on the ASan + UBSan build
 # that .ci/asan.sh leaves in build/asan/lib.
 set -euo pipefail
@@ -18,16 +19,6 @@ for f in tests/format/golden/*.bkf; do
         { printf "\\x0$m"; cat "$f"; } > "$work/corpus_py/$b.$m"
     done
 done
-
-# kinds without a golden file yet: a small state of each, when bloomkit imports
-python - "$work/corpus_c" <<'PY' || true
-import sys
-import bloomkit
-f = bloomkit.GrowableFilter(40, 0.05, max_growth=2)
-f.add_many(range(1500))
-for m in range(8):
-    open(f"{sys.argv[1]}/GrowableFilter_small.{m}", "wb").write(bytes([m]) + f.to_bytes())
-PY
 
 if command -v clang >/dev/null 2>&1; then
     echo "== libFuzzer: bk_format_validate (${secs}s)"
