@@ -131,6 +131,28 @@ static inline int bkarrow_view(const bkarrow_col *c, int64_t i, const uint8_t **
     return 1;
 }
 
+/* The bytes of row i of a BIN32/BIN64 column and their length, or 0 when
+ * its offsets leave [lo, hi] (the range validated at import). */
+static inline int bkarrow_bin(const bkarrow_col *c, int64_t i, const uint8_t **p, size_t *n)
+{
+    int64_t r = c->offset + i, o0, o1;
+    if (c->kind == BKARROW_BIN32) {
+        int32_t a, b;
+        memcpy(&a, c->values + r * 4, 4);
+        memcpy(&b, c->values + r * 4 + 4, 4);
+        o0 = a;
+        o1 = b;
+    } else {
+        memcpy(&o0, c->values + r * 8, 8);
+        memcpy(&o1, c->values + r * 8 + 8, 8);
+    }
+    if (o0 < c->lo || o1 < o0 || o1 > c->hi)
+        return 0;
+    *p = c->data + o0;
+    *n = (size_t)(o1 - o0);
+    return 1;
+}
+
 /* An int column's value at row i, as the key's 64 bits (sign-extended for
  * signed widths) -- the numpy path's reading of the same width. */
 static inline uint64_t bkarrow_int_at(const bkarrow_col *c, int64_t i)

@@ -62,25 +62,17 @@ static void bkarrow_hash_col(const bkarrow_col *c, int64_t i, size_t n, const bk
     }
     case BKARROW_BIN32:
     case BKARROW_BIN64: {
-        /* o0/o1 read once into locals and kept within [lo, hi] (see top). */
-        int64_t o0, o1;
+        /* the offsets read once and kept within [lo, hi] (bkarrow_bin) */
         for (size_t j = 0; j < n; j++) {
-            int64_t r = c->offset + i + (int64_t)j;
+            const uint8_t *p;
+            size_t len;
             if (ok != NULL && !ok[j])
                 continue;
-            if (c->kind == BKARROW_BIN32) {
-                int32_t a, b;
-                memcpy(&a, c->values + r * 4, 4);
-                memcpy(&b, c->values + r * 4 + 4, 4);
-                o0 = a;
-                o1 = b;
-            } else {
-                memcpy(&o0, c->values + r * 8, 8);
-                memcpy(&o1, c->values + r * 8 + 8, 8);
+            if (BK_UNLIKELY(!bkarrow_bin(c, i + (int64_t)j, &p, &len))) {
+                p = c->values; /* validated: a changed buffer; hash no bytes */
+                len = 0;
             }
-            if (BK_UNLIKELY(o0 < c->lo || o1 < o0 || o1 > c->hi))
-                o1 = o0 = c->lo;
-            h[j] = bk_fastkey_bytes(hs, c->data + o0, (size_t)(o1 - o0));
+            h[j] = bk_fastkey_bytes(hs, p, len);
         }
         return;
     }

@@ -38,24 +38,12 @@ static PyObject *bkarrow_col_object(const bkarrow_col *c, int64_t i)
         n = (size_t)c->width;
         break;
     case BKARROW_BIN32:
-    case BKARROW_BIN64: {
-        int64_t r = c->offset + i, o0, o1;
-        if (c->kind == BKARROW_BIN32) {
-            int32_t a, b;
-            memcpy(&a, c->values + r * 4, 4);
-            memcpy(&b, c->values + r * 4 + 4, 4);
-            o0 = a;
-            o1 = b;
-        } else {
-            memcpy(&o0, c->values + r * 8, 8);
-            memcpy(&o1, c->values + r * 8 + 8, 8);
+    case BKARROW_BIN64:
+        if (!bkarrow_bin(c, i, &p, &n)) {
+            p = c->values; /* a changed buffer: no bytes */
+            n = 0;
         }
-        if (o0 < c->lo || o1 < o0 || o1 > c->hi)
-            o1 = o0 = c->lo;
-        p = c->data + o0;
-        n = (size_t)(o1 - o0);
         break;
-    }
     case BKARROW_VIEW:
         if (!bkarrow_view(c, i, &p, &n)) {
             p = c->values;
@@ -144,22 +132,8 @@ int bkarrow_api_slow_key(const bkarrow_keys *k, size_t row, size_t cur[2])
         if (c->kind == BKARROW_VIEW) {
             if (!bkarrow_view(c, at, &b, &n))
                 return 0;
-        } else {
-            int64_t r = c->offset + at, o0, o1;
-            if (c->kind == BKARROW_BIN32) {
-                int32_t x, y;
-                memcpy(&x, c->values + r * 4, 4);
-                memcpy(&y, c->values + r * 4 + 4, 4);
-                o0 = x;
-                o1 = y;
-            } else {
-                memcpy(&o0, c->values + r * 8, 8);
-                memcpy(&o1, c->values + r * 8 + 8, 8);
-            }
-            if (o0 < c->lo || o1 < o0 || o1 > c->hi)
-                return 0;
-            b = c->data + o0;
-            n = (size_t)(o1 - o0);
+        } else if (!bkarrow_bin(c, at, &b, &n)) {
+            return 0;
         }
         for (i = 0; i < n; i++)
             any |= b[i];
@@ -213,26 +187,14 @@ void bkarrow_api_values(const bkarrow_keys *k, bkarrow_value_fn fn, void *ctx)
                     v.n = 0;
                 }
                 break;
-            default: { /* BIN32, BIN64 */
-                int64_t r = c->offset + at, o0, o1;
-                if (c->kind == BKARROW_BIN32) {
-                    int32_t x, y;
-                    memcpy(&x, c->values + r * 4, 4);
-                    memcpy(&y, c->values + r * 4 + 4, 4);
-                    o0 = x;
-                    o1 = y;
-                } else {
-                    memcpy(&o0, c->values + r * 8, 8);
-                    memcpy(&o1, c->values + r * 8 + 8, 8);
-                }
-                if (o0 < c->lo || o1 < o0 || o1 > c->hi)
-                    o1 = o0 = c->lo;
+            default: /* BIN32, BIN64 */
                 v.kind = BKARROW_V_BYTES;
                 v.is_text = c->is_text;
-                v.p = c->data + o0;
-                v.n = (size_t)(o1 - o0);
+                if (!bkarrow_bin(c, at, &v.p, &v.n)) {
+                    v.p = c->values;
+                    v.n = 0;
+                }
                 break;
-            }
             }
             fn(ctx, row, &v);
         }
