@@ -240,15 +240,17 @@ def test_design_limits_come_from_the_descriptor(name: str, kind: Any) -> None:
 
 
 def test_c_bases_check_the_design_against_the_descriptor() -> None:
-    """The glue's own check (behind the facades') reads the kind's descriptor: a rate
-    the descriptor refuses is refused by the C base too, worded from it (the glue
-    checked (0, 1) and 2**48 itself before)."""
+    """The glue's own check (behind the facades') reads the kind's descriptor: a
+    capacity past its limit, or a rate no state may record, is refused by the C base
+    too (the glue checked 2**48 itself before).  A rate below the constructors' floor
+    is the facade's to refuse: with_size records what its shape implies."""
     core = bloomkit._core
-    for rate in (1e-13, 1.0, float("nan")):
-        with pytest.raises(ValueError, match=r"error_rate in \[1e-12, 1\)"):
+    for rate in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"error_rate in \(0, 1\)"):
             core.BloomBase(0, 64, 4, 10, rate)
-        with pytest.raises(ValueError, match=r"error_rate in \[1e-12, 1\)"):
+        with pytest.raises(ValueError, match=r"error_rate in \(0, 1\)"):
             core.QuotientBase(4, 8, 10, rate, 0.9)
     with pytest.raises(ValueError, match=r"capacity must be in \[1, 2\*\*48\]"):
         core.BloomBase(0, 64, 4, 2**48 + 1, 0.01)
-    core.BloomBase(0, 64, 4, 10, 0.5)
+    core.BloomBase(0, 64, 4, 10, 1e-13)
+    bloomkit.BloomFilter.with_size(100_003, 64)

@@ -336,21 +336,18 @@ PyObject *bkpy_obj_key_hash(PyObject *self, PyObject *key)
 int bkpy_check_design(unsigned kind, unsigned long long capacity, double error_rate)
 {
     const bk_kind_desc *d = bk_kinds_get(kind);
-    char msg[160];
-    int rate_ok;
     if (d == NULL) {
         PyErr_Format(PyExc_SystemError, "no descriptor for kind %u", kind);
         return -1;
     }
-    rate_ok = error_rate >= d->error_rate_min &&
-              (d->error_rate_max_closed ? error_rate <= d->error_rate_max
-                                        : error_rate < d->error_rate_max); /* NaN: false */
-    if (capacity >= 1 && capacity <= d->capacity_max && rate_ok)
+    /* What a state of the kind may record (bk_format_check_kind's prologue):
+     * capacity within the descriptor's limit, a rate in (0, 1).  The
+     * constructor's narrower range (error_rate_min..max) is the facade's to
+     * check: with_size() records the rate its shape implies, which may be
+     * below it. */
+    if (capacity >= 1 && capacity <= d->capacity_max && error_rate > 0.0 && error_rate < 1.0)
         return 0;
-    /* The words of bloomkit._descriptor's capacity_range / error_rate_range. */
-    (void)snprintf(msg, sizeof msg, "%s, error_rate in [%g, %g%c", d->capacity_reason,
-                   d->error_rate_min, d->error_rate_max, d->error_rate_max_closed ? ']' : ')');
-    PyErr_SetString(PyExc_ValueError, msg);
+    PyErr_Format(PyExc_ValueError, "%s and error_rate in (0, 1)", d->capacity_reason);
     return -1;
 }
 

@@ -602,10 +602,9 @@ static inline Py_ssize_t bkpy_len_of(uint64_t count)
  * and clamped to [0, max], max being the number of bits or counters. */
 uint64_t bkpy_count_of_estimate(double est, uint64_t max);
 
-/* The design a sized structure of kind `kind` records, against its
- * descriptor (bk_kind.h): capacity in [1, capacity_max], error_rate in
- * [error_rate_min, error_rate_max) (or closed).  0, or -1 with ValueError
- * worded from the descriptor. */
+/* The design a sized structure of kind `kind` records, as its descriptor
+ * bounds a state (bk_format_check_kind): capacity in [1, capacity_max],
+ * error_rate in (0, 1).  0, or -1 with ValueError. */
 int bkpy_check_design(unsigned kind, unsigned long long capacity, double error_rate);
 
 /* remove() and discard() from one outcome r (1 removed, 0 absent, -1 an
