@@ -16,9 +16,13 @@ alternated, the median of --repeat runs (wall clock, time.perf_counter):
            rows, seen() registered by bloomkit.engines.duckdb_register,
            on DuckDB with 1 and with 2 threads, against
            contains_many(numpy column).sum() (the peer, one thread), and
-           two floors: const(uid), an Arrow UDF that hashes nothing and
+           floors: const(uid), an Arrow UDF that hashes nothing and
            returns all True (DuckDB calls a Python function once per
-           vector of 2,048 rows; this is its own cost of those calls), and
+           vector of 2,048 rows; this is its own cost of those calls, with
+           an array built per call), cached(uid), one that returns the same
+           prebuilt Table every call (DuckDB's cost alone), contains_many
+           over the column's 2,048-row vectors outside DuckDB (the
+           hashing's own share), and
            DuckDB's SELECT count(*) FROM t WHERE uid % 2 = 0; and the
            column fetched whole as DuckDB's Arrow stream into one
            contains_many call;
@@ -64,6 +68,22 @@ def _const(keys: Any) -> Any:
     import pyarrow as pa
 
     return pa.array(np.ones(len(keys), dtype=np.bool_))
+
+
+def _cached() -> Callable[[Any], Any]:
+    """An Arrow UDF that returns one prebuilt all-True Table per length: DuckDB's
+    own cost per call, without even the building of an answer."""
+    import pyarrow as pa
+
+    tables: dict[int, Any] = {}
+
+    def cached(keys: Any) -> Any:
+        t = tables.get(len(keys))
+        if t is None:
+            t = tables[len(keys)] = pa.table({"c0": pa.array(np.ones(len(keys), np.bool_))})
+        return t
+
+    return cached
 
 
 def run(n: int, repeat: int) -> dict[str, Any]:
@@ -117,9 +137,11 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         con.unregister("src")
         engines.duckdb_register(con, "seen", f)
         con.create_function("const", _const, ["BIGINT"], "BOOLEAN", type="arrow")
+        con.create_function("cached", _cached(), ["BIGINT"], "BOOLEAN", type="arrow")
         assert con.execute(sql).fetchall() == [(count,)]
         cons[threads] = con
     con1, con2 = cons[1], cons[2]
+    vectors = [arr.slice(i, 2048) for i in range(0, len(arr), 2048)]
     df = pl.DataFrame({"uid": series})
     expr = engines.polars_contains(f, "uid")
     assert df.filter(expr).height == count
@@ -131,6 +153,9 @@ def run(n: int, repeat: int) -> dict[str, Any]:
             f.contains_many(con1.sql("SELECT uid FROM t")).sum()),
         "duckdb WHERE const(uid), 1 thr": lambda: con1.execute(
             "SELECT count(*) FROM t WHERE const(uid)").fetchall(),
+        "duckdb WHERE cached(uid), 1 thr": lambda: con1.execute(
+            "SELECT count(*) FROM t WHERE cached(uid)").fetchall(),
+        "contains_many per 2,048 rows": lambda: [f.contains_many(v) for v in vectors],
         "duckdb WHERE uid % 2 = 0, 1 thr": lambda: con1.execute(
             "SELECT count(*) FROM t WHERE uid % 2 = 0").fetchall(),
         "polars filter": lambda: df.filter(expr).height,
