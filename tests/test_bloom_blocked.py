@@ -35,7 +35,7 @@ from bloomkit.design import blocked_estimate_count, blocked_false_positive_rate
 np = pytest.importorskip("numpy")
 
 GOLDEN = Path(__file__).parent / "format" / "golden"
-VERSION_OFFSET = 76  # params +12: u32 layout_version (docs/FORMAT.md, kinds 1 and 2)
+VERSION_OFFSET = 76  # params +12: u32 layout_version (docs/bloom.md, "File layout")
 
 
 def _fill(f: BlockedBloomFilter, n: int, seed: int) -> np.random.Generator:

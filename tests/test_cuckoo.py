@@ -745,7 +745,7 @@ class HostileBytesTests:
             CuckooFilter.from_bytes("not bytes")  # type: ignore[arg-type]
 
 
-# ---- the placement formulas of docs/FORMAT.md, re-implemented ---------------------
+# ---- the placement formulas of docs/cuckoo.md "File layout", re-implemented -------
 
 M64 = 2**64 - 1
 

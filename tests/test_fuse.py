@@ -26,7 +26,7 @@ np = pytest.importorskip("numpy")
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = ROOT / "src" / "bloomkit" / "_native"
-PARAMS = 64  # params area offset; docs/FORMAT.md "BinaryFuseFilter"
+PARAMS = 64  # params area offset; docs/fuse.md "File layout"
 
 KEYS = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),

@@ -142,7 +142,7 @@ def test_blocked_paths_for_every_probe_group_shape(version: int, k: int,
                                                    rng: random.Random) -> None:
     # The AVX2 paths take the probes 8 at a time (version 1: 4 per stream
     # word); every k around those boundaries sets the bits _bit_positions names
-    # (which test_probes.py checks against docs/FORMAT.md), per item and in
+    # (which test_probes.py checks against docs/bloom.md, "File layout"), per item and in
     # batches, on both paths.
     keys = _keys(rng, 200)
     ref = BlockedBloomFilter.with_size(512 * 37, k, seed=3, layout_version=version)

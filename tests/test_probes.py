@@ -1,4 +1,5 @@
-"""The probe formulas of docs/FORMAT.md, re-implemented here, match the C core.
+"""The probe formulas of the kinds' "File layout" sections (docs/bloom.md, ...),
+re-implemented here, match the C core.
 
 The bit a key sets is part of the file format: this pins it independently
 of the C code, and checks the 64-bit arithmetic stays correct far beyond

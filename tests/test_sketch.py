@@ -265,7 +265,7 @@ class IndependentRowsTests:
         assert "row_hash=0" in repr(old) and "row_hash" not in repr(new)
 
     def test_positions_follow_the_spec(self) -> None:
-        """docs/FORMAT.md: column i = mulhi(mix64(h + (i + 1) G), w)."""
+        """docs/sketch.md, "File layout": column i = mulhi(mix64(h + (i + 1) G), w)."""
         m64, g = 2**64 - 1, 0x9E3779B97F4A7C15
 
         def mix64(x: int) -> int:

@@ -90,8 +90,8 @@ def test_vector_and_scalar_queries_agree(rng: Any) -> None:
 
 
 def _has(data: bytes, S: int, pos: int, p: int) -> bool:
-    """Bit pos of physical slice p, read from the bytes as FORMAT.md says:
-    bit pos % 32 of the u32 lane p of block pos // 32."""
+    """Bit pos of physical slice p, read from the bytes as docs/sliding.md
+    ("File layout") says: bit pos % 32 of the u32 lane p of block pos // 32."""
     off = 192 + births_len(S) + (pos // 32) * 128 + 4 * p
     (lane,) = struct.unpack_from("<I", data, off)
     return bool(lane >> (pos % 32) & 1)

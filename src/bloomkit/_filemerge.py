@@ -38,7 +38,8 @@ from .persist import checks, kinds
 
 CHUNK = 16 << 20
 # header bytes that differ between compatible Bloom filters: flags (DIRTY),
-# checksum, count (docs/FORMAT.md, "Header" and the Bloom parameters)
+# checksum, count (docs/FORMAT.md, "The container";
+# docs/bloom.md, "File layout")
 _VOLATILE = ((14, 16), (40, 48), (96, 104))
 
 

@@ -98,7 +98,7 @@ MIN_BLOCKED_ERROR_RATE = 1e-7
 LAYOUTS = ("classic", "blocked")
 
 BLOCKED_LAYOUT_VERSIONS = (0, 1)
-"""Blocked layout versions this bloomkit reads and writes (docs/FORMAT.md)."""
+"""Blocked layout versions this bloomkit reads and writes (docs/bloom.md, "File layout")."""
 
 BLOCKED_LAYOUT_VERSION = 1
 """Version of new blocked filters: 1 = in-block positions from a splitmix64

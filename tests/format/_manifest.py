@@ -87,7 +87,7 @@ def keys(recipe: dict[str, Any]) -> list[Any]:
     raise ValueError(f"unknown key recipe {name!r}")
 
 
-# Classes whose recipes gained a layout_version (docs/FORMAT.md, kind 2): a
+# Classes whose recipes gained a layout_version (docs/bloom.md, "File layout"): a
 # recipe without one was written before blocked layout version 1 existed and
 # builds version 0, as it did then.
 _LAYOUT_VERSIONED = ("BlockedBloomFilter",)

@@ -151,7 +151,7 @@ class ExtremeFieldTests:
         data, kw = golden
         header_len = struct.unpack_from("<I", data, 20)[0]
         fields = list(CONTAINER_FIELDS)
-        # the kind's parameters: every aligned u32 and u64 (see docs/FORMAT.md)
+        # the kind's parameters: every aligned u32 and u64 (each kind's page, "File layout")
         fields += [(off, "<I") for off in range(64, header_len, 4)]
         fields += [(off, "<Q") for off in range(64, header_len, 8)]
         # and every parameter at its own offset and width, as its descriptor lays it out

@@ -1,6 +1,6 @@
 """The Parquet sidecar index (bloomkit.parquet.build_index / open_index).
 
-One bloomkit file per lake (container kind 12, docs/FORMAT.md "Kind 12")
+One bloomkit file per lake (container kind 12, docs/parquet.md "File layout")
 that answers "which files, or row groups, may hold this value of column C?"
 without opening a single Parquet file: a blocked Bloom filter (the bytes of
 a :class:`bloomkit.BlockedBloomFilter`) per file or per row group, the list

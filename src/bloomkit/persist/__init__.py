@@ -10,7 +10,7 @@
   ``verify`` act on a mapped object (they are also methods of every
   registered class, see :class:`Persistent`).
 
-Design of a mapped object (docs/FORMAT.md, "Mapped files"): the object is
+Design of a mapped object (docs/FORMAT.md, "Files and memory maps"): the object is
 the normal class, so ``key in f`` and ``f.add(key)`` are the same C calls as
 in memory.  The C object holds a buffer export of the ``mmap`` (so the map
 lives as long as the object); the file descriptor, the mode and the lock

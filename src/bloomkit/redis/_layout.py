@@ -101,7 +101,7 @@ def header_of(
     count: int,
     layout_version: int = 0,
 ) -> bytearray:
-    """The 128-byte header of kinds 1 and 2 (docs/FORMAT.md), checksum left 0.
+    """The 128-byte header of kinds 1 and 2 (docs/bloom.md "File layout"), checksum left 0.
 
     The fixed 64 bytes come from bk_format_init_header (the one writer of a
     header, issue #24); only the Bloom params that a Redis structure keeps
