@@ -15,7 +15,7 @@ traceback; an error about a file starts with its name.  Exit statuses
 
 The package's parts: io.py reads keys (key files, ``--from``, stdin, gzip);
 kinds.py decides what each structure kind does in build/add/query/merge;
-commands.py holds the subcommands; parser.py the argument parser; errors.py
+commands.py holds the subcommands (registry.py ``kinds``); parser.py the argument parser; errors.py
 the exit statuses and one-line messages; this module ``main``.  ``build``
 makes a BlockedBloomFilter unless told otherwise (the README's first choice).
 """

@@ -11,7 +11,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import sources
-from . import commands, keyed
+from . import commands, keyed, registry
 from . import kinds as cli_kinds
 from .errors import EXIT_ERROR
 
@@ -101,6 +101,7 @@ EXAMPLES = {
     "merge": "bloomkit merge day1.bkf day2.bkf -o week.bkf   # built with one --capacity and -p",
     "plot": "bloomkit plot week.bkf -o week.png",
     "demo": "bloomkit demo -n 100000",
+    "kinds": "bloomkit kinds --json   # every kind: id, class, page, traits, limits, parameters",
 }
 
 
@@ -272,6 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=positive_int, default=1_000_000, help="number of keys")
     p.add_argument("-p", type=rate, default=0.01, help="target error rate (default 0.01)")
     p.set_defaults(func=commands.cmd_demo)
+
+    p = command("kinds", "the kind registry: every structure kind this build holds, with its "
+                "id, class, page, layout versions, traits, limits and header parameters")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=registry.cmd_kinds)
 
     # its own module: `bloomkit parquet probe/index/candidates`
     from ..parquet import cli as cli_parquet
