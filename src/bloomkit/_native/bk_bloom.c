@@ -237,6 +237,58 @@ static const bk_kind_param bk_bloom_params[] = {
     {"count", BK_BLOOM_P_COUNT, 8, BK_PARAM_U64},
 };
 
+/* The state operations (bk_kind.h), both layouts: a view is the filter
+ * and its state, whose count (adds that found the key absent) an add
+ * keeps as the glue's add does. */
+typedef struct {
+    bk_bloom b;
+    uint8_t *state;
+} bk_bloom_view;
+
+static void bk_bloom_ops_attach(void *view, uint8_t *state)
+{
+    bk_bloom_view *v = (bk_bloom_view *)view;
+    bk_bloom_attach(&v->b, state);
+    v->state = state;
+}
+
+static int bk_bloom_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_bloom_contains(&((const bk_bloom_view *)view)->b, h);
+}
+
+static bk_rc bk_bloom_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    bk_bloom_view *v = (bk_bloom_view *)view;
+    uint8_t *cp = v->state + BK_OFF_PARAMS + BK_BLOOM_P_COUNT;
+    (void)now;
+    if (count != 1)
+        return BK_ERR_ARG;
+    if (bk_bloom_add(&v->b, h, 0))
+        bk_store_u64le(cp, bk_load_u64le(cp) + 1);
+    return BK_OK;
+}
+
+static void bk_bloom_ops_clear(void *view, int64_t now)
+{
+    bk_bloom_view *v = (bk_bloom_view *)view;
+    (void)now;
+    memset(v->b.words, 0, (size_t)v->b.num_words * 8);
+    bk_store_u64le(v->state + BK_OFF_PARAMS + BK_BLOOM_P_COUNT, 0);
+}
+
+static double bk_bloom_ops_error_rate(const void *view, int64_t now)
+{
+    (void)now;
+    return bk_bloom_estimate_error_rate(&((const bk_bloom_view *)view)->b);
+}
+
+static const bk_kind_ops bk_bloom_ops = {
+    sizeof(bk_bloom_view), bk_bloom_ops_attach, bk_bloom_ops_contains, NULL, bk_bloom_ops_add,
+    NULL, bk_bloom_ops_clear, bk_bloom_ops_error_rate,
+};
+
 /* The classic filter keeps 0 at layout_version (its own check above). */
 const bk_kind_desc bk_bloom_kind = {
     BK_KIND_BLOOM, "BloomFilter", "Bloom", BK_BLOOM_PARAMS_LEN, BK_BLOOM_HEADER_LEN,
@@ -247,6 +299,7 @@ const bk_kind_desc bk_bloom_kind = {
     BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED |
         BK_TRAIT_BITWISE,
     bk_bloom_validate,
+    &bk_bloom_ops,
 };
 
 /* Blocked: the minimum rate it sizes for is its own (design.py,
@@ -262,6 +315,7 @@ const bk_kind_desc bk_bloom_blocked_kind = {
     BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED |
         BK_TRAIT_BITWISE,
     bk_bloom_validate,
+    &bk_bloom_ops,
 };
 
 /* ---- Begin logic for the batch paths ---------------------------------- */

@@ -234,6 +234,86 @@ static const bk_kind_param bk_counting_params[] = {
     {"distinct", BK_COUNTING_P_DISTINCT, 8, BK_PARAM_U64},
 };
 
+/* The state operations (bk_kind.h).  A view is the filter and its state:
+ * add and remove keep count (adds - removes) and distinct (adds that found
+ * the key absent, less removes that zeroed a counter) as the glue does,
+ * never below zero. */
+typedef struct {
+    bk_counting c;
+    uint8_t *state;
+} bk_counting_view;
+
+static void bk_counting_ops_bump(bk_counting_view *v, size_t off, int up)
+{
+    uint8_t *p = v->state + BK_OFF_PARAMS + off;
+    uint64_t n = bk_load_u64le(p);
+    bk_store_u64le(p, up ? n + 1 : n ? n - 1 : 0);
+}
+
+static void bk_counting_ops_attach(void *view, uint8_t *state)
+{
+    bk_counting_view *v = (bk_counting_view *)view;
+    bk_counting_attach(&v->c, state);
+    v->state = state;
+}
+
+static int bk_counting_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_counting_contains(&((const bk_counting_view *)view)->c, h);
+}
+
+static uint64_t bk_counting_ops_count(const void *view, uint64_t h)
+{
+    return bk_counting_count(&((const bk_counting_view *)view)->c, h);
+}
+
+static bk_rc bk_counting_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    bk_counting_view *v = (bk_counting_view *)view;
+    (void)now;
+    if (count != 1)
+        return BK_ERR_ARG;
+    if (bk_counting_add(&v->c, h, 0))
+        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 1);
+    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 1);
+    return BK_OK;
+}
+
+static bk_rc bk_counting_ops_remove(void *view, uint64_t h)
+{
+    bk_counting_view *v = (bk_counting_view *)view;
+    int zeroed = 0;
+    bk_rc rc = bk_counting_remove(&v->c, h, 0, &zeroed);
+    if (rc != BK_OK)
+        return rc;
+    if (zeroed)
+        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 0);
+    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 0);
+    return BK_OK;
+}
+
+static void bk_counting_ops_clear(void *view, int64_t now)
+{
+    bk_counting_view *v = (bk_counting_view *)view;
+    (void)now;
+    memset(v->c.bytes, 0, (size_t)v->c.nbytes);
+    bk_store_u64le(v->state + BK_OFF_PARAMS + BK_COUNTING_P_COUNT, 0);
+    bk_store_u64le(v->state + BK_OFF_PARAMS + BK_COUNTING_P_DISTINCT, 0);
+}
+
+static double bk_counting_ops_error_rate(const void *view, int64_t now)
+{
+    (void)now;
+    return bk_counting_estimate_error_rate(&((const bk_counting_view *)view)->c);
+}
+
+static const bk_kind_ops bk_counting_ops = {
+    sizeof(bk_counting_view), bk_counting_ops_attach, bk_counting_ops_contains,
+    bk_counting_ops_count, bk_counting_ops_add, bk_counting_ops_remove, bk_counting_ops_clear,
+    bk_counting_ops_error_rate,
+};
+
 const bk_kind_desc bk_counting_kind = {
     BK_KIND_COUNTING_BLOOM, "CountingBloomFilter", "counting Bloom", BK_COUNTING_PARAMS_LEN,
     BK_COUNTING_HEADER_LEN,
@@ -244,6 +324,7 @@ const bk_kind_desc bk_counting_kind = {
     BK_TRAIT_MERGEABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS | BK_TRAIT_SHARED_WRITERS |
         BK_TRAIT_KEYED,
     bk_counting_validate,
+    &bk_counting_ops,
 };
 
 /* ---- Begin logic for the batch paths ---------------------------------- */

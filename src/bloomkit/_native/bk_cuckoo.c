@@ -106,6 +106,8 @@
 #include "bk_cuckoo.h"
 #include "bk_kind.h"
 
+#include <math.h>
+
 /* Prefetch distance of the batch paths (two lines per key). */
 #define BK_CUCKOO_AHEAD 8
 
@@ -181,6 +183,22 @@ uint64_t bk_cuckoo_get_count(const bk_cuckoo *c)
 static void bk_cuckoo_set_count(bk_cuckoo *c, uint64_t n)
 {
     bk_store_u64le(c->params + BK_CUCKOO_P_COUNT, n);
+}
+
+/* count / slots exceeded 1 on a tiny full filter before the stash was
+ * taken out (1.25 at capacity 1 with one stashed key; issue #31 item 5). */
+double bk_cuckoo_table_load(const bk_cuckoo *c)
+{
+    uint64_t count = bk_cuckoo_get_count(c), stash = bk_cuckoo_stash_count(c);
+    double load = (double)(count > stash ? count - stash : 0) /
+                  ((double)c->num_buckets * (double)c->b);
+    return load > 1.0 ? 1.0 : load;
+}
+
+double bk_cuckoo_estimate_error_rate(const bk_cuckoo *c)
+{
+    double q = 1.0 / (double)c->fmask;
+    return -expm1(2.0 * c->b * bk_cuckoo_table_load(c) * log1p(-q));
 }
 
 void bk_cuckoo_recount(bk_cuckoo *c)
@@ -657,6 +675,53 @@ static const bk_kind_param bk_cuckoo_params[] = {
     {"stash", BK_CUCKOO_P_STASH, BK_CUCKOO_STASH_MAX * BK_CUCKOO_STASH_ENTRY, BK_PARAM_BYTES},
 };
 
+/* The state operations (bk_kind.h): the core keeps count and the stash
+ * itself, so the view is the filter. */
+static void bk_cuckoo_ops_attach(void *view, uint8_t *state)
+{
+    bk_cuckoo_attach((bk_cuckoo *)view, state);
+}
+
+static int bk_cuckoo_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_cuckoo_contains((const bk_cuckoo *)view, h);
+}
+
+static uint64_t bk_cuckoo_ops_count(const void *view, uint64_t h)
+{
+    return bk_cuckoo_count((const bk_cuckoo *)view, h);
+}
+
+static bk_rc bk_cuckoo_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    int was_new = 0;
+    (void)now;
+    return count != 1 ? BK_ERR_ARG : bk_cuckoo_add((bk_cuckoo *)view, h, &was_new);
+}
+
+static bk_rc bk_cuckoo_ops_remove(void *view, uint64_t h)
+{
+    return bk_cuckoo_remove((bk_cuckoo *)view, h);
+}
+
+static void bk_cuckoo_ops_clear(void *view, int64_t now)
+{
+    (void)now;
+    bk_cuckoo_clear((bk_cuckoo *)view);
+}
+
+static double bk_cuckoo_ops_error_rate(const void *view, int64_t now)
+{
+    (void)now;
+    return bk_cuckoo_estimate_error_rate((const bk_cuckoo *)view);
+}
+
+static const bk_kind_ops bk_cuckoo_ops = {
+    sizeof(bk_cuckoo), bk_cuckoo_ops_attach, bk_cuckoo_ops_contains, bk_cuckoo_ops_count,
+    bk_cuckoo_ops_add, bk_cuckoo_ops_remove, bk_cuckoo_ops_clear, bk_cuckoo_ops_error_rate,
+};
+
 const bk_kind_desc bk_cuckoo_kind = {
     BK_KIND_CUCKOO, "CuckooFilter", "cuckoo", BK_CUCKOO_PARAMS_LEN, BK_CUCKOO_HEADER_LEN,
     BK_KIND_PARAMS(bk_cuckoo_params),
@@ -666,4 +731,5 @@ const bk_kind_desc bk_cuckoo_kind = {
     BK_TRAIT_MERGEABLE | BK_TRAIT_INTERSECTABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS |
         BK_TRAIT_KEYED,
     bk_cuckoo_validate,
+    &bk_cuckoo_ops,
 };

@@ -280,4 +280,11 @@ uint64_t bk_cuckoo_get_count(const bk_cuckoo *c);
 void bk_cuckoo_recount(bk_cuckoo *c);
 void bk_cuckoo_clear(bk_cuckoo *c);
 
+/* The table's fill: fingerprints in its slots / slots, in [0, 1] (the
+ * stash's entries, counted in count, are not slots of the table). */
+double bk_cuckoo_table_load(const bk_cuckoo *c);
+/* 1 - (1 - 1/(2^f - 1))^(2 b load): the chance that one of the 2b slots a
+ * query reads holds its fingerprint, at the current load. */
+double bk_cuckoo_estimate_error_rate(const bk_cuckoo *c);
+
 #endif /* BK_CUCKOO_H */

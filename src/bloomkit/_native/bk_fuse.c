@@ -613,6 +613,22 @@ static const bk_kind_param bk_fuse_params[] = {
     {"attempts", BK_FUSE_P_ATTEMPTS, 4, BK_PARAM_U32},
 };
 
+/* The state operations (bk_kind.h): static, so only answers. */
+static void bk_fuse_ops_attach(void *view, uint8_t *state)
+{
+    bk_fuse_attach((bk_fuse *)view, state);
+}
+
+static int bk_fuse_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_fuse_contains((const bk_fuse *)view, h);
+}
+
+static const bk_kind_ops bk_fuse_ops = {
+    sizeof(bk_fuse), bk_fuse_ops_attach, bk_fuse_ops_contains, NULL, NULL, NULL, NULL, NULL,
+};
+
 /* Static: sized by its keys (no capacity), its rate is 2^-f (no range). */
 const bk_kind_desc bk_fuse_kind = {
     BK_KIND_BINARY_FUSE, "BinaryFuseFilter", "binary fuse", BK_FUSE_PARAMS_LEN, BK_FUSE_HEADER_LEN,
@@ -622,6 +638,7 @@ const bk_kind_desc bk_fuse_kind = {
     -1, 0,
     BK_TRAIT_STATIC | BK_TRAIT_KEYED,
     bk_fuse_validate,
+    &bk_fuse_ops,
 };
 
 void bk_fuse_attach(bk_fuse *fu, const uint8_t *buf)

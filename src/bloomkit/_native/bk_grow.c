@@ -581,6 +581,53 @@ static const bk_kind_param bk_grow_params[] = {
     {"error_rate", BK_GROW_P_ERROR_RATE, 8, BK_PARAM_F64},
 };
 
+/* The state operations (bk_kind.h).  The view is the filter with no
+ * resize: an add that needs a doubling answers BK_ERR_CAPACITY (the state
+ * never moves), and clear keeps the grown shape (GrowableFilter.clear()
+ * goes back to the first one). */
+static void bk_grow_ops_attach(void *view, uint8_t *state)
+{
+    bk_grow *g = (bk_grow *)view;
+    bk_grow_attach_state(g, state);
+    g->resize = NULL;
+    g->ctx = NULL;
+}
+
+static int bk_grow_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_grow_contains((const bk_grow *)view, h);
+}
+
+static bk_rc bk_grow_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    int added = 0;
+    (void)now;
+    return count != 1 ? BK_ERR_ARG : bk_grow_add((bk_grow *)view, h, &added);
+}
+
+static void bk_grow_ops_clear(void *view, int64_t now)
+{
+    bk_grow *g = (bk_grow *)view;
+    (void)now;
+    memset(g->buckets, 0, (size_t)(bk_grow_nbuckets(g) * BK_GROW_BUCKET_BYTES));
+    memset(g->params + BK_GROW_P_STASH, 0, 8 * BK_GROW_STASH);
+    bk_store_u32le(g->params + BK_GROW_P_NSTASH, 0);
+    bk_store_u64le(g->params + BK_GROW_P_COUNT, 0);
+    bk_grow_attach(g, g->params, g->buckets); /* the mirrored fields */
+}
+
+static double bk_grow_ops_error_rate(const void *view, int64_t now)
+{
+    (void)now;
+    return bk_grow_estimate_fpr((const bk_grow *)view);
+}
+
+static const bk_kind_ops bk_grow_ops = {
+    sizeof(bk_grow), bk_grow_ops_attach, bk_grow_ops_contains, NULL, bk_grow_ops_add, NULL,
+    bk_grow_ops_clear, bk_grow_ops_error_rate,
+};
+
 /* No union (an entry keeps one value's bits), no removal; grows (never
  * mapped for writing). */
 const bk_kind_desc bk_grow_kind = {
@@ -591,4 +638,5 @@ const bk_kind_desc bk_grow_kind = {
     -1, 0,
     BK_TRAIT_KEYED | BK_TRAIT_GROWS,
     bk_grow_validate,
+    &bk_grow_ops,
 };

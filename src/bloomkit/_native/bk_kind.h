@@ -13,6 +13,12 @@
  * range -- before the kind's own validator, so no validator repeats them.
  * module.c exports the table to Python as _core.KINDS.
  *
+ * A descriptor also points at the kind's state operations (bk_kind_ops,
+ * below): attach a view, answer, add, remove, empty, estimate.  They are
+ * the C API for C readers and tests (tests/fuzz/fuzz_validate.c and
+ * tests/native/test_portable.c drive every kind through them, naming
+ * none); the CPython glue calls the cores' functions directly.
+ *
  * Invariants: ids are fixed forever (bk_format.h, enum bk_kind); params
  * lie inside [0, params_len); capacity_param / error_rate_param index the
  * params array or are -1; a descriptor is a constant (no state).
@@ -67,6 +73,62 @@ typedef struct {
 #define BK_TRAIT_BITWISE 0x0200u       /* union and intersection are the payloads'
                                           OR and AND: files merge chunk by chunk */
 
+/* The state operations any C program may call on a state that
+ * bk_format_validate accepted, by the kind's descriptor: attach a view to
+ * it, answer a hashed key (bk_keys.h hashes keys as docs/keys.md says),
+ * write by hashed key, empty it.  Each core defines its table next to its
+ * descriptor, in its own bk_<kind>.c, as adapters over its own functions.
+ *
+ * Contract, every member:
+ *   - A view is view_size bytes the caller allocates, aligned as
+ *     max_align_t (malloc's); attach fills it; the view points into the
+ *     state, which must outlive it and must not move.  A view is not
+ *     copied: attach again for another state.
+ *   - Writes are plain stores for one writer (no atomics: not for a file
+ *     mapped by several writers; the glue has those paths).  add and
+ *     remove keep every counter of the params area the way the Python type
+ *     keeps it (a Bloom filter's count of new adds, a counting filter's
+ *     count and distinct keys, a count-min sketch's total, ...), so a state
+ *     written through this table is, byte for byte, the state the Python
+ *     type writes from the same keys (test_portable.c rebuilds the golden
+ *     files this way and compares whole files).  The checksum is not
+ *     updated: bk_format_seal after writing.  A state that validated before
+ *     a write validates after it, with the same checks.
+ *   - now is the clock in microseconds since the epoch; only WINDOW-trait
+ *     kinds read it (count-mode sliding filters ignore it too); INT64_MAX
+ *     answers "after every key has expired", as saved files are read.
+ *   - NULL members: the kind has no such operation (see each). */
+typedef struct bk_kind_ops {
+    size_t view_size; /* bytes of the kind's view */
+    /* View a validated state.  A GROWS-trait state never grows here: its
+     * add answers BK_ERR_CAPACITY where the Python type would grow. */
+    void (*attach)(void *view, uint8_t *state);
+    /* 1 if the key of hash h may be present, 0 if surely absent (sketches:
+     * its estimate is not 0). */
+    int (*contains)(const void *view, uint64_t h, int64_t now);
+    /* COUNTS-trait kinds (else NULL): how often h was added, as the kind
+     * estimates it (its `count` / `estimate`): never below the truth for
+     * the sketches and the counting filter, fingerprint copies for cuckoo
+     * and quotient filters. */
+    uint64_t (*count)(const void *view, uint64_t h);
+    /* Add the key of hash h, count times (count-min; every other kind
+     * takes count == 1 and refuses another with BK_ERR_ARG).  BK_OK, also
+     * when the key was present already; BK_ERR_CAPACITY when the state is
+     * full (membership unchanged).  NULL for STATIC kinds. */
+    bk_rc (*add)(void *view, uint64_t h, uint64_t count, int64_t now);
+    /* REMOVABLE kinds (else NULL): remove one copy of a key that was
+     * added; BK_ERR_NOTFOUND (nothing changed) when surely absent. */
+    bk_rc (*remove)(void *view, uint64_t h);
+    /* Empty of keys, same shape (the Python type's clear() may also shrink
+     * a GROWS state; this never moves it): the payload and every counter
+     * add changes zeroed (a cuckoo filter's stash too); a timed sliding
+     * filter's window restarts at now.  NULL for STATIC kinds. */
+    void (*clear)(void *view, int64_t now);
+    /* The kind's own estimate of its current false-positive rate from its
+     * state (its estimate_error_rate()), or NULL when it has none. */
+    double (*estimate_error_rate)(const void *view, int64_t now);
+} bk_kind_ops;
+
 typedef struct bk_kind_desc {
     unsigned id;                 /* bk_kind */
     const char *name;            /* the facade's class name */
@@ -87,6 +149,10 @@ typedef struct bk_kind_desc {
     uint32_t layout_max;         /* the highest layout version this build reads */
     uint32_t traits;             /* BK_TRAIT_* */
     bk_kind_validator validate;  /* the kind's own checks, after the prologue */
+    const bk_kind_ops *ops;      /* its state operations, or NULL: a kind
+                                    with no per-key C operations (the
+                                    Parquet index, kind 12: its answers need
+                                    Python's value encoding) */
 } bk_kind_desc;
 
 /* Shorthands for a descriptor's common rows. */

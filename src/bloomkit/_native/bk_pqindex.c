@@ -427,4 +427,5 @@ const bk_kind_desc bk_pqindex_kind = {
     0, BK_PQINDEX_GRAN_ROW_GROUP,
     BK_TRAIT_STATIC,
     bk_pqindex_validate,
+    NULL, /* no per-key C operations: answers need Python's value encoding */
 };

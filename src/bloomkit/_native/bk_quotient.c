@@ -84,6 +84,8 @@
 #include "bk_quotient.h"
 #include "bk_kind.h"
 
+#include <math.h>
+
 /* How far ahead contains_many prefetches: home slots are random, so this is
  * the same ~100 ns / 5-10 ns per key trade-off as the blocked Bloom path. */
 #define BK_QF_AHEAD 16
@@ -289,6 +291,68 @@ static const bk_kind_param bk_quotient_params[] = {
     {"count", BK_QF_P_COUNT, 8, BK_PARAM_U64},
 };
 
+double bk_quotient_estimate_error_rate(const bk_qf *f)
+{
+    double n = (double)bk_quotient_count(f);
+    return -expm1(n * log1p(-ldexp(1.0, -(int)(f->q + f->r))));
+}
+
+/* The state operations (bk_kind.h): keys by their fingerprints, as the
+ * glue's add and remove; the core keeps the count, so the view is the
+ * filter. */
+static void bk_quotient_ops_attach(void *view, uint8_t *state)
+{
+    bk_quotient_attach((bk_qf *)view, state);
+}
+
+static int bk_quotient_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_quotient_contains((const bk_qf *)view, h);
+}
+
+static uint64_t bk_quotient_ops_count(const void *view, uint64_t h)
+{
+    const bk_qf *f = (const bk_qf *)view;
+    return bk_quotient_count_fp(f, bk_quotient_fingerprint(f, h));
+}
+
+static bk_rc bk_quotient_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    bk_qf *f = (bk_qf *)view;
+    int was_new = 0;
+    (void)now;
+    if (count != 1)
+        return BK_ERR_ARG;
+    return bk_quotient_insert_fp(f, bk_quotient_fingerprint(f, h), &was_new);
+}
+
+static bk_rc bk_quotient_ops_remove(void *view, uint64_t h)
+{
+    bk_qf *f = (bk_qf *)view;
+    return bk_quotient_remove_fp(f, bk_quotient_fingerprint(f, h));
+}
+
+static void bk_quotient_ops_clear(void *view, int64_t now)
+{
+    bk_qf *f = (bk_qf *)view;
+    (void)now;
+    memset(f->words, 0, (size_t)f->num_words * 8);
+    bk_quotient_set_count(f, 0);
+}
+
+static double bk_quotient_ops_error_rate(const void *view, int64_t now)
+{
+    (void)now;
+    return bk_quotient_estimate_error_rate((const bk_qf *)view);
+}
+
+static const bk_kind_ops bk_quotient_ops = {
+    sizeof(bk_qf), bk_quotient_ops_attach, bk_quotient_ops_contains, bk_quotient_ops_count,
+    bk_quotient_ops_add, bk_quotient_ops_remove, bk_quotient_ops_clear,
+    bk_quotient_ops_error_rate,
+};
+
 const bk_kind_desc bk_quotient_kind = {
     BK_KIND_QUOTIENT, "QuotientFilter", "quotient filter", BK_QF_PARAMS_LEN, BK_QF_HEADER_LEN,
     BK_KIND_PARAMS(bk_quotient_params),
@@ -297,6 +361,7 @@ const bk_kind_desc bk_quotient_kind = {
     -1, 0,
     BK_TRAIT_MERGEABLE | BK_TRAIT_REMOVABLE | BK_TRAIT_COUNTS | BK_TRAIT_KEYED,
     bk_quotient_validate,
+    &bk_quotient_ops,
 };
 
 /* ---- End logic for the validator -------------------------------------- */

@@ -163,6 +163,10 @@ bk_rc bk_quotient_insert_fp(bk_qf *f, uint64_t fp, int *was_new);
 bk_rc bk_quotient_remove_fp(bk_qf *f, uint64_t fp);
 
 /* Batch membership with prefetching of each key's home slot. */
+/* 1 - (1 - 2^-(q + r))^count: an absent key's fingerprint matches a
+ * stored one. */
+double bk_quotient_estimate_error_rate(const bk_qf *f);
+
 void bk_quotient_contains_many(const bk_qf *f, const uint64_t *hs, size_t n, uint8_t *out);
 
 /* Sorted traversal: the fingerprints in increasing order, O(1) memory.

@@ -193,6 +193,92 @@ static const bk_kind_param bk_scalable_params[] = {
     {"layout", BK_SCALABLE_P_LAYOUT, 4, BK_PARAM_U32},
 };
 
+uint32_t bk_scalable_attach(uint8_t *state, bk_bloom *links, uint8_t **link_bufs,
+                            bk_scalable_soa *soa)
+{
+    uint8_t *payload = state + bk_load_u32le(state + BK_OFF_HEADER_LEN);
+    uint32_t n = bk_load_u32le(state + BK_OFF_PARAMS + BK_SCALABLE_P_NUM_LINKS);
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        link_bufs[i] = payload + off;
+        bk_bloom_attach(&links[i], payload + off);
+        off += bk_format_align(bk_scalable_link_len(state, i));
+    }
+    bk_scalable_soa_attach(soa, links, n);
+    return n;
+}
+
+double bk_scalable_estimate_error_rate(const bk_bloom *links, uint32_t n)
+{
+    double miss = 1.0;
+    for (uint32_t i = 0; i < n; i++)
+        miss *= 1.0 - bk_bloom_estimate_error_rate(&links[i]);
+    return 1.0 - miss;
+}
+
+/* The state operations (bk_kind.h).  The view holds every link; a key goes
+ * to the newest link unless some link reports it (the glue's add), and
+ * the link's count (adds that found the key absent) is kept.  The chain
+ * never grows here: a new key when the newest link has taken its capacity
+ * answers BK_ERR_CAPACITY.  clear keeps every link (ScalableBloomFilter
+ * .clear() goes back to one). */
+typedef struct {
+    bk_bloom links[BK_SCALABLE_MAX_LINKS];
+    uint8_t *link_bufs[BK_SCALABLE_MAX_LINKS];
+    bk_scalable_soa soa;
+    uint32_t n;
+} bk_scalable_view;
+
+static void bk_scalable_ops_attach(void *view, uint8_t *state)
+{
+    bk_scalable_view *v = (bk_scalable_view *)view;
+    v->n = bk_scalable_attach(state, v->links, v->link_bufs, &v->soa);
+}
+
+static int bk_scalable_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    const bk_scalable_view *v = (const bk_scalable_view *)view;
+    (void)now;
+    return bk_scalable_contains(v->links, &v->soa, v->n, h);
+}
+
+static bk_rc bk_scalable_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    bk_scalable_view *v = (bk_scalable_view *)view;
+    uint8_t *p = v->link_bufs[v->n - 1] + BK_OFF_PARAMS;
+    uint64_t c = bk_load_u64le(p + BK_BLOOM_P_COUNT);
+    (void)now;
+    if (count != 1)
+        return BK_ERR_ARG;
+    if (c >= bk_load_u64le(p + BK_BLOOM_P_CAPACITY))
+        return bk_scalable_contains(v->links, &v->soa, v->n, h) ? BK_OK : BK_ERR_CAPACITY;
+    if (bk_scalable_add_newest(v->links, &v->soa, v->n, h))
+        bk_store_u64le(p + BK_BLOOM_P_COUNT, c + 1);
+    return BK_OK;
+}
+
+static void bk_scalable_ops_clear(void *view, int64_t now)
+{
+    bk_scalable_view *v = (bk_scalable_view *)view;
+    (void)now;
+    for (uint32_t i = 0; i < v->n; i++) {
+        memset(v->links[i].words, 0, (size_t)v->links[i].num_words * 8);
+        bk_store_u64le(v->link_bufs[i] + BK_OFF_PARAMS + BK_BLOOM_P_COUNT, 0);
+    }
+}
+
+static double bk_scalable_ops_error_rate(const void *view, int64_t now)
+{
+    const bk_scalable_view *v = (const bk_scalable_view *)view;
+    (void)now;
+    return bk_scalable_estimate_error_rate(v->links, v->n);
+}
+
+static const bk_kind_ops bk_scalable_ops = {
+    sizeof(bk_scalable_view), bk_scalable_ops_attach, bk_scalable_ops_contains, NULL,
+    bk_scalable_ops_add, NULL, bk_scalable_ops_clear, bk_scalable_ops_error_rate,
+};
+
 /* Its header grows with its chain (align64(104 + 8 L)): the validator
  * checks format 1.0's header_len itself (header_len 0 here).  Its capacity
  * parameter is link 0's; the chain grows past it. */
@@ -204,6 +290,7 @@ const bk_kind_desc bk_scalable_kind = {
     5, BK_BLOOM_LAYOUT_MAX,
     BK_TRAIT_MERGEABLE | BK_TRAIT_GROWS | BK_TRAIT_KEYED,
     bk_scalable_validate,
+    &bk_scalable_ops,
 };
 
 /* ---- Begin logic for assembling a chain (bk_scalable.h) --------------- */

@@ -359,4 +359,12 @@ BK_INLINE void bk_scalable_prefetch(const bk_bloom *links, uint32_t n, uint64_t 
 bk_rc bk_scalable_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                            int checks, const char **reason);
 
+/* View every link of a validated (or freshly assembled) chain state:
+ * links[i], link_bufs[i] (link i's container) and soa; returns L. */
+uint32_t bk_scalable_attach(uint8_t *state, bk_bloom *links, uint8_t **link_bufs,
+                            bk_scalable_soa *soa);
+
+/* 1 - prod(1 - rate_i) over the links' own estimates (fill_i ** k_i). */
+double bk_scalable_estimate_error_rate(const bk_bloom *links, uint32_t n);
+
 #endif /* BK_SCALABLE_H */

@@ -620,6 +620,93 @@ static const bk_kind_param bk_cms_params[] = {
 };
 
 /* Sized by (epsilon, delta): no capacity, no error rate in its header. */
+/* The count-min state operations (bk_kind.h).  A view is the sketch and
+ * its state, whose total (the sum of counts added, saturating) an add
+ * keeps as the glue's add does. */
+typedef struct {
+    bk_cms c;
+    uint8_t *state;
+} bk_cms_view;
+
+static void bk_cms_ops_attach(void *view, uint8_t *state)
+{
+    bk_cms_view *v = (bk_cms_view *)view;
+    bk_sketch_cms_attach(&v->c, state);
+    v->state = state;
+}
+
+static uint64_t bk_cms_ops_count(const void *view, uint64_t h)
+{
+    return bk_sketch_cms_estimate(&((const bk_cms_view *)view)->c, h);
+}
+
+static int bk_cms_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_cms_ops_count(view, h) > 0;
+}
+
+static bk_rc bk_cms_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    bk_cms_view *v = (bk_cms_view *)view;
+    uint8_t *tp = v->state + BK_OFF_PARAMS + BK_CMS_P_TOTAL;
+    (void)now;
+    bk_sketch_cms_add(&v->c, h, count, 0);
+    bk_store_u64le(tp, bk_sat_add64(bk_load_u64le(tp), count));
+    return BK_OK;
+}
+
+static void bk_cms_ops_clear(void *view, int64_t now)
+{
+    bk_cms_view *v = (bk_cms_view *)view;
+    (void)now;
+    memset(v->c.counters, 0, (size_t)(v->c.width * v->c.depth * v->c.bytes));
+    bk_store_u64le(v->state + BK_OFF_PARAMS + BK_CMS_P_TOTAL, 0);
+}
+
+static const bk_kind_ops bk_cms_ops = {
+    sizeof(bk_cms_view), bk_cms_ops_attach, bk_cms_ops_contains, bk_cms_ops_count,
+    bk_cms_ops_add, NULL, bk_cms_ops_clear, NULL,
+};
+
+/* The TinyLFU state operations: an add is a recorded access (aging when
+ * the sample is full); the core keeps events and resets in the state. */
+static void bk_tlfu_ops_attach(void *view, uint8_t *state)
+{
+    bk_sketch_tlfu_attach((bk_tlfu *)view, state);
+}
+
+static uint64_t bk_tlfu_ops_count(const void *view, uint64_t h)
+{
+    return bk_sketch_tlfu_estimate((const bk_tlfu *)view, h);
+}
+
+static int bk_tlfu_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    (void)now;
+    return bk_tlfu_ops_count(view, h) > 0;
+}
+
+static bk_rc bk_tlfu_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    (void)now;
+    if (count != 1)
+        return BK_ERR_ARG;
+    (void)bk_sketch_tlfu_record((bk_tlfu *)view, h);
+    return BK_OK;
+}
+
+static void bk_tlfu_ops_clear(void *view, int64_t now)
+{
+    (void)now;
+    bk_sketch_tlfu_clear((bk_tlfu *)view);
+}
+
+static const bk_kind_ops bk_tlfu_ops = {
+    sizeof(bk_tlfu), bk_tlfu_ops_attach, bk_tlfu_ops_contains, bk_tlfu_ops_count,
+    bk_tlfu_ops_add, NULL, bk_tlfu_ops_clear, NULL,
+};
+
 const bk_kind_desc bk_sketch_cms_kind = {
     BK_KIND_COUNT_MIN, "CountMinSketch", "count-min", BK_CMS_PARAMS_LEN, BK_CMS_HEADER_LEN,
     BK_KIND_PARAMS(bk_cms_params),
@@ -628,6 +715,7 @@ const bk_kind_desc bk_sketch_cms_kind = {
     4, BK_CMS_ROWS_LATEST,
     BK_TRAIT_MERGEABLE | BK_TRAIT_COUNTS | BK_TRAIT_SHARED_WRITERS | BK_TRAIT_KEYED,
     bk_sketch_cms_validate,
+    &bk_cms_ops,
 };
 
 static const bk_kind_param bk_tlfu_params[] = {
@@ -650,6 +738,7 @@ const bk_kind_desc bk_sketch_tinylfu_kind = {
     -1, 0,
     BK_TRAIT_COUNTS | BK_TRAIT_KEYED,
     bk_sketch_tinylfu_validate,
+    &bk_tlfu_ops,
 };
 
 /* The doorkeeper as a blocked Bloom filter view over our own payload. */

@@ -320,6 +320,42 @@ static const bk_kind_param bk_sliding_params[] = {
     {"layout_version", BK_SLIDING_P_LAYOUT, 4, BK_PARAM_U32},
 };
 
+/* The state operations (bk_kind.h): every one at the caller's clock;
+ * the core keeps count, inserted and the ring in the state, so the view
+ * is the filter. */
+static void bk_sliding_ops_attach(void *view, uint8_t *state)
+{
+    bk_sliding_attach((bk_sliding *)view, state);
+}
+
+static int bk_sliding_ops_contains(const void *view, uint64_t h, int64_t now)
+{
+    return bk_sliding_contains((const bk_sliding *)view, h, now);
+}
+
+static bk_rc bk_sliding_ops_add(void *view, uint64_t h, uint64_t count, int64_t now)
+{
+    if (count != 1)
+        return BK_ERR_ARG;
+    (void)bk_sliding_add((bk_sliding *)view, h, now);
+    return BK_OK;
+}
+
+static void bk_sliding_ops_clear(void *view, int64_t now)
+{
+    bk_sliding_clear((bk_sliding *)view, now);
+}
+
+static double bk_sliding_ops_error_rate(const void *view, int64_t now)
+{
+    return bk_sliding_estimate_error_rate((const bk_sliding *)view, now);
+}
+
+static const bk_kind_ops bk_sliding_ops = {
+    sizeof(bk_sliding), bk_sliding_ops_attach, bk_sliding_ops_contains, NULL,
+    bk_sliding_ops_add, NULL, bk_sliding_ops_clear, bk_sliding_ops_error_rate,
+};
+
 /* Its own error-rate range, [1e-9, 0.5] (bk_sliding.h): the one its
  * sizing (bk_sliding_size) searches.  Writers are exclusive: an add may
  * shift the ring, which no atomic bit update covers. */
@@ -332,6 +368,7 @@ const bk_kind_desc bk_sliding_kind = {
     14, BK_SLIDING_LAYOUT_BLOCKED,
     BK_TRAIT_WINDOW | BK_TRAIT_KEYED,
     bk_sliding_validate,
+    &bk_sliding_ops,
 };
 
 /* ---- End logic for the state ------------------------------------------ */

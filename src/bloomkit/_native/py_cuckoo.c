@@ -278,34 +278,20 @@ static PyObject *bkcuckoo_locate(BKCuckoo *self, PyObject *key)
                          (unsigned long long)bk_cuckoo_alt(&self->ck, i1, fp));
 }
 
-static double bkcuckoo_slots(const BKCuckoo *self)
-{
-    return (double)self->ck.num_buckets * (double)self->ck.b;
-}
-
 static PyObject *bkcuckoo_estimate_count(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
 {
     return PyFloat_FromDouble((double)bk_cuckoo_get_count(&self->ck));
 }
 
-/* The table's fill: fingerprints in its slots / slots, in [0, 1].  The
- * stash's entries (at most BK_CUCKOO_STASH_MAX, counted in count) are not
- * slots of the table: count / slots exceeded 1 on a tiny full filter
- * (1.25 at capacity 1 with one stashed key; issue #31 item 5). */
+/* The table's fill and the rate it gives (bk_cuckoo.c). */
 static double bkcuckoo_table_load(const BKCuckoo *self)
 {
-    uint64_t count = bk_cuckoo_get_count(&self->ck), stash = bk_cuckoo_stash_count(&self->ck);
-    double load = (double)(count > stash ? count - stash : 0) / bkcuckoo_slots(self);
-    return load > 1.0 ? 1.0 : load;
+    return bk_cuckoo_table_load(&self->ck);
 }
 
-/* 1 - (1 - 1/(2^f - 1))^(2 b load): the chance that one of the 2b slots a
- * query reads holds its fingerprint, at the current load. */
 static PyObject *bkcuckoo_estimate_error_rate(BKCuckoo *self, PyObject *Py_UNUSED(ignored))
 {
-    double load = bkcuckoo_table_load(self);
-    double q = 1.0 / (double)self->ck.fmask;
-    return PyFloat_FromDouble(-expm1(2.0 * self->ck.b * load * log1p(-q)));
+    return PyFloat_FromDouble(bk_cuckoo_estimate_error_rate(&self->ck));
 }
 
 static Py_ssize_t bkcuckoo_len(BKCuckoo *self)

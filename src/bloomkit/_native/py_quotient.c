@@ -526,10 +526,7 @@ BKPY_GETTER(bkquotient, BKQuotient, load_factor,
 
 static PyObject *bkquotient_estimate_error_rate(BKQuotient *self, PyObject *Py_UNUSED(ignored))
 {
-    /* 1 - (1 - 2^-f)^n: an absent key's fingerprint matches a stored one. */
-    double n = (double)bk_quotient_count(&self->qf);
-    double fb = (double)(self->qf.q + self->qf.r);
-    return PyFloat_FromDouble(-expm1(n * log1p(-ldexp(1.0, -(int)fb))));
+    return PyFloat_FromDouble(bk_quotient_estimate_error_rate(&self->qf));
 }
 
 static PyGetSetDef bkquotient_getset[] = {

@@ -59,15 +59,7 @@ static uint64_t bkscalable_link_capacity(const BKScalable *s, uint32_t i)
 static int bkscalable_attach(PyObject *self_obj)
 {
     BKScalable *self = (BKScalable *)self_obj;
-    uint8_t *payload = self->st.buf + bk_load_u32le(self->st.buf + BK_OFF_HEADER_LEN);
-    uint64_t off = 0;
-    self->n = bk_load_u32le(BKS_PARAMS(self) + BK_SCALABLE_P_NUM_LINKS);
-    for (uint32_t i = 0; i < self->n; i++) {
-        self->link_buf[i] = payload + off;
-        bk_bloom_attach(&self->links[i], payload + off);
-        off += bk_format_align(bk_scalable_link_len(self->st.buf, i));
-    }
-    bk_scalable_soa_attach(&self->soa, self->links, self->n);
+    self->n = bk_scalable_attach(self->st.buf, self->links, self->link_buf, &self->soa);
     return 0;
 }
 
@@ -640,10 +632,7 @@ static PyObject *bkscalable_estimate_count(BKScalable *self, PyObject *Py_UNUSED
 
 static PyObject *bkscalable_estimate_error_rate(BKScalable *self, PyObject *Py_UNUSED(ignored))
 {
-    double miss = 1.0;
-    for (uint32_t i = 0; i < self->n; i++)
-        miss *= 1.0 - bk_bloom_estimate_error_rate(&self->links[i]);
-    return PyFloat_FromDouble(1.0 - miss);
+    return PyFloat_FromDouble(bk_scalable_estimate_error_rate(self->links, self->n));
 }
 
 static Py_ssize_t bkscalable_len(BKScalable *self)
