@@ -284,9 +284,31 @@ static double bk_bloom_ops_error_rate(const void *view, int64_t now)
     return bk_bloom_estimate_error_rate(&((const bk_bloom_view *)view)->b);
 }
 
+static void bk_bloom_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                       int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_bloom_contains_many(&((const bk_bloom_view *)view)->b, hs, n, out);
+}
+
+static bk_rc bk_bloom_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    bk_bloom_view *v = (bk_bloom_view *)view;
+    uint8_t *cp = v->state + BK_OFF_PARAMS + BK_BLOOM_P_COUNT;
+    (void)now;
+    bk_store_u64le(cp, bk_load_u64le(cp) + bk_bloom_add_many(&v->b, hs, n, 0));
+    return BK_OK;
+}
+
 static const bk_kind_ops bk_bloom_ops = {
-    sizeof(bk_bloom_view), bk_bloom_ops_attach, bk_bloom_ops_contains, NULL, bk_bloom_ops_add,
-    NULL, bk_bloom_ops_clear, bk_bloom_ops_error_rate,
+    .view_size = sizeof(bk_bloom_view),
+    .attach = bk_bloom_ops_attach,
+    .contains = bk_bloom_ops_contains,
+    .contains_many = bk_bloom_ops_contains_many,
+    .add = bk_bloom_ops_add,
+    .add_many = bk_bloom_ops_add_many,
+    .clear = bk_bloom_ops_clear,
+    .estimate_error_rate = bk_bloom_ops_error_rate,
 };
 
 /* The classic filter keeps 0 at layout_version (its own check above). */

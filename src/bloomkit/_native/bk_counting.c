@@ -243,11 +243,11 @@ typedef struct {
     uint8_t *state;
 } bk_counting_view;
 
-static void bk_counting_ops_bump(bk_counting_view *v, size_t off, int up)
+static void bk_counting_ops_bump(bk_counting_view *v, size_t off, uint64_t up, uint64_t down)
 {
     uint8_t *p = v->state + BK_OFF_PARAMS + off;
-    uint64_t n = bk_load_u64le(p);
-    bk_store_u64le(p, up ? n + 1 : n ? n - 1 : 0);
+    uint64_t n = bk_load_u64le(p) + up;
+    bk_store_u64le(p, n > down ? n - down : 0);
 }
 
 static void bk_counting_ops_attach(void *view, uint8_t *state)
@@ -275,8 +275,8 @@ static bk_rc bk_counting_ops_add(void *view, uint64_t h, uint64_t count, int64_t
     if (count != 1)
         return BK_ERR_ARG;
     if (bk_counting_add(&v->c, h, 0))
-        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 1);
-    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 1);
+        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 1, 0);
+    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 1, 0);
     return BK_OK;
 }
 
@@ -288,8 +288,8 @@ static bk_rc bk_counting_ops_remove(void *view, uint64_t h)
     if (rc != BK_OK)
         return rc;
     if (zeroed)
-        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 0);
-    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 0);
+        bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, 0, 1);
+    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, 0, 1);
     return BK_OK;
 }
 
@@ -308,10 +308,33 @@ static double bk_counting_ops_error_rate(const void *view, int64_t now)
     return bk_counting_estimate_error_rate(&((const bk_counting_view *)view)->c);
 }
 
+static void bk_counting_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                          int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_counting_contains_many(&((const bk_counting_view *)view)->c, hs, n, out);
+}
+
+static bk_rc bk_counting_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    bk_counting_view *v = (bk_counting_view *)view;
+    (void)now;
+    bk_counting_ops_bump(v, BK_COUNTING_P_DISTINCT, bk_counting_add_many(&v->c, hs, n, 0), 0);
+    bk_counting_ops_bump(v, BK_COUNTING_P_COUNT, (uint64_t)n, 0);
+    return BK_OK;
+}
+
 static const bk_kind_ops bk_counting_ops = {
-    sizeof(bk_counting_view), bk_counting_ops_attach, bk_counting_ops_contains,
-    bk_counting_ops_count, bk_counting_ops_add, bk_counting_ops_remove, bk_counting_ops_clear,
-    bk_counting_ops_error_rate,
+    .view_size = sizeof(bk_counting_view),
+    .attach = bk_counting_ops_attach,
+    .contains = bk_counting_ops_contains,
+    .contains_many = bk_counting_ops_contains_many,
+    .count = bk_counting_ops_count,
+    .add = bk_counting_ops_add,
+    .add_many = bk_counting_ops_add_many,
+    .remove = bk_counting_ops_remove,
+    .clear = bk_counting_ops_clear,
+    .estimate_error_rate = bk_counting_ops_error_rate,
 };
 
 const bk_kind_desc bk_counting_kind = {

@@ -717,9 +717,32 @@ static double bk_cuckoo_ops_error_rate(const void *view, int64_t now)
     return bk_cuckoo_estimate_error_rate((const bk_cuckoo *)view);
 }
 
+static void bk_cuckoo_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                        int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_cuckoo_contains_many((const bk_cuckoo *)view, hs, n, out);
+}
+
+static bk_rc bk_cuckoo_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    size_t done = 0;
+    uint64_t added = 0;
+    (void)now;
+    return bk_cuckoo_add_many((bk_cuckoo *)view, hs, n, &done, &added);
+}
+
 static const bk_kind_ops bk_cuckoo_ops = {
-    sizeof(bk_cuckoo), bk_cuckoo_ops_attach, bk_cuckoo_ops_contains, bk_cuckoo_ops_count,
-    bk_cuckoo_ops_add, bk_cuckoo_ops_remove, bk_cuckoo_ops_clear, bk_cuckoo_ops_error_rate,
+    .view_size = sizeof(bk_cuckoo),
+    .attach = bk_cuckoo_ops_attach,
+    .contains = bk_cuckoo_ops_contains,
+    .contains_many = bk_cuckoo_ops_contains_many,
+    .count = bk_cuckoo_ops_count,
+    .add = bk_cuckoo_ops_add,
+    .add_many = bk_cuckoo_ops_add_many,
+    .remove = bk_cuckoo_ops_remove,
+    .clear = bk_cuckoo_ops_clear,
+    .estimate_error_rate = bk_cuckoo_ops_error_rate,
 };
 
 const bk_kind_desc bk_cuckoo_kind = {

@@ -625,8 +625,18 @@ static int bk_fuse_ops_contains(const void *view, uint64_t h, int64_t now)
     return bk_fuse_contains((const bk_fuse *)view, h);
 }
 
+static void bk_fuse_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                      int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_fuse_contains_many((const bk_fuse *)view, hs, n, out);
+}
+
 static const bk_kind_ops bk_fuse_ops = {
-    sizeof(bk_fuse), bk_fuse_ops_attach, bk_fuse_ops_contains, NULL, NULL, NULL, NULL, NULL,
+    .view_size = sizeof(bk_fuse),
+    .attach = bk_fuse_ops_attach,
+    .contains = bk_fuse_ops_contains,
+    .contains_many = bk_fuse_ops_contains_many,
 };
 
 /* Static: sized by its keys (no capacity), its rate is 2^-f (no range). */

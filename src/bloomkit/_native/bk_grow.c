@@ -623,9 +623,29 @@ static double bk_grow_ops_error_rate(const void *view, int64_t now)
     return bk_grow_estimate_fpr((const bk_grow *)view);
 }
 
+static void bk_grow_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                      int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_grow_contains_many((const bk_grow *)view, hs, n, out);
+}
+
+static bk_rc bk_grow_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    uint64_t added = 0;
+    (void)now;
+    return bk_grow_add_many((bk_grow *)view, hs, n, &added);
+}
+
 static const bk_kind_ops bk_grow_ops = {
-    sizeof(bk_grow), bk_grow_ops_attach, bk_grow_ops_contains, NULL, bk_grow_ops_add, NULL,
-    bk_grow_ops_clear, bk_grow_ops_error_rate,
+    .view_size = sizeof(bk_grow),
+    .attach = bk_grow_ops_attach,
+    .contains = bk_grow_ops_contains,
+    .contains_many = bk_grow_ops_contains_many,
+    .add = bk_grow_ops_add,
+    .add_many = bk_grow_ops_add_many,
+    .clear = bk_grow_ops_clear,
+    .estimate_error_rate = bk_grow_ops_error_rate,
 };
 
 /* No union (an entry keeps one value's bits), no removal; grows (never

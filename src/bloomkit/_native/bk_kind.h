@@ -92,8 +92,11 @@ typedef struct {
  *     written through this table is, byte for byte, the state the Python
  *     type writes from the same keys (test_portable.c rebuilds the golden
  *     files this way and compares whole files).  The checksum is not
- *     updated: bk_format_seal after writing.  A state that validated before
- *     a write validates after it, with the same checks.
+ *     updated: bk_format_seal after writing.  A state that passed the deep
+ *     check (BK_CHECK_DEEP) before a write passes it after it; a cleared
+ *     state passes whatever it held.  (A state that passed only the
+ *     shallow checks may carry counters or a table the deep check refuses,
+ *     which writes carry on: memory-safe, no more; tests/fuzz.)
  *   - now is the clock in microseconds since the epoch; only WINDOW-trait
  *     kinds read it (count-mode sliding filters ignore it too); INT64_MAX
  *     answers "after every key has expired", as saved files are read.
@@ -106,6 +109,11 @@ typedef struct bk_kind_ops {
     /* 1 if the key of hash h may be present, 0 if surely absent (sketches:
      * its estimate is not 0). */
     int (*contains)(const void *view, uint64_t h, int64_t now);
+    /* out[i] = contains(hs[i]) for i < n, by the kind's batch path (the
+     * one the Python type's contains_many takes: prefetching ahead), or
+     * NULL when it has none (loop on contains). */
+    void (*contains_many)(const void *view, const uint64_t *hs, size_t n, int64_t now,
+                          uint8_t *out);
     /* COUNTS-trait kinds (else NULL): how often h was added, as the kind
      * estimates it (its `count` / `estimate`): never below the truth for
      * the sketches and the counting filter, fingerprint copies for cuckoo
@@ -116,6 +124,10 @@ typedef struct bk_kind_ops {
      * when the key was present already; BK_ERR_CAPACITY when the state is
      * full (membership unchanged).  NULL for STATIC kinds. */
     bk_rc (*add)(void *view, uint64_t h, uint64_t count, int64_t now);
+    /* add(hs[i], 1) for i < n by the kind's batch path (the Python type's
+     * add_many), or NULL when it has none (loop on add).  Stops at the
+     * first error and returns it (the keys before it stay added). */
+    bk_rc (*add_many)(void *view, const uint64_t *hs, size_t n, int64_t now);
     /* REMOVABLE kinds (else NULL): remove one copy of a key that was
      * added; BK_ERR_NOTFOUND (nothing changed) when surely absent. */
     bk_rc (*remove)(void *view, uint64_t h);

@@ -347,10 +347,23 @@ static double bk_quotient_ops_error_rate(const void *view, int64_t now)
     return bk_quotient_estimate_error_rate((const bk_qf *)view);
 }
 
+static void bk_quotient_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                          int64_t now, uint8_t *out)
+{
+    (void)now;
+    bk_quotient_contains_many((const bk_qf *)view, hs, n, out);
+}
+
 static const bk_kind_ops bk_quotient_ops = {
-    sizeof(bk_qf), bk_quotient_ops_attach, bk_quotient_ops_contains, bk_quotient_ops_count,
-    bk_quotient_ops_add, bk_quotient_ops_remove, bk_quotient_ops_clear,
-    bk_quotient_ops_error_rate,
+    .view_size = sizeof(bk_qf),
+    .attach = bk_quotient_ops_attach,
+    .contains = bk_quotient_ops_contains,
+    .contains_many = bk_quotient_ops_contains_many,
+    .count = bk_quotient_ops_count,
+    .add = bk_quotient_ops_add,
+    .remove = bk_quotient_ops_remove,
+    .clear = bk_quotient_ops_clear,
+    .estimate_error_rate = bk_quotient_ops_error_rate,
 };
 
 const bk_kind_desc bk_quotient_kind = {

@@ -275,8 +275,12 @@ static double bk_scalable_ops_error_rate(const void *view, int64_t now)
 }
 
 static const bk_kind_ops bk_scalable_ops = {
-    sizeof(bk_scalable_view), bk_scalable_ops_attach, bk_scalable_ops_contains, NULL,
-    bk_scalable_ops_add, NULL, bk_scalable_ops_clear, bk_scalable_ops_error_rate,
+    .view_size = sizeof(bk_scalable_view),
+    .attach = bk_scalable_ops_attach,
+    .contains = bk_scalable_ops_contains,
+    .add = bk_scalable_ops_add,
+    .clear = bk_scalable_ops_clear,
+    .estimate_error_rate = bk_scalable_ops_error_rate,
 };
 
 /* Its header grows with its chain (align64(104 + 8 L)): the validator

@@ -664,9 +664,28 @@ static void bk_cms_ops_clear(void *view, int64_t now)
     bk_store_u64le(v->state + BK_OFF_PARAMS + BK_CMS_P_TOTAL, 0);
 }
 
+/* The batch of the glue's add_many (TopK's too), in chunks of estimates
+ * it discards: a count of 1 each. */
+static bk_rc bk_cms_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    bk_cms_view *v = (bk_cms_view *)view;
+    uint8_t *tp = v->state + BK_OFF_PARAMS + BK_CMS_P_TOTAL;
+    uint64_t est[64];
+    (void)now;
+    for (size_t i = 0; i < n; i += 64)
+        bk_sketch_cms_add_estimate_many(&v->c, hs + i, n - i < 64 ? n - i : 64, 0, est);
+    bk_store_u64le(tp, bk_sat_add64(bk_load_u64le(tp), (uint64_t)n));
+    return BK_OK;
+}
+
 static const bk_kind_ops bk_cms_ops = {
-    sizeof(bk_cms_view), bk_cms_ops_attach, bk_cms_ops_contains, bk_cms_ops_count,
-    bk_cms_ops_add, NULL, bk_cms_ops_clear, NULL,
+    .view_size = sizeof(bk_cms_view),
+    .attach = bk_cms_ops_attach,
+    .contains = bk_cms_ops_contains,
+    .count = bk_cms_ops_count,
+    .add = bk_cms_ops_add,
+    .add_many = bk_cms_ops_add_many,
+    .clear = bk_cms_ops_clear,
 };
 
 /* The TinyLFU state operations: an add is a recorded access (aging when
@@ -703,8 +722,12 @@ static void bk_tlfu_ops_clear(void *view, int64_t now)
 }
 
 static const bk_kind_ops bk_tlfu_ops = {
-    sizeof(bk_tlfu), bk_tlfu_ops_attach, bk_tlfu_ops_contains, bk_tlfu_ops_count,
-    bk_tlfu_ops_add, NULL, bk_tlfu_ops_clear, NULL,
+    .view_size = sizeof(bk_tlfu),
+    .attach = bk_tlfu_ops_attach,
+    .contains = bk_tlfu_ops_contains,
+    .count = bk_tlfu_ops_count,
+    .add = bk_tlfu_ops_add,
+    .clear = bk_tlfu_ops_clear,
 };
 
 const bk_kind_desc bk_sketch_cms_kind = {

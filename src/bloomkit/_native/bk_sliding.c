@@ -351,9 +351,27 @@ static double bk_sliding_ops_error_rate(const void *view, int64_t now)
     return bk_sliding_estimate_error_rate((const bk_sliding *)view, now);
 }
 
+static void bk_sliding_ops_contains_many(const void *view, const uint64_t *hs, size_t n,
+                                         int64_t now, uint8_t *out)
+{
+    bk_sliding_contains_many((const bk_sliding *)view, hs, n, now, out);
+}
+
+static bk_rc bk_sliding_ops_add_many(void *view, const uint64_t *hs, size_t n, int64_t now)
+{
+    (void)bk_sliding_add_many((bk_sliding *)view, hs, n, now);
+    return BK_OK;
+}
+
 static const bk_kind_ops bk_sliding_ops = {
-    sizeof(bk_sliding), bk_sliding_ops_attach, bk_sliding_ops_contains, NULL,
-    bk_sliding_ops_add, NULL, bk_sliding_ops_clear, bk_sliding_ops_error_rate,
+    .view_size = sizeof(bk_sliding),
+    .attach = bk_sliding_ops_attach,
+    .contains = bk_sliding_ops_contains,
+    .contains_many = bk_sliding_ops_contains_many,
+    .add = bk_sliding_ops_add,
+    .add_many = bk_sliding_ops_add_many,
+    .clear = bk_sliding_ops_clear,
+    .estimate_error_rate = bk_sliding_ops_error_rate,
 };
 
 /* Its own error-rate range, [1e-9, 0.5] (bk_sliding.h): the one its
