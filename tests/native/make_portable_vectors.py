@@ -20,8 +20,13 @@ Output format, one directive a line (docs/building.md):
                                   of them answer positive
     op add KEY | op remove KEY | op addc KEY COUNT | op record KEY
                                   the build, in order; with ops the C side
-                                  rebuilds the payload from an empty state of
-                                  the same shape and compares it byte for byte
+                                  empties a copy of the file (the kind's
+                                  clear), replays them through the kind's
+                                  add (addc: one add of COUNT; record, a
+                                  TinyLFU access: an add) and remove, and
+                                  compares the whole sealed file byte for
+                                  byte (a build of adds only: once more by
+                                  the kind's batch add)
     end
 
 KEY is ``i<decimal>`` (an int, integer domain) or ``b<hex>`` (bytes domain:
