@@ -248,9 +248,10 @@ typedef struct {
 
 /* Hash `keys` chunk by chunk and call fn on each chunk.  For buffer input
  * the hashing and fn run with the GIL released when nogil is set (fn must
- * then not touch Python objects).  `expected` receives the length when it
- * is known up front (-1 otherwise) before the first call, through
- * size_fn, so callers can size outputs.  Returns 0 or -1. */
+ * then not touch Python objects).  size_fn receives the length n >= 0
+ * before the first call when it is known up front; for an iterator it
+ * receives -(keys so far) before each chunk's call instead (never before
+ * the first key), so callers can size outputs.  Returns 0 or -1. */
 typedef int (*bkpy_size_fn)(void *ctx, Py_ssize_t n, int from_buffer);
 /* The one message family of a batch given no batch (issue #31 item 11),
  * ``one`` naming the one-key call: TypeError (-1) for a single str/bytes

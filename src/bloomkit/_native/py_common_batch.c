@@ -323,8 +323,9 @@ static int bkpy_chunks_iter(const bkpy_batch *b, PyObject *keys)
     PyObject *iter = PyObject_GetIter(keys), *item;
     if (iter == NULL)
         return -1;
-    if (b->size_fn != NULL && b->size_fn(b->ctx, -1, 0) < 0)
-        goto fail;
+    /* size_fn first hears of the keys with the first chunk: told "at least
+     * 1" up front, bkpy_bools made an empty iterator's answers one
+     * uninitialised entry (contains_many(iter([])) crashed). */
     while ((item = PyIter_Next(iter)) != NULL) {
         int rc = bkpy_hash_key_seen(item, b->keyfunc, b->hs, &hbuf[fill], &b->info->seen);
         Py_DECREF(item);
