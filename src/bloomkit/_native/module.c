@@ -526,6 +526,11 @@ static PyMethodDef bkmod_methods[] = {
     {"load_bytes", (PyCFunction)(void (*)(void))bkpy_load_bytes, METH_VARARGS | METH_KEYWORDS,
      "load_bytes(data, class_for, secret=None, key=None, *, verify=True)\n--\n\nRebuild a "
      "state of any kind from bytes-like data (bloomkit.loads)."},
+    {"contains_bits", (PyCFunction)(void (*)(void))bkpy_mod_contains_bits, METH_FASTCALL,
+     "contains_bits(filt, keys, out, /)\n--\n\nfilt.contains_many(keys) bit-packed into the "
+     "writable buffer out of ceil(rows / 8) bytes, LSB first (an Arrow boolean bitmap). "
+     "True when written; False, nothing done, when filt's contains_many is not one it can "
+     "run (then call it and pack its answers)."},
     {"own_methods", bkmod_own_methods, METH_O,
      "own_methods(cls, /)\n--\n\nGive a Python subclass of a bloomkit C type its own descriptors "
      "for the C type's public methods (same C functions), so that CPython's specialised call "

@@ -547,7 +547,7 @@ int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d)
 /* The descriptor of `type` or of the registered base it derives from;
  * NULL (nothing raised) for any other type.  Cold paths only: a walk of
  * at most a few bases over a table of a few entries. */
-static const bkpy_desc *bkpy_desc_of(PyTypeObject *type)
+const bkpy_desc *bkpy_desc_of(PyTypeObject *type)
 {
     for (PyTypeObject *t = type; t != NULL; t = t->tp_base)
         for (int i = 0; i < bkpy_ndescs; i++)

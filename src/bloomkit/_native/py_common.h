@@ -330,16 +330,30 @@ void bkarrow_api_values(const bkarrow_keys *k, bkarrow_value_fn fn, void *ctx);
 unsigned bkarrow_api_seen(const bkarrow_keys *k);
 void bkarrow_api_close(bkarrow_keys *k);
 
+/* A bit-packed destination for a contains_many's answers (contains_bits
+ * below): row i's answer is bit i % 8 of bits[i / 8] (LSB first, Arrow's
+ * bitmap order), the bits past the last row of the last byte are zeroed.
+ * The answers are written a byte each first, into `scratch` (scratch_cap
+ * bytes of the caller's stack) while they fit, else into PyMem storage. */
+typedef struct {
+    uint8_t *bits;
+    Py_ssize_t nbytes;      /* the destination's size: must be ceil(rows / 8) */
+    uint8_t *scratch;
+    Py_ssize_t scratch_cap;
+} bkpy_packed;
+
 /* Results of a batch query: for a contains_many a list of bools, or for
  * buffer input a numpy bool array (a bytearray of 0/1 when numpy cannot be
  * imported); with u64 set (a count-min estimate_many) 64-bit counts, as a
- * list of ints or a numpy uint64 array.  out holds len results of
+ * list of ints or a numpy uint64 array; with `packed` set, bits in the
+ * caller's buffer (finish returns None).  out holds len results of
  * 1 or 8 bytes. */
 typedef struct {
     uint8_t *out;
     Py_ssize_t len, cap;
     PyObject *bytearray;  /* buffer input: the output storage */
     int u64;              /* results are uint64 counts, not bools */
+    bkpy_packed *packed;  /* or NULL */
 } bkpy_bools;
 
 /* size_fn for contexts whose first member is a bkpy_bools. */
@@ -628,6 +642,10 @@ typedef enum { BKPY_QUERY_GIL, BKPY_QUERY_NOGIL, BKPY_QUERY_PINNED } bkpy_query_
 
 PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
                              const void *view, bkpy_query_mode mode);
+/* The same answers bit-packed into pk (bkpy_packed): None, or NULL with an
+ * exception (a ValueError when pk's size is not ceil(rows / 8) bytes). */
+PyObject *bkpy_contains_bits(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode, bkpy_packed *pk);
 
 /* ---- End logic for shared method bodies ------------------------------- */
 
@@ -806,6 +824,10 @@ typedef struct bkpy_desc {
      * owned, attached state. */
     int (*check_load)(const bkpy_load_args *a);
     int (*detach)(PyObject *self);
+    /* Optional: the type's own contains_many (not bkpy_obj_contains_many)
+     * writing bit-packed answers into pk, for _core.contains_bits (NULL: a
+     * type with its own contains_many has none; the caller packs). */
+    PyObject *(*contains_bits)(PyObject *self, PyObject *keys, bkpy_packed *pk);
     /* The batch and removal methods most types share (NULL / unused when
      * the type has none or its own): contains_many probes chunks of hashes
      * with `probe` on the view `view_off` bytes into the object, run as
@@ -824,6 +846,11 @@ typedef struct bkpy_desc {
 } bkpy_desc;
 
 int bkpy_register_type(PyObject *module, const char *name, const bkpy_desc *d);
+/* The descriptor of `type` or of the registered base it derives from, or
+ * NULL (nothing raised).  Cold paths: a walk of a few bases. */
+const bkpy_desc *bkpy_desc_of(PyTypeObject *type);
+/* _core.contains_bits(filt, keys, out) (py_common_batch.c). */
+PyObject *bkpy_mod_contains_bits(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
 /* 0 if `other` is of self's registered type; else -1 with TypeError
  * "<op> needs another <noun>, not <type>".  The generic set operations

@@ -420,12 +420,86 @@ int bkpy_for_each_chunk_writer(bkpy_writer *w, PyObject *keys, bkpy_chunk_fn fn,
     return rc;
 }
 
+static int bkpy_packed_mismatch(const bkpy_packed *pk, Py_ssize_t rows)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "out has %zd bytes; %zd rows need %zd bytes of bits", pk->nbytes, rows,
+                 (rows + 7) / 8);
+    return -1;
+}
+
+/* bkpy_bools_size with a packed destination: the bytes in the caller's
+ * scratch while they fit (a DuckDB vector's 2,048 rows do), else in PyMem
+ * storage; buffer input, whose row count is final, is checked against the
+ * destination before a key is hashed. */
+static int bkpy_bools_size_packed(bkpy_bools *b, Py_ssize_t need, int from_buffer)
+{
+    bkpy_packed *pk = b->packed;
+    if (from_buffer && (need + 7) / 8 != pk->nbytes)
+        return bkpy_packed_mismatch(pk, need);
+    if (need > b->cap) {
+        if (need <= pk->scratch_cap) { /* only ever the first call: out is NULL */
+            b->out = pk->scratch;
+            b->cap = pk->scratch_cap;
+        } else {
+            Py_ssize_t cap = need > 2 * b->cap ? need : 2 * b->cap;
+            uint8_t *p = (uint8_t *)PyMem_Malloc((size_t)cap);
+            if (p == NULL) {
+                bkpy_raise_nomem((uint64_t)cap, "the results of a batch query",
+                                 "query fewer keys per call");
+                return -1;
+            }
+            if (b->len > 0)
+                memcpy(p, b->out, (size_t)b->len);
+            if (b->out != pk->scratch)
+                PyMem_Free(b->out);
+            b->out = p;
+            b->cap = cap;
+        }
+    }
+    if (from_buffer == BKPY_BUFFER_GAPS) /* null rows: False */
+        memset(b->out, 0, (size_t)need);
+    if (need > b->len)
+        b->len = need;
+    return 0;
+}
+
+/* Bit i % 8 of byte i / 8 is answer i (any non-zero byte is True): eight
+ * answers a step, each byte's bits folded into its lowest, which the
+ * multiply gathers into the top byte (the eight products land on distinct
+ * bits, so nothing carries). */
+static PyObject *bkpy_bools_pack(const bkpy_bools *b)
+{
+    const bkpy_packed *pk = b->packed;
+    Py_ssize_t n = b->len, i;
+    if ((n + 7) / 8 != pk->nbytes) {
+        bkpy_packed_mismatch(pk, n);
+        return NULL;
+    }
+    for (i = 0; i + 8 <= n; i += 8) {
+        uint64_t w = bk_load_u64le(b->out + i);
+        w |= w >> 4;
+        w |= w >> 2;
+        w |= w >> 1;
+        pk->bits[i >> 3] = (uint8_t)(((w & 0x0101010101010101u) * 0x0102040810204080u) >> 56);
+    }
+    if (i < n) {
+        uint8_t last = 0; /* and the bits past the last row stay 0 */
+        for (Py_ssize_t j = 0; i + j < n; j++)
+            last |= (uint8_t)((b->out[i + j] != 0) << j);
+        pk->bits[i >> 3] = last;
+    }
+    Py_RETURN_NONE;
+}
+
 /* size_fn protocol for bkpy_bools: n >= 0 is the exact length known up
  * front; n < 0 means "at least -n results will be written" (iterators). */
 int bkpy_bools_size(void *ctx, Py_ssize_t n, int from_buffer)
 {
     bkpy_bools *b = (bkpy_bools *)ctx;
     Py_ssize_t need = n >= 0 ? n : -n, item = b->u64 ? 8 : 1;
+    if (b->packed != NULL)
+        return bkpy_bools_size_packed(b, need, from_buffer);
     if (from_buffer) {
         b->bytearray = PyByteArray_FromStringAndSize(NULL, need * item);
         if (b->bytearray == NULL)
@@ -471,6 +545,8 @@ uint8_t *bkpy_bools_reserve(bkpy_bools *b, size_t offset, size_t n)
 PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
 {
     PyObject *res;
+    if (b->packed != NULL)
+        return bkpy_bools_pack(b);
     if (from_buffer) {
         if (bkpy_numpy_frombuffer == NULL) {
             PyObject *np = PyImport_ImportModule("numpy");
@@ -528,7 +604,7 @@ PyObject *bkpy_bools_finish(bkpy_bools *b, int from_buffer)
 
 void bkpy_bools_clear(bkpy_bools *b)
 {
-    if (b->bytearray == NULL)
+    if (b->bytearray == NULL && (b->packed == NULL || b->out != b->packed->scratch))
         PyMem_Free(b->out);
     Py_CLEAR(b->bytearray);
     b->out = NULL;
@@ -563,14 +639,15 @@ static void bkpy_query_chunk(void *vctx, const uint64_t *hs, size_t n, size_t of
     ctx->probe(ctx->view, hs, n, bkpy_bools_reserve(&ctx->out, offset, n));
 }
 
-PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
-                             const void *view, bkpy_query_mode mode)
+PyObject *bkpy_contains_bits(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode, bkpy_packed *pk)
 {
     bkpy_query_ctx ctx;
     bkpy_batch_info info;
     PyObject *res = NULL;
     int rc;
     memset(&ctx, 0, sizeof ctx);
+    ctx.out.packed = pk;
     ctx.probe = probe;
     ctx.view = view;
     if (mode == BKPY_QUERY_PINNED)
@@ -583,6 +660,76 @@ PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe
         res = bkpy_bools_finish(&ctx.out, info.from_buffer);
     bkpy_bools_clear(&ctx.out);
     return res;
+}
+
+PyObject *bkpy_contains_many(bkpy_state *st, PyObject *keys, bkpy_probe_fn probe,
+                             const void *view, bkpy_query_mode mode)
+{
+    return bkpy_contains_bits(st, keys, probe, view, mode, NULL);
+}
+
+/* _core.contains_bits(filt, keys, out): filt.contains_many(keys)'s answers
+ * bit-packed into the writable contiguous buffer `out` of ceil(rows / 8)
+ * bytes, LSB first (an Arrow boolean column's bitmap), without the numpy
+ * array contains_many returns.  True when written; False, with nothing
+ * done, when filt's contains_many is not a C one this can run (another
+ * type, a Python override, a type without the hook): the caller then calls
+ * contains_many and packs its result.  bloomkit.engines refills the
+ * Table it hands DuckDB with it: the packing in Python (np.packbits and a
+ * copy) and the result array cost about 1.5 us of the ~16 us a 2,048-row
+ * vector takes outside DuckDB, more inside it (benchmarks/engines.py). */
+#define BKPY_PACKED_SCRATCH 4096
+
+PyObject *bkpy_mod_contains_bits(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    static PyObject *name;
+    PyObject *filt, *found, *res;
+    const bkpy_desc *d;
+    PyMethodDef *def;
+    uint8_t scratch[BKPY_PACKED_SCRATCH];
+    bkpy_packed pk;
+    Py_buffer view;
+    int ours;
+    (void)mod;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "contains_bits() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    filt = args[0];
+    d = bkpy_desc_of(Py_TYPE(filt));
+    if (d == NULL || d->type->tp_methods == NULL)
+        Py_RETURN_FALSE;
+    for (def = d->type->tp_methods; def->ml_name != NULL; def++)
+        if (strcmp(def->ml_name, "contains_many") == 0)
+            break;
+    if (def->ml_name == NULL ||
+        (d->contains_bits == NULL && def->ml_meth != (PyCFunction)bkpy_obj_contains_many))
+        Py_RETURN_FALSE;
+    /* the method filt's class calls: the C base's (its own descriptor of
+     * the same PyMethodDef, Persistent.__init_subclass__), not an override */
+    if (name == NULL && (name = PyUnicode_InternFromString("contains_many")) == NULL)
+        return NULL;
+    found = _PyType_Lookup(Py_TYPE(filt), name); /* borrowed; NULL: nothing raised */
+    ours = found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type) &&
+           ((PyMethodDescrObject *)found)->d_method == def;
+    if (!ours)
+        Py_RETURN_FALSE;
+    if (PyObject_GetBuffer(args[2], &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    pk.bits = (uint8_t *)view.buf;
+    pk.nbytes = view.len;
+    pk.scratch = scratch;
+    pk.scratch_cap = BKPY_PACKED_SCRATCH;
+    if (d->contains_bits != NULL)
+        res = d->contains_bits(filt, args[1], &pk);
+    else
+        res = bkpy_contains_bits(&((bkpy_obj *)filt)->st, args[1], d->probe,
+                                 (const char *)filt + d->view_off, d->query, &pk);
+    PyBuffer_Release(&view);
+    if (res == NULL)
+        return NULL;
+    Py_DECREF(res);
+    Py_RETURN_TRUE;
 }
 
 /* ---- End logic for shared batch methods ------------------------------- */

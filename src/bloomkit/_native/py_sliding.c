@@ -306,7 +306,8 @@ static void bksliding_probe(const void *view, const uint64_t *hs, size_t n, uint
     bk_sliding_contains_many(v->sl, hs, n, v->now, out);
 }
 
-static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
+/* contains_many's answers: a list / numpy array, or bits into pk. */
+static PyObject *bksliding_query(BKSliding *self, PyObject *keys, bkpy_packed *pk)
 {
     bksliding_view v = {&self->sl, 0};
     if (bksliding_now(self, &v.now) < 0)
@@ -315,7 +316,17 @@ static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
      * a GIL-free add_many of another thread at worst moves the ring under
      * the reader (a momentary extra false positive, never a lost key of
      * the window: bk_sliding.c); the pin keeps the buffer alive. */
-    return bkpy_contains_many(&self->st, keys, bksliding_probe, &v, BKPY_QUERY_PINNED);
+    return bkpy_contains_bits(&self->st, keys, bksliding_probe, &v, BKPY_QUERY_PINNED, pk);
+}
+
+static PyObject *bksliding_contains_many(BKSliding *self, PyObject *keys)
+{
+    return bksliding_query(self, keys, NULL);
+}
+
+static PyObject *bksliding_contains_bits(PyObject *self, PyObject *keys, bkpy_packed *pk)
+{
+    return bksliding_query((BKSliding *)self, keys, pk);
 }
 
 /* ---- End logic for batches -------------------------------------------- */
@@ -631,6 +642,7 @@ static const bkpy_desc bksliding_desc = {
     .equal = bksliding_equal,
     .add_many = (PyObject *(*)(PyObject *, PyObject *))bksliding_add_many,
     .copied = bksliding_copied,
+    .contains_bits = bksliding_contains_bits,
 };
 
 int bksliding_init(PyObject *m)
