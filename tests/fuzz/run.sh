@@ -20,6 +20,24 @@ for f in tests/format/golden/*.bkf; do
     done
 done
 
+# Seeds one write short of a limit the goldens are far from, which random
+# mutation rarely hits exactly: a TinyLFU state one record short of its
+# aging (events = sample_size - 1, the validator's bound), so that the
+# fuzzer's adds age it.  Modes 0 and 2 (no checksum check: the patch leaves
+# the stored checksum as it was).
+python - "$work/corpus_c" <<'EOF'
+import struct
+import sys
+from pathlib import Path
+
+state = bytearray(Path("tests/format/golden/tinylfu_basic.bkf").read_bytes())
+capacity, = struct.unpack_from("<Q", state, 64)      # params + 0
+sample_factor, = struct.unpack_from("<I", state, 72)  # params + 8
+struct.pack_into("<Q", state, 96, capacity * sample_factor - 1)  # params + 32: events
+for mode in (0, 2):
+    Path(sys.argv[1], f"tinylfu_one_short_of_aging.{mode}").write_bytes(bytes([mode]) + state)
+EOF
+
 if command -v clang >/dev/null 2>&1; then
     echo "== libFuzzer: bk_format_validate (${secs}s)"
     n=src/bloomkit/_native
