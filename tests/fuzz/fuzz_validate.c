@@ -20,13 +20,16 @@
  * agree), their counts and the kind's own error-rate estimate; add each
  * hash, and where the kind removes, take it back (the remove must find it)
  * and add it again, then add them all by the batch path; answer again;
- * seal; then clear and answer once more.  After the writes the state must validate again
- * with the same checks when they were deep (see fv_revalidate), and after
- * the clear whatever they were.  What the per-kind blocks this file had
- * called directly runs under the operations: a Bloom popcount and a growable filter's
- * exact rate under estimate_error_rate, a cuckoo count under count, a
- * TinyLFU aging under add (a record ages the sketch when its sample
- * fills: a state one event short of it).
+ * seal; then clear and answer once more.  After the writes the state must
+ * validate again with the same checks when they were deep (see
+ * fv_revalidate), and after the clear whatever they were.
+ *
+ * What the per-kind blocks this file had called by name runs under the
+ * operations: a Bloom popcount and a growable filter's exact rate under
+ * estimate_error_rate, a cuckoo count under count, a TinyLFU aging under
+ * add (a record ages the sketch when its sample fills: run.sh seeds a
+ * state one event short of it).  Not reached any more: a sliding filter's
+ * window_count and lookback_us, statistics outside the operations.
  */
 #include <stdint.h>
 #include <stdio.h>
