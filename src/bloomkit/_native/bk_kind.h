@@ -115,9 +115,9 @@ typedef struct bk_kind_ops {
     void (*contains_many)(const void *view, const uint64_t *hs, size_t n, int64_t now,
                           uint8_t *out);
     /* COUNTS-trait kinds (else NULL): how often h was added, as the kind
-     * estimates it (its `count` / `estimate`): never below the truth for
-     * the sketches and the counting filter, fingerprint copies for cuckoo
-     * and quotient filters. */
+     * estimates it (the Python type's count() or estimate()): a sketch's
+     * estimate, a counting filter's smallest counter, the copies of h's
+     * fingerprint in a cuckoo or quotient filter. */
     uint64_t (*count)(const void *view, uint64_t h);
     /* Add the key of hash h, count times (count-min; every other kind
      * takes count == 1 and refuses another with BK_ERR_ARG).  BK_OK, also
