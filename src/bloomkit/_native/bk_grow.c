@@ -71,13 +71,13 @@
  *   - count = entries in the table + nstash, nstash <= BK_GROW_STASH;
  *   - max_load in [0.05, 1].
  *
- * Byte layout (little-endian).  The parameter block, 176 bytes:
+ * Byte layout (little-endian).  The parameter block, 192 bytes:
  *   +0  u32 q[0]      +4  u32 q[1]        +8  u32 floor     +12 u32 zero
  *   +16 u64 count     +24 f64 max_load    +32 u32 nstash    +36 u32 zero
  *   +40 u64 nbuckets (= 2^q[0] + 2^q[1], checked)
  *   +48 u64 stash[16] (entries past nstash are zero)
  *   +176 u64 capacity (initial)  +184 f64 error_rate (design)
- * In a container (kind 13, docs/FORMAT.md) the block is the params area at
+ * In a container (kind 13; docs/growable.md, "File layout") the block is the params area at
  * byte 64 and the header is 256 bytes.  The payload: table 0's 2^q[0]
  * buckets, then table 1's 2^q[1], 64 bytes each; slot j of bucket b of the concatenation at 64b + 2j as a u16.  A
  * doubling resizes the payload (bk_grow_resize_fn), moves table 1 up when

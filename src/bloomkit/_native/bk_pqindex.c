@@ -24,7 +24,7 @@
  * Python does all of this (bloomkit/parquet/index.py); the C side is only the
  * validator, because every loader goes through bk_format_validate.
  *
- * Layout (docs/FORMAT.md, "Kind 12", draws every box):
+ * Layout (docs/parquet.md, "File layout", draws every box):
  *
  *   params (offset 64, 48 bytes; header_len 128)
  *     granularity u32, num_files F u32, num_entries E u64, error_rate f64,

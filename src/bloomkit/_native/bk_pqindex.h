@@ -1,7 +1,7 @@
 /*
  * bk_pqindex.h -- the Parquet sidecar index (container kind 12): layout
- * constants and its validator.  bk_pqindex.c has the essay, docs/FORMAT.md
- * ("Kind 12") the spec.  Building and probing are Python
+ * constants and its validator.  bk_pqindex.c has the essay, docs/parquet.md
+ * ("File layout") the spec.  Building and probing are Python
  * (bloomkit/parquet/index.py) over kind-2 blocked Bloom filters; this module
  * only says whether a state buffer is a sound index.  C11, no Python.h.
  */
