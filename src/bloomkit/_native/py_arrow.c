@@ -474,7 +474,9 @@ static int bkarrow_read_stream(bkarrow_keys *k, PyObject *cap)
     for (;;) {
         bkarrow_array *a;
         if (k->nowned == k->capowned) {
-            Py_ssize_t cap2 = k->capowned ? 2 * k->capowned : 8;
+            /* 4 arrays (320 bytes) to start: pymalloc's size, not
+             * malloc's; a one-batch stream (a DuckDB vector) uses 2 */
+            Py_ssize_t cap2 = k->capowned ? 2 * k->capowned : 4;
             bkarrow_array *o = (bkarrow_array *)PyMem_Realloc(k->owned, (size_t)cap2 * sizeof *o);
             if (o == NULL) {
                 PyErr_NoMemory();
@@ -509,7 +511,7 @@ bkarrow_keys *bkarrow_api_open(PyObject *obj, int *export_failed)
         const bkarrow_schema *s;
         const bkarrow_array *a;
         *export_failed = 1;
-        r = PyObject_CallMethod(obj, "__arrow_c_array__", NULL);
+        r = PyObject_CallMethodNoArgs(obj, bkarrow_name_array); /* interned by type_has */
         k->hold = r;
         if (r == NULL)
             goto fail;
@@ -526,7 +528,10 @@ bkarrow_keys *bkarrow_api_open(PyObject *obj, int *export_failed)
         return k;
     }
     *export_failed = 1;
-    r = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
+    if (bkarrow_name_stream == NULL &&
+        (bkarrow_name_stream = PyUnicode_InternFromString("__arrow_c_stream__")) == NULL)
+        goto fail;
+    r = PyObject_CallMethodNoArgs(obj, bkarrow_name_stream);
     k->hold = r;
     if (r == NULL)
         goto fail;
