@@ -1,8 +1,8 @@
 """Frequency sketches: the count-min sketch and TinyLFU.
 
 :class:`CountMinSketch` and :class:`TinyLFU` are thin facades over the C
-types :class:`bloomkit.CountMinBase` and
-:class:`bloomkit.TinyLFUBase` (``bk_sketch.c``); every per-key and batch
+types :class:`bloomkit.CountMinBase` (``bk_sketch.c``) and
+:class:`bloomkit.TinyLFUBase` (``bk_sketch_tlfu.c``); every per-key and batch
 operation is C.  The top-k tracker built on a count-min sketch is
 :class:`bloomkit.topk.TopK` (its own module since #30; ``bloomkit.sketch.TopK``
 still names it).  See docs/sketch.md.

@@ -1,6 +1,7 @@
 /*
  * bk_sketch.h -- the count-min sketch (kind 7) and the TinyLFU frequency
- * sketch (kind 8).  See bk_sketch.c for the essay and the byte layouts.
+ * sketch (kind 8).  See bk_sketch.c (count-min) and bk_sketch_tlfu.c
+ * (TinyLFU) for the essays and the byte layouts.
  */
 #ifndef BK_SKETCH_H
 #define BK_SKETCH_H
@@ -127,7 +128,7 @@ bk_rc bk_sketch_tlfu_shape(uint64_t capacity, uint32_t sample_factor, uint64_t *
 void bk_sketch_tlfu_init_state(uint8_t *buf, uint64_t capacity, uint32_t sample_factor, uint64_t seed,
                         int keyed, uint64_t key_check);
 void bk_sketch_tlfu_attach(bk_tlfu *t, uint8_t *buf);
-bk_rc bk_sketch_tinylfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
+bk_rc bk_sketch_tlfu_validate(const bk_header *h, const uint8_t *params, const uint8_t *payload,
                           int checks, const char **reason);
 
 /* Record one access; returns 1 if it triggered an aging (halving). */
