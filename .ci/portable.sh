@@ -71,11 +71,15 @@ run "s390x (big-endian) under qemu" qemu-s390x "$out/tp-s390x"
 i686-linux-gnu-gcc $warn $have -static -I$n $src -lm -o "$out/tp-i686"
 run "i686 (32-bit size_t) under qemu" qemu-i386 "$out/tp-i686"
 
-# the hash module's pinned vectors on the same two foreign CPUs
-s390x-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-s390x"
+# the hash module's pinned vectors on the same two foreign CPUs (the module
+# with its parts, bk_hash_*.c: the MurmurHash3 of Spark and Guava)
+th="$n/bk_hash.c $(ls $n/bk_hash_*.c) tests/native/test_bk_hash.c"
+# shellcheck disable=SC2086
+s390x-linux-gnu-gcc $warn -static -I$n $th -o "$out/th-s390x"
 echo "== test_bk_hash: s390x (big-endian) under qemu"
 qemu-s390x "$out/th-s390x"
-i686-linux-gnu-gcc $warn -static -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-i686"
+# shellcheck disable=SC2086
+i686-linux-gnu-gcc $warn -static -I$n $th -o "$out/th-i686"
 echo "== test_bk_hash: i686 under qemu"
 qemu-i386 "$out/th-i686"
 
@@ -112,7 +116,8 @@ echo "== test_bk_grow: x86-64, UBSan (alignment, no recovery)"
 "$out/tg-ubsan"
 
 # the hash vectors on the portable 64x64->128 multiply and byte swaps
-gcc $warn -DBK_NO_INTRINSICS -I$n $n/bk_hash.c tests/native/test_bk_hash.c -o "$out/th-portable"
+# shellcheck disable=SC2086
+gcc $warn -DBK_NO_INTRINSICS -I$n $th -o "$out/th-portable"
 echo "== test_bk_hash: x86-64, no intrinsics (portable C paths)"
 "$out/th-portable"
 

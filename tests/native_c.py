@@ -3,7 +3,8 @@
 ``tests/native/test_bk_<core>.c`` tests ``src/bloomkit/_native/bk_<core>.c``
 (and its parts ``bk_<core>_*.c``, as bk_sliding_blocked.c).
 It is built from that core plus the base every core may lean on -- the
-format layer (bk_format.c, the kind table bk_kinds.c), the hash module and
+format layer (bk_format.c, the kind table bk_kinds.c), the hash module
+(bk_hash.c and its part bk_hash_murmur3.c) and
 the Bloom core the table always holds with its SIMD kernels (bk_bloom.c,
 bk_simd.c) -- with
 ``-DBK_HAVE_<CORE>=1`` when the core defines a kind descriptor, so the kind
@@ -30,10 +31,15 @@ NATIVE = ROOT / "src" / "bloomkit" / "_native"
 BASE = ("bk_format.c", "bk_kinds.c", "bk_hash.c", "bk_bloom.c", "bk_simd.c")
 
 
+def _parts(name: str) -> list[str]:
+    """bk_<name>.c's parts bk_<name>_*.c (bk_sliding_blocked.c, bk_hash_murmur3.c)."""
+    return sorted(p.name for p in NATIVE.glob(f"{name.removesuffix('.c')}_*.c"))
+
+
 def sources(core: str) -> list[Path]:
-    """bk_<core>.c, its parts bk_<core>_*.c, and the base, each once."""
-    parts = sorted(p.name for p in NATIVE.glob(f"bk_{core}_*.c"))
-    names = [f"bk_{core}.c", *parts, *BASE]
+    """bk_<core>.c, its parts bk_<core>_*.c, and the base with its parts, each once."""
+    base = [n for b in BASE for n in (b, *_parts(b))]
+    names = [f"bk_{core}.c", *_parts(f"bk_{core}.c"), *base]
     return [NATIVE / n for n in dict.fromkeys(names)]
 
 

@@ -1,10 +1,12 @@
 /*
- * test_bk_hash.c - standalone known-answer test for bk_hash.c.
+ * test_bk_hash.c - standalone known-answer test for bk_hash.c and its part
+ * bk_hash_murmur3.c.
  *
  * Build & run (from the repository root):
  *   cc -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror \
  *      -Isrc/bloomkit/_native src/bloomkit/_native/bk_hash.c \
- *      tests/native/test_bk_hash.c -o /tmp/test_bk_hash && /tmp/test_bk_hash
+ *      src/bloomkit/_native/bk_hash_murmur3.c tests/native/test_bk_hash.c \
+ *      -o /tmp/test_bk_hash && /tmp/test_bk_hash
  *
  * XXH3-64 / XXH64 expectations were computed once with the Python `xxhash`
  * package (reference xxHash) over deterministic data
@@ -507,13 +509,13 @@ int main(void)
         size_t n = (size_t)c->value_or_len;
         uint8_t *d = c->fn >= 2 ? make_data(n) : NULL;
         if (c->fn == 0)
-            got = bk_hash_spark_long(c->value_or_len, c->seed);
+            got = bk_hash_murmur3_spark_long(c->value_or_len, c->seed);
         else if (c->fn == 1)
-            got = bk_hash_spark_int((uint32_t)c->value_or_len, c->seed);
+            got = bk_hash_murmur3_spark_int((uint32_t)c->value_or_len, c->seed);
         else if (c->fn == 2)
-            got = bk_hash_spark_bytes(d, n, c->seed);
+            got = bk_hash_murmur3_spark_bytes(d, n, c->seed);
         else
-            got = bk_hash_spark_bytes2(d, n, c->seed);
+            got = bk_hash_murmur3_spark_bytes2(d, n, c->seed);
         check("bk_hash_spark", c->fn >= 2 ? n : 8, got, c->expect);
         free(d);
     }

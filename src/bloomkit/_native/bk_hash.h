@@ -2,7 +2,8 @@
  * bk_hash.h - byte hashing primitives for the bloomkit C core.
  *
  * Three digest functions plus one cheap mixer (and, at the end, the
- * MurmurHash3 variants of Spark and Guava for their foreign formats):
+ * MurmurHash3 variants of Spark and Guava for their foreign formats,
+ * bk_hash_murmur3.c):
  *
  *   bk_hash_xxh3_64    XXH3-64 (seeded), the default hash for keys.
  *   bk_hash_xxh64      classic XXH64 (seeded), kept for compatibility/interop.
@@ -24,6 +25,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "bk_intrin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,17 +67,55 @@ uint64_t bk_hash_xxh64(const void *data, size_t len, uint64_t seed);
  * published test vectors are the little-endian bytes of the result. */
 uint64_t bk_hash_siphash24(const void *data, size_t len, uint64_t k0, uint64_t k1);
 
-/* MurmurHash3 as the JVM engines apply it (bk_hash.c, "Foreign hashes"):
+/* MurmurHash3 as the JVM engines apply it (bk_hash_murmur3.c):
  * Spark's Murmur3_x86_32 hashInt / hashLong / hashUnsafeBytes (per-byte,
  * sign-extended tail) / hashUnsafeBytes2 (the reference tail), seeds and
  * results as Java ints (two's complement in a uint32_t), and Guava's
  * murmur3_128 (x64 variant; out[0], out[1] = the HashCode's first and last
  * 8 little-endian bytes). */
-uint32_t bk_hash_spark_int(uint32_t v, uint32_t seed);
-uint32_t bk_hash_spark_long(uint64_t v, uint32_t seed);
-uint32_t bk_hash_spark_bytes(const void *data, size_t len, uint32_t seed);
-uint32_t bk_hash_spark_bytes2(const void *data, size_t len, uint32_t seed);
+uint32_t bk_hash_murmur3_spark_int(uint32_t v, uint32_t seed);
+uint32_t bk_hash_murmur3_spark_long(uint64_t v, uint32_t seed);
+uint32_t bk_hash_murmur3_spark_bytes(const void *data, size_t len, uint32_t seed);
+uint32_t bk_hash_murmur3_spark_bytes2(const void *data, size_t len, uint32_t seed);
 void bk_hash_murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t out[2]);
+
+/* ---- Byte reads shared by bk_hash.c and bk_hash_murmur3.c ------------- */
+/* Both parts of the hash module read little-endian words and rotate 64-bit
+ * lanes; static inline here, so the short XXH3 paths keep them inlined.
+ * Not for other modules (bk_endian.h has the loads the cores use). */
+
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BK_HASH_BIG_ENDIAN 1
+#else
+#define BK_HASH_BIG_ENDIAN 0
+#endif
+
+/* Little-endian loads from possibly unaligned memory. */
+static inline uint32_t bk_hash_read32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+#if BK_HASH_BIG_ENDIAN
+    v = bk_bswap32(v);
+#endif
+    return v;
+}
+
+static inline uint64_t bk_hash_read64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if BK_HASH_BIG_ENDIAN
+    v = bk_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t bk_hash_rotl64(uint64_t x, unsigned r)
+{
+    return (x << r) | (x >> (64u - r));
+}
 
 /* Bijective 64-bit finalizer (splitmix64 / Stafford "Mix13" shape:
  * xorshift-multiply-xorshift-multiply-xorshift).  Every step is invertible,

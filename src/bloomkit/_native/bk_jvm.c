@@ -23,7 +23,7 @@
  * Probe arithmetic (Java ints/longs wrap; we compute in unsigned types and
  * convert, which is the same two's-complement result without C overflow):
  *   hashes     Spark: h1 = H(key, seed), h2 = H(key, h1), H = Murmur3_x86_32
- *              hashLong for longs, hashUnsafeBytes for bytes (bk_hash.c).
+ *              hashLong for longs, hashUnsafeBytes for bytes (bk_hash_murmur3.c).
  *              Guava: murmur3_128 of the funnelled bytes (a long as 8 LE bytes).
  *   Spark V1   for i in 1..k: c = (int)(h1 + i*h2); if c < 0: c = ~c; bit c % m
  *   Spark V2   c = (long)h1 * INT_MAX; for i in 1..k: c += h2; bit (c<0 ? ~c : c) % m
@@ -197,11 +197,11 @@ static void bk_jvm_hashes(const bk_jvm_bloom *f, int key_kind, int64_t v, const 
     if (f->scheme == BK_JVM_SPARK_V1 || f->scheme == BK_JVM_SPARK_V2) {
         uint32_t h1, h2;
         if (key_kind == BK_JVM_KEY_LONG) {
-            h1 = bk_hash_spark_long((uint64_t)v, f->seed);
-            h2 = bk_hash_spark_long((uint64_t)v, h1);
+            h1 = bk_hash_murmur3_spark_long((uint64_t)v, f->seed);
+            h2 = bk_hash_murmur3_spark_long((uint64_t)v, h1);
         } else {
-            h1 = bk_hash_spark_bytes(data, len, f->seed);
-            h2 = bk_hash_spark_bytes(data, len, h1);
+            h1 = bk_hash_murmur3_spark_bytes(data, len, f->seed);
+            h2 = bk_hash_murmur3_spark_bytes(data, len, h1);
         }
         *ha = h1;
         *hb = h2;
@@ -403,8 +403,8 @@ static void bk_jvm_cms_key(bk_jvm_cms *s, int key_kind, int64_t v, const void *d
     uint32_t h1 = 0, h2 = 0, row;
     int64_t best = INT64_MAX;
     if (key_kind == BK_JVM_KEY_BYTES) {
-        h1 = bk_hash_spark_bytes(data, len, 0);
-        h2 = bk_hash_spark_bytes(data, len, h1);
+        h1 = bk_hash_murmur3_spark_bytes(data, len, 0);
+        h2 = bk_hash_murmur3_spark_bytes(data, len, h1);
     }
     for (row = 0; row < s->depth; row++) {
         uint32_t col = key_kind == BK_JVM_KEY_LONG ? bk_jvm_cms_col_long(s, row, v)

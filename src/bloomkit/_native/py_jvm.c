@@ -1,6 +1,6 @@
 /*
  * py_jvm.c -- CPython glue for the JVM engines' formats (bloomkit.spark,
- * bloomkit.guava): Spark's and Guava's MurmurHash3 variants (bk_hash.c),
+ * bloomkit.guava): Spark's and Guava's MurmurHash3 variants (bk_hash_murmur3.c),
  * exposed so that tests and tools can check them against the real jars.
  *
  *   spark_hash_long(v, seed=0)   Murmur3_x86_32.hashLong   (Java ints in and out)
@@ -57,12 +57,12 @@ static PyObject *bkjvm_hash_num(PyObject *args, int is_long)
         long long x = PyLong_AsLongLong(v);
         if (x == -1 && PyErr_Occurred())
             return NULL;
-        return bkjvm_java_int(bk_hash_spark_long((uint64_t)x, seed));
+        return bkjvm_java_int(bk_hash_murmur3_spark_long((uint64_t)x, seed));
     } else {
         uint32_t x;
         if (bkjvm_int32(v, &x) < 0)
             return NULL;
-        return bkjvm_java_int(bk_hash_spark_int(x, seed));
+        return bkjvm_java_int(bk_hash_murmur3_spark_int(x, seed));
     }
 }
 
@@ -99,8 +99,8 @@ static PyObject *bkjvm_hash_bytes(PyObject *args, int variant)
         }
         res = PyBytes_FromStringAndSize((const char *)out, 16);
     } else {
-        res = bkjvm_java_int(variant ? bk_hash_spark_bytes2(b.buf, (size_t)b.len, seed)
-                                     : bk_hash_spark_bytes(b.buf, (size_t)b.len, seed));
+        res = bkjvm_java_int(variant ? bk_hash_murmur3_spark_bytes2(b.buf, (size_t)b.len, seed)
+                                     : bk_hash_murmur3_spark_bytes(b.buf, (size_t)b.len, seed));
     }
     PyBuffer_Release(&b);
     return res;
