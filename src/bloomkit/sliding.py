@@ -2,7 +2,7 @@
 
 Shtul, Baquero and Almeida, "Age-Partitioned Bloom Filters" (2020).  A thin
 facade over the C type :class:`bloomkit.SlidingBase`: the sizing
-happens here (through the C model of ``bk_sliding.c``), every per-key and
+happens here (through the C model of ``bk_sliding_model.c``), every per-key and
 batch operation is C.  See docs/sliding.md for the exact algorithm, the
 guarantees and the sizing table.
 """
@@ -204,7 +204,7 @@ def sliding_design(capacity: int, error_rate: float = 0.01,
 
     ``layout`` None picks "blocked" for ``error_rate >= 1e-4``, else
     "sliced" (:data:`BLOCKED_MIN_ERROR_RATE`).  Sliced: k and l minimise the
-    bits per window key under the exact worst-moment rate of bk_sliding.c
+    bits per window key under the exact worst-moment rate of bk_sliding_model.c
     (independent of the capacity); the slice size is then m = (m / G) G
     rounded up to a multiple of 512 bits.  Blocked: k, l and the keys a
     block a generation (lam) from bk_sliding_blocked.c's model of the

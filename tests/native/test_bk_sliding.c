@@ -148,7 +148,7 @@ static void ts_sizing(void)
         uint32_t k = 0, l = 0;
         double r = 0;
         const char *reason = NULL;
-        TS_CHECK(bk_sliding_size(targets[i], 32, &k, &l, &r, &reason) == BK_OK, "size");
+        TS_CHECK(bk_sliding_model_size(targets[i], 32, &k, &l, &r, &reason) == BK_OK, "size");
         TS_CHECK(bk_sliding_model_rate(k, l, r) <= targets[i], "model over target");
         printf("target %g: k %u l %u m/G %.3f bits/key %.2f\n", targets[i], k, l, r,
                (double)(k + l) * r / l);

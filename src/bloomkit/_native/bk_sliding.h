@@ -2,9 +2,10 @@
  * bk_sliding.h -- the age-partitioned Bloom filter (core): membership over
  * a sliding window of the last `capacity` adds, or of the last `window`
  * seconds.  Shtul, Baquero and Almeida, "Age-Partitioned Bloom Filters"
- * (2020); the essay, the sizing and the validator are in bk_sliding.c,
- * the model and guarantees in docs/sliding.md.  The per-key probes are
- * inline here (the glue calls them once per `x in f`).
+ * (2020); the essay and the validator are in bk_sliding.c, the rate model
+ * and the sizing in bk_sliding_model.c, the model and guarantees in
+ * docs/sliding.md.  The per-key probes are inline here (the glue calls
+ * them once per `x in f`).
  *
  * THE ALGORITHM (stable: RedisSlidingBloomFilter.to_local() relies on it;
  * a change needs a new layout_version and the old derivation kept).
@@ -353,10 +354,6 @@ double bk_sliding_estimate_error_rate(const bk_sliding *s, int64_t now_us);
  * lazy shift of a full generation). */
 void bk_sliding_prepare_add(bk_sliding *s, int64_t now_us);
 
-/* P(some k consecutive of the S trials succeed), trial a with
- * probability f[a]; in [0, 1]. */
-double bk_sliding_run_prob(const double *f, uint32_t S, uint32_t k);
-
 /* ---- The blocked layout (bk_sliding_blocked.c) ------------------------- */
 
 /* Per-key operations at ring position r (shifts applied by the caller). */
@@ -383,7 +380,11 @@ double bk_sliding_blocked_model_rate(uint32_t k, uint32_t l, double lam, double 
 bk_rc bk_sliding_blocked_size(double error_rate, uint32_t *k, uint32_t *l, double *lam,
                        const char **reason);
 
-/* ---- Begin logic for sizing -------------------------------------------- */
+/* ---- The rate model and sizing (bk_sliding_model.c) -------------------- */
+
+/* P(some k consecutive of the S trials succeed), trial a with
+ * probability f[a]; in [0, 1]. */
+double bk_sliding_model_run_prob(const double *f, uint32_t S, uint32_t k);
 
 /* The model rate for slices of m bits, generation length G, at the worst
  * moment (c = G): age a holds min(a + 1, k) G keys. */
@@ -398,9 +399,8 @@ double bk_sliding_model_rate(uint32_t k, uint32_t l, double m_over_g);
 /* The (k, l, m/G) that minimise bits per window key for a target rate,
  * searching k in [1, 30], l in [1, max_l]; BK_ERR_ARG when the rate is out
  * of [BK_SLIDING_MIN_ERROR_RATE, BK_SLIDING_MAX_ERROR_RATE]. */
-bk_rc bk_sliding_size(double error_rate, uint32_t max_l, uint32_t *k, uint32_t *l,
+bk_rc bk_sliding_model_size(double error_rate, uint32_t max_l, uint32_t *k, uint32_t *l,
                       double *m_over_g, const char **reason);
 
-/* ---- End logic for sizing ---------------------------------------------- */
 
 #endif /* BK_SLIDING_H */

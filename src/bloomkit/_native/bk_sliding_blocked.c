@@ -231,7 +231,7 @@ double bk_sliding_blocked_estimate(const bk_sliding *s, uint64_t g, uint64_t ski
         const uint64_t *blk = s->slices + b * BK_SLIDING_BLOCK_WORDS;
         for (uint32_t a = 0; a < s->S; a++)
             f[a] = a < skip ? 0.0 : (double)bk_popcount64(bk_sliding_blocked_lane(blk, phys[a])) / 32.0;
-        sum += bk_sliding_run_prob(f, s->S, s->k);
+        sum += bk_sliding_model_run_prob(f, s->S, s->k);
     }
     r = sum / (double)s->blocks;
     return r < 0.0 ? 0.0 : (r > 1.0 ? 1.0 : r);
@@ -288,7 +288,7 @@ double bk_sliding_blocked_model_rate(uint32_t k, uint32_t l, double lam, double 
         }
         {
             /* P(no run of k): dp[r] = P(current run r, none of k so far),
-             * updated in place (bk_sliding_run_prob's recurrence) */
+             * updated in place (bk_sliding_model_run_prob's recurrence) */
             double dp[BK_SLIDING_LANES], total = 1.0;
             uint32_t n = 0;
             dp[0] = 1.0;

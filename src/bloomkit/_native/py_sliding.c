@@ -436,7 +436,7 @@ static PyObject *bksliding_design(PyObject *cls, PyObject *args)
     (void)cls;
     if (!PyArg_ParseTuple(args, "dI:_design", &p, &max_l))
         return NULL;
-    if (bk_sliding_size(p, max_l, &k, &l, &r, &reason) != BK_OK) {
+    if (bk_sliding_model_size(p, max_l, &k, &l, &r, &reason) != BK_OK) {
         PyErr_SetString(PyExc_ValueError, reason);
         return NULL;
     }
