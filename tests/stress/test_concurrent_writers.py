@@ -164,13 +164,22 @@ class VerifyDuringWritesTests:
     def test_verify_while_writing(self, kind: str, tmp_path: Path) -> None:
         path = tmp_path / "f.bkf"
         new_state(kind, 400_000).save(path)
+        stop = tmp_path / "stop"
+        # The writer joins, writes, leaves and joins again until the checker
+        # tells it to stop (not for a fixed time: a fast kind wrote its
+        # 300,000 keys in a fraction of a second, and a checker slowed by a
+        # loaded machine then never caught it in the file, 'in use': 0).
+        # Past 300,000 keys it stays joined between rounds without adding.
         writer = python(f"""
-            import time, bloomkit
-            end = time.monotonic() + 3.0
+            import os, time, bloomkit
+            end = time.monotonic() + 120
             i = 0
-            while time.monotonic() < end and i < 300_000:   # join, write, leave, again
-                with bloomkit.open({str(path)!r}, "r+") as f:
+            while time.monotonic() < end and not os.path.exists({str(stop)!r}):
+                with bloomkit.open({str(path)!r}, "r+") as f:   # join, write, leave, again
                     for _ in range(20):
+                        if i >= 300_000:
+                            time.sleep(0.002)
+                            continue
                         keys = [f"k{{j}}" for j in range(i, i + 500)]
                         if isinstance(f, bloomkit.TinyLFU):
                             f.record_many(keys)
@@ -180,7 +189,8 @@ class VerifyDuringWritesTests:
             print(i)
         """)
         outcomes = {"ok": 0, "in use": 0, "corrupt": 0}
-        deadline = time.monotonic() + 60
+        start = time.monotonic()
+        deadline = start + 90
         while writer.poll() is None and time.monotonic() < deadline:
             for check in (bloomkit.verify, bloomkit.load):
                 try:
@@ -190,6 +200,9 @@ class VerifyDuringWritesTests:
                     outcomes["in use"] += 1
                 except bloomkit.FormatError:  # ChecksumError, "count does not match", ...
                     outcomes["corrupt"] += 1
+            if outcomes["in use"] >= 5 and time.monotonic() - start >= 3:
+                stop.touch()  # caught working, after 3 s of checks against its joins
+        stop.touch()
         out, err = writer.communicate(timeout=60)
         assert writer.returncode == 0, err
         print(f"{kind}: verify/load during writes: {outcomes}")
